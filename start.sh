@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Set up the course (if needed) and open it in JupyterLab at the first lesson.
+#   ./start.sh            interactive: opens JupyterLab in your browser
+#   ./start.sh --check    non-interactive: full setup + headless smoke run, then exit
+#                         (same as ATTNLAB_HEADLESS=1 ./start.sh)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+if [ "${1:-}" = "--check" ] || [ "${ATTNLAB_HEADLESS:-0}" = "1" ]; then
+  exec .venv/bin/python scripts/smoke.py
+fi
+exec .venv/bin/jupyter lab --ServerApp.root_dir="$ROOT" \
+  --LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb "$@"
