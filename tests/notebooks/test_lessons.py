@@ -1,0 +1,55 @@
+"""Every lesson notebook executes top to bottom, headless, without an error."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_lessons_exist_in_order():
+    names = [p.stem for p in LESSONS]
+    assert names, "no lesson notebooks found in lessons/"
+    prefixes = [int(n[:2]) for n in names]
+    assert prefixes == list(range(len(prefixes))), f"lesson numbering has gaps: {names}"
+
+
+def run_notebook(path: Path, tmp_path: Path, timeout: int = 120) -> tuple[nbformat.NotebookNode, float]:
+    nb = nbformat.read(path, as_version=4)
+    env = {**os.environ, "ATTNLAB_CI": "1", "ATTNLAB_HOME": str(tmp_path / "home"), "MPLBACKEND": "Agg"}
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    # nbclient starts the kernel with the test process's environment
+    old = dict(os.environ)
+    os.environ.update(env)
+    start = time.perf_counter()
+    try:
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return nb, time.perf_counter() - start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_executes(path, tmp_path):
+    try:
+        nb, seconds = run_notebook(path, tmp_path)
+    except CellExecutionError as err:
+        pytest.fail(f"{path.name} failed while executing:\n{str(err)[-3000:]}")
+    errors = [
+        out for cell in nb.cells if cell.cell_type == "code"
+        for out in cell.get("outputs", []) if out.get("output_type") == "error"
+    ]
+    assert not errors, f"{path.name} produced error outputs: {errors[:1]}"
+    assert seconds < 120, f"{path.name} took {seconds:.0f} s headless; keep lessons under a minute"
