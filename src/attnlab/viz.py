@@ -36,6 +36,14 @@ def _as_2d(matrix, name: str) -> np.ndarray:
     return arr
 
 
+def _text_colour(image, value: float) -> str:
+    """Black text on light cells, white text on dark ones (by the cell colour's luminance)."""
+    if not np.isfinite(value):
+        return "black"
+    r, g, b, _ = image.cmap(image.norm(value))
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+
+
 def heatmap(
     matrix,
     row_labels: Sequence[str] | None = None,
@@ -84,12 +92,11 @@ def heatmap(
     if col_labels is not None and max((len(str(c)) for c in col_labels), default=0) > 2:
         plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
     if annotate and rows <= 12 and cols <= 12:
-        mid = (lo + hi) / 2
         for i in range(rows):
             for j in range(cols):
                 value = arr[i, j]
                 text = "-inf" if value == -np.inf else ("inf" if value == np.inf else fmt.format(value))
-                colour = "white" if np.isfinite(value) and value < mid else "black"
+                colour = _text_colour(image, value)
                 ax.text(j, i, text, ha="center", va="center", color=colour, fontsize=8)
     if title:
         ax.set_title(title)
@@ -137,6 +144,8 @@ def mask_heatmap(mask, tokens_q=None, tokens_k=None, title: str | None = "mask",
         The matplotlib ``Axes``.
     """
     arr = _as_2d(mask, "mask")
+    if tokens_k is None and tokens_q is not None and arr.shape[0] == arr.shape[1]:
+        tokens_k = tokens_q
     ax = heatmap(
         arr, tokens_q, tokens_k, title=title, ax=ax, cmap="Greens", annotate=False,
         vmin=0.0, vmax=1.0, xlabel="key", ylabel="query", colorbar=False,
