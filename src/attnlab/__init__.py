@@ -23,3 +23,26 @@ Tiny Shakespeare text).
 """
 
 __version__ = "0.1.0"
+
+# Key names of attnlab.nn, re-exported lazily (PEP 562) so that ``import attnlab`` stays
+# cheap (no torch import) for tools that only need attnlab.practice or the CLI.
+_NN_EXPORTS = (
+    "scaled_dot_product_attention", "causal_mask", "padding_mask", "combine_masks",
+    "split_heads", "merge_heads", "KVCache", "MultiHeadAttention",
+    "sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
+    "RotaryEmbedding", "FeedForward", "EncoderBlock", "DecoderBlock", "Encoder", "Decoder",
+    "Transformer", "TransformerConfig", "GPT", "GPTConfig", "top_k_filter", "top_p_filter",
+    "count_parameters",
+)
+
+
+def __getattr__(name: str):
+    if name in _NN_EXPORTS:
+        from . import nn
+
+        return getattr(nn, name)
+    raise AttributeError(f"module 'attnlab' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_NN_EXPORTS))

@@ -1,0 +1,204 @@
+"""A decoder-only language model in the style of GPT-2 (Radford et al. 2019).
+
+Token embedding + learned positional embedding -> dropout -> ``n_layers`` pre-LN decoder
+blocks without cross-attention (causal self-attention + GELU FFN) -> final LayerNorm ->
+linear output layer. The output layer's weight IS the token embedding matrix ("weight
+tying", Press & Wolf 2017; also Vaswani et al. 2017, §3.4): a token's input vector and its
+output score vector are the same ``(V, d_model)`` row, which saves ``V * d_model`` parameters.
+
+Training uses teacher forcing: the caller passes ``targets`` = the input shifted left by one
+(``attnlab.data.get_batch`` does this), and the loss is the cross-entropy of every position's
+next-token prediction. Generation uses a :class:`KVCache` per layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._checks import check_divisible, check_rank, shape_str
+from .blocks import DecoderBlock
+from .mha import KVCache
+from .positional import LearnedPositionalEmbedding
+from .sampling import apply_temperature, sample_next_token
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """Hyperparameters of :class:`GPT`, frozen and validated (``ValueError`` names the field).
+
+    GPT-2 small is ``GPTConfig(50257, 1024, 768, 12, 12)`` (124M parameters).
+    """
+
+    vocab_size: int
+    block_size: int  # maximum context length (number of learned positions)
+    d_model: int = 128
+    n_heads: int = 4  # d_k = d_model // n_heads
+    n_layers: int = 4
+    d_ff: int | None = None  # None -> 4 * d_model, as in GPT-2
+    dropout: float = 0.0  # embeddings, residual and attention-weight dropout
+    bias: bool = True  # biases in Linear and LayerNorm layers, like GPT-2
+    norm_first: bool = True  # pre-LN (GPT-2); False gives post-LN blocks (Vaswani et al. 2017)
+    fused_attention: bool = True  # torch's fused scaled_dot_product_attention when weights are not needed
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "d_model", "n_heads", "n_layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"GPTConfig.{name} must be a positive int, got {value!r}.")
+        if self.d_ff is not None and (not isinstance(self.d_ff, int) or self.d_ff < 1):
+            raise ValueError(f"GPTConfig.d_ff must be a positive int or None (= 4 * d_model), got {self.d_ff!r}.")
+        check_divisible(self.d_model, self.n_heads)
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"GPTConfig.dropout must be in [0, 1), got {self.dropout}.")
+
+    @property
+    def ff_width(self) -> int:
+        """The FFN hidden width actually used: ``d_ff`` or ``4 * d_model``."""
+        return 4 * self.d_model if self.d_ff is None else self.d_ff
+
+
+class GPT(nn.Module):
+    """Decoder-only Transformer language model (GPT-2 layout, Radford et al. 2019, §2.3).
+
+    Submodules: ``tok_emb`` (``nn.Embedding(V, d_model)``), ``pos_emb``
+    (:class:`LearnedPositionalEmbedding`), ``drop``, ``blocks`` (``DecoderBlock`` with
+    ``cross_attention=False``), ``norm_f`` (final LayerNorm, pre-LN only), ``lm_head``
+    (``Linear(d_model, V, bias=False)`` whose weight is ``tok_emb.weight``).
+
+    Initialisation as GPT-2: N(0, 0.02) weights, zero biases, and the projections that write
+    into the residual stream (``w_o``, ``ffn.w_2``) scaled by ``1/√(2 n_layers)``.
+    """
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        c = self.config = config
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
+        self.pos_emb = LearnedPositionalEmbedding(c.block_size, c.d_model)
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            DecoderBlock(c.d_model, c.n_heads, c.ff_width, c.dropout, activation="gelu", norm_first=c.norm_first,
+                         cross_attention=False, bias=c.bias)
+            for _ in range(c.n_layers)
+        )
+        for block in self.blocks:
+            block.self_attn.fused = c.fused_attention
+        self.norm_f = nn.LayerNorm(c.d_model, bias=c.bias) if c.norm_first else nn.Identity()
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.lm_head.weight = self.tok_emb.weight  # weight tying: one (V, d_model) matrix
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():
+            if name.endswith("w_o.weight") or name.endswith("ffn.w_2.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / (2 * c.n_layers) ** 0.5)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None, *,
+                caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
+        """Next-token logits for every position, and the loss if ``targets`` are given.
+
+        Args:
+            idx: ``(B, L)`` integer token ids, ``L <= block_size`` (counting cached tokens).
+            targets: ``(B, L)`` integer next-token ids (``idx`` shifted left by one, supplied
+                by the caller); entries equal to -100 are ignored in the loss.
+            caches: one :class:`KVCache` per layer for incremental decoding; the positions of
+                ``idx`` then start after the cached ones.
+
+        Returns:
+            ``logits``: ``(B, L, V)`` float; ``loss``: scalar mean cross-entropy, or None.
+
+        Raises:
+            ValueError: ``idx`` not 2-D, context longer than ``block_size``, ``targets`` of
+                another shape, wrong number of caches.
+            TypeError: ``idx``/``targets`` not integer.
+        """
+        check_rank(idx, "idx", 2, "(B, L) of token ids")
+        if idx.dtype.is_floating_point or idx.dtype == torch.bool:
+            raise TypeError(f"idx must hold integer token ids, got dtype {idx.dtype}; use idx.long().")
+        offset = 0 if caches is None else len(caches[0])
+        B, L = idx.shape
+        if offset + L > self.config.block_size:
+            raise ValueError(
+                f"context of {offset + L} tokens (idx {shape_str(idx)}, {offset} cached) exceeds "
+                f"block_size={self.config.block_size}; crop to the last {self.config.block_size} tokens, "
+                f"e.g. idx[:, -block_size:]."
+            )
+        if caches is not None and len(caches) != len(self.blocks):
+            raise ValueError(f"need one KVCache per layer: {len(self.blocks)} layers, got {len(caches)}.")
+
+        x = self.drop(self.pos_emb(self.tok_emb(idx), offset=offset))  # (B, L, d_model)
+        for i, block in enumerate(self.blocks):
+            x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
+        logits = self.lm_head(self.norm_f(x))  # (B, L, V)
+
+        loss = None
+        if targets is not None:
+            if targets.shape != idx.shape:
+                raise ValueError(
+                    f"targets must have the shape of idx {shape_str(idx)} (the next token at each "
+                    f"position), got {shape_str(targets)}."
+                )
+            if targets.dtype.is_floating_point:
+                raise TypeError(f"targets must be integer token ids, got dtype {targets.dtype}.")
+            loss = F.cross_entropy(logits.view(B * L, -1), targets.reshape(B * L))  # (B*L, V) vs (B*L,)
+        return logits, loss
+
+    @torch.no_grad()
+    def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                 top_p: float | None = None, greedy: bool = False, use_cache: bool = True,
+                 generator: torch.Generator | None = None, return_logits: bool = False):
+        """Autoregressively extend ``idx: (B, T)`` by ``max_new_tokens`` tokens.
+
+        Each step takes the logits of the last position, then (unless ``greedy``) applies
+        temperature, top-k and top-p (:mod:`attnlab.nn.sampling`) and samples. With
+        ``use_cache`` the prompt is run once and each later step feeds only the newest token
+        through the model, reusing cached keys/values (:class:`KVCache`); the result is the same
+        as without the cache (tested). Once the context exceeds ``block_size`` the window
+        slides: the cache is rebuilt from the last ``block_size`` tokens (learned absolute
+        positions cannot be shifted), which keeps results identical but removes the speed-up.
+
+        Returns:
+            ``(B, T + max_new_tokens)`` long; with ``return_logits`` also the step logits
+            ``(B, max_new_tokens, V)`` (after temperature, before filtering).
+
+        Raises:
+            ValueError: ``idx`` not ``(B, T)`` with T >= 1, or bad sampling arguments.
+        """
+        check_rank(idx, "idx", 2, "(B, T) of token ids")
+        if idx.shape[1] < 1:
+            raise ValueError("generate needs a prompt of at least one token per row, got T=0.")
+        if not greedy:
+            apply_temperature(idx.new_zeros(1).float(), temperature)  # raises ValueError if temperature <= 0
+        was_training = self.training
+        self.eval()
+        bs = self.config.block_size
+        caches = None
+        step_logits = []
+        for _ in range(max_new_tokens):
+            if not use_cache:
+                logits, _ = self(idx[:, -bs:])  # (B, t, V), whole window every step
+            elif caches is None or len(caches[0]) >= bs:
+                caches = [KVCache() for _ in self.blocks]  # (re)fill with the window
+                logits, _ = self(idx[:, -bs:], caches=caches)  # (B, t, V)
+            else:
+                logits, _ = self(idx[:, -1:], caches=caches)  # (B, 1, V): only the newest token
+            last = logits[:, -1, :]  # (B, V)
+            if not greedy:
+                last = apply_temperature(last, temperature)
+            step_logits.append(last)
+            nxt = sample_next_token(last, 1.0, top_k, top_p, greedy, generator)  # (B,)
+            idx = torch.cat([idx, nxt[:, None]], dim=1)  # (B, t + 1)
+        self.train(was_training)
+        if return_logits:
+            V = self.config.vocab_size
+            stacked = torch.stack(step_logits, dim=1) if step_logits else idx.new_zeros(idx.shape[0], 0, V).float()
+            return idx, stacked  # (B, max_new_tokens, V)
+        return idx
