@@ -1,0 +1,330 @@
+"""Training helpers for attnlab's GPT: one config, one loop, checkpoints.
+
+The loop is the standard recipe for small GPTs (Radford et al. 2018; the nanoGPT
+``shakespeare_char`` recipe): next-token cross-entropy with teacher forcing (the target is
+the input shifted by one position), AdamW with weight decay on the matrices only, linear
+warm-up followed by cosine decay of the learning rate, and gradient-norm clipping.
+
+Shapes: batches are ``x, y: (B, L)`` int64 token ids with ``L = model.config.block_size``;
+``model(x, y)`` returns ``(logits (B, L, V), loss ())``.
+
+Nothing here is specific to a lesson: lesson 09 and ``benchmarks/bench_capstone.py`` both call
+:func:`train`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "TrainConfig", "TrainResult", "default_device", "is_ci", "seed_everything", "lr_at",
+    "make_optimizer", "estimate_loss", "train", "save_checkpoint", "load_checkpoint",
+]
+
+CHECKPOINT_FORMAT = "attnlab-checkpoint-v1"
+
+
+def is_ci() -> bool:
+    """True when the environment variable ``ATTNLAB_CI`` is ``1`` (lessons shrink their runs)."""
+    return os.environ.get("ATTNLAB_CI", "") == "1"
+
+
+def default_device() -> str:
+    """``"cuda"`` when a CUDA GPU is visible, else ``"cpu"``."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, and torch's (CPU and CUDA) random number generators."""
+    random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings (the model's shape lives in ``GPTConfig``).
+
+    Raises ``ValueError`` on construction if a value is out of range.
+    """
+
+    max_iters: int = 2000          # optimizer steps
+    batch_size: int = 32           # B sequences of block_size tokens per step
+    learning_rate: float = 1e-3    # peak learning rate, reached after warm-up
+    min_lr: float = 1e-4           # floor of the cosine decay (usually learning_rate / 10)
+    warmup_iters: int = 100        # linear warm-up from 0 to learning_rate
+    lr_decay_iters: int | None = None  # cosine decays until this step; None = max_iters
+    weight_decay: float = 0.1      # AdamW decay, applied to >= 2-D parameters only
+    beta1: float = 0.9
+    beta2: float = 0.99            # a bit above 0.95: few tokens per step on a small model
+    grad_clip: float = 1.0         # clip the global gradient norm; 0 = no clipping
+    eval_interval: int = 250       # estimate train/val loss every this many steps (and at the end)
+    eval_iters: int = 20           # batches averaged per loss estimate
+    seed: int = 1337
+    device: str = "auto"           # "auto" = cuda if available else cpu
+    time_limit_s: float | None = None  # stop early (with a final evaluation) after this long
+
+    def __post_init__(self) -> None:
+        positive = ("max_iters", "batch_size", "eval_interval", "eval_iters")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"TrainConfig.{name} must be >= 1, got {getattr(self, name)}.")
+        if not 0 < self.learning_rate < 1:
+            raise ValueError(f"TrainConfig.learning_rate must be in (0, 1), got {self.learning_rate}.")
+        if not 0 <= self.min_lr <= self.learning_rate:
+            raise ValueError(
+                f"TrainConfig.min_lr must be in [0, learning_rate={self.learning_rate}], got {self.min_lr}."
+            )
+        if self.warmup_iters < 0 or self.weight_decay < 0 or self.grad_clip < 0:
+            raise ValueError("TrainConfig.warmup_iters, weight_decay and grad_clip must be >= 0.")
+        if self.device not in ("auto", "cpu") and not self.device.startswith(("cuda", "mps")):
+            raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda[:i]' or 'mps', got {self.device!r}.")
+
+    def resolved_device(self) -> str:
+        return default_device() if self.device == "auto" else self.device
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate at ``step``: linear warm-up, then cosine decay to ``cfg.min_lr``.
+
+    Warm-up follows Vaswani et al. 2017 §5.3 in spirit (their schedule then decays as
+    step^-0.5); the cosine decay is the GPT-2/nanoGPT choice.
+    """
+    decay_iters = cfg.lr_decay_iters or cfg.max_iters
+    if step < cfg.warmup_iters:
+        return cfg.learning_rate * (step + 1) / (cfg.warmup_iters + 1)
+    if step >= decay_iters:
+        return cfg.min_lr
+    progress = (step - cfg.warmup_iters) / max(1, decay_iters - cfg.warmup_iters)  # 0 -> 1
+    cosine = 0.5 * (1.0 + math.cos(math.pi * progress))  # 1 -> 0
+    return cfg.min_lr + cosine * (cfg.learning_rate - cfg.min_lr)
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices (linear weights, embeddings) and none on biases/norms."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2))
+
+
+def _batch(data: Tensor, block_size: int, batch_size: int, generator: torch.Generator, device: str):
+    from attnlab.data import get_batch
+
+    x, y = get_batch(data, block_size, batch_size, generator)  # (B, L), (B, L): y = x shifted by one
+    return x.to(device), y.to(device)
+
+
+@torch.no_grad()
+def estimate_loss(
+    model: torch.nn.Module,
+    splits: dict[str, Tensor],
+    *,
+    batch_size: int,
+    eval_iters: int,
+    generator: torch.Generator | None = None,
+    device: str | None = None,
+) -> dict[str, float]:
+    """Mean cross-entropy over ``eval_iters`` random batches of each split (model in eval mode).
+
+    Args:
+        model: a model with ``config.block_size`` whose ``forward(x, y)`` returns ``(logits, loss)``.
+        splits: name -> 1-D int64 tensor of token ids, e.g. ``{"train": t, "val": v}``.
+    Returns:
+        name -> mean loss (nats per token). The model's train/eval mode is restored.
+    """
+    generator = generator or torch.Generator().manual_seed(0)
+    device = device or next(model.parameters()).device.type
+    block_size = model.config.block_size
+    was_training = model.training
+    model.eval()
+    out = {}
+    for name, data in splits.items():
+        losses = [model(*_batch(data, block_size, batch_size, generator, device))[1].item() for _ in range(eval_iters)]
+        out[name] = sum(losses) / len(losses)
+    model.train(was_training)
+    return out
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the loss history, timing and the optimizer (for checkpoints)."""
+
+    history: dict[str, list[float]]  # "iter", "train", "val", "lr", "elapsed_s" at each evaluation
+    step_ms: list[float] = field(repr=False)  # wall time of every optimizer step, ms
+    elapsed_s: float = 0.0
+    iters_done: int = 0
+    optimizer: torch.optim.Optimizer | None = field(default=None, repr=False)
+
+    @property
+    def final_train_loss(self) -> float:
+        return self.history["train"][-1]
+
+    @property
+    def final_val_loss(self) -> float:
+        return self.history["val"][-1]
+
+    @property
+    def median_ms_per_iter(self) -> float:
+        return statistics.median(self.step_ms) if self.step_ms else float("nan")
+
+
+def train(
+    model: torch.nn.Module,
+    train_data: Tensor,
+    val_data: Tensor,
+    cfg: TrainConfig,
+    callback: Callable[[dict[str, list[float]]], Any] | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train ``model`` on next-token prediction; evaluate every ``cfg.eval_interval`` steps.
+
+    Args:
+        model: e.g. ``attnlab.nn.GPT``; moved to ``cfg.resolved_device()``.
+        train_data, val_data: 1-D int64 tensors of token ids (each longer than block_size + 1).
+        cfg: optimisation settings.
+        callback: called with the history dict after every evaluation (e.g. a live plot).
+        progress: show a tqdm progress bar.
+    Returns:
+        A :class:`TrainResult`; the history always ends with an evaluation of the final model.
+    Raises:
+        ValueError: if a split is not a 1-D integer tensor long enough for one block.
+    """
+    block_size = model.config.block_size
+    for name, data in (("train_data", train_data), ("val_data", val_data)):
+        if data.dim() != 1 or data.is_floating_point() or data.numel() < block_size + 2:
+            raise ValueError(
+                f"{name} must be a 1-D integer tensor of token ids with more than block_size + 1 = "
+                f"{block_size + 1} tokens, got dtype {data.dtype}, shape {tuple(data.shape)}."
+            )
+    from tqdm.auto import tqdm
+
+    seed_everything(cfg.seed)
+    device = cfg.resolved_device()
+    model.to(device).train()
+    optimizer = make_optimizer(model, cfg)
+    batch_gen = torch.Generator().manual_seed(cfg.seed)
+    eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    splits = {"train": train_data, "val": val_data}
+    history: dict[str, list[float]] = {"iter": [], "train": [], "val": [], "lr": [], "elapsed_s": []}
+    step_ms: list[float] = []
+    start = time.perf_counter()
+
+    def evaluate(step: int) -> None:
+        losses = estimate_loss(model, splits, batch_size=cfg.batch_size, eval_iters=cfg.eval_iters,
+                               generator=eval_gen, device=device)
+        for key, value in (("iter", step), ("train", losses["train"]), ("val", losses["val"]),
+                           ("lr", lr_at(step, cfg)), ("elapsed_s", time.perf_counter() - start)):
+            history[key].append(value)
+        if callback is not None:
+            callback(history)
+
+    bar = tqdm(range(cfg.max_iters), desc="training", disable=not progress, mininterval=0.5)
+    step = 0
+    for step in bar:
+        if step % cfg.eval_interval == 0:
+            evaluate(step)
+            bar.set_postfix(train=f"{history['train'][-1]:.3f}", val=f"{history['val'][-1]:.3f}")
+        t0 = time.perf_counter()
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        x, y = _batch(train_data, block_size, cfg.batch_size, batch_gen, device)  # (B, L) each
+        _, loss = model(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        step_ms.append(1000 * (time.perf_counter() - t0))
+        if cfg.time_limit_s is not None and time.perf_counter() - start > cfg.time_limit_s:
+            break
+    bar.close()
+    iters_done = len(step_ms)
+    evaluate(iters_done)
+    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer)
+
+
+def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,
+                    optimizer: torch.optim.Optimizer | None = None, step: int = 0,
+                    extra: dict | None = None) -> Path:
+    """Write model config + weights (+ optimizer state, step, extra) to ``path``; returns the path.
+
+    The model must have a dataclass ``config`` (e.g. ``GPTConfig``) so :func:`load_checkpoint`
+    can rebuild it. Parent folders are created.
+    """
+    if not dataclasses.is_dataclass(getattr(model, "config", None)):
+        raise TypeError(f"save_checkpoint needs a model with a dataclass .config, got {type(model).__name__}.")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "model_class": type(model).__name__,
+        "model_config": dataclasses.asdict(model.config),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "step": int(step),
+        "extra": extra or {},
+    }
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, tmp)
+    tmp.replace(path)  # atomic: a crash mid-write never leaves a half checkpoint at `path`
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike, model: torch.nn.Module | None = None,
+                    optimizer: torch.optim.Optimizer | None = None, map_location: str = "cpu"):
+    """Load a checkpoint written by :func:`save_checkpoint`.
+
+    Args:
+        path: checkpoint file.
+        model: load the weights into this model; if None, build ``attnlab.nn.GPT`` from the
+            stored config.
+        optimizer: if given (and the file has optimizer state), restore its state too.
+    Returns:
+        ``(model, step, extra)``.
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        ValueError: the file is not a readable attnlab checkpoint (truncated, corrupt, other
+            format) or its weights do not fit ``model``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"No checkpoint at {path}. Train and call save_checkpoint(path, model) first, or check the path."
+        )
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as err:  # pickle/zip errors differ between torch versions
+        raise ValueError(
+            f"{path} is not a readable checkpoint (truncated or corrupt: {type(err).__name__}). "
+            f"Delete it and save the checkpoint again."
+        ) from err
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not an attnlab checkpoint (expected format {CHECKPOINT_FORMAT!r}).")
+    if model is None:
+        if payload["model_class"] != "GPT":
+            raise ValueError(f"Cannot rebuild a {payload['model_class']}; pass model= to load_checkpoint.")
+        from attnlab.nn import GPT, GPTConfig
+
+        model = GPT(GPTConfig(**payload["model_config"]))
+    try:
+        model.load_state_dict(payload["state_dict"])
+    except RuntimeError as err:
+        raise ValueError(f"The weights in {path} do not fit this model: {err}") from err
+    if optimizer is not None and payload["optimizer"] is not None:
+        optimizer.load_state_dict(payload["optimizer"])
+    return model, payload["step"], payload["extra"]

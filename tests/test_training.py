@@ -1,0 +1,155 @@
+"""Unit tests of attnlab.training: schedule, loop, checkpoints (CPU, tiny, seeded)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnlab.nn import GPT, GPTConfig
+from attnlab.training import (
+    TrainConfig,
+    estimate_loss,
+    load_checkpoint,
+    lr_at,
+    make_optimizer,
+    save_checkpoint,
+    train,
+)
+
+VOCAB = 8
+
+
+def tiny_model(seed: int = 0) -> GPT:
+    torch.manual_seed(seed)
+    return GPT(GPTConfig(vocab_size=VOCAB, block_size=8, d_model=32, n_heads=2, n_layers=1, dropout=0.0))
+
+
+def cyclic_tokens(n: int = 400) -> torch.Tensor:
+    """0 1 2 ... 7 0 1 2 ...: the next token is fully determined by the current one."""
+    return torch.arange(n) % VOCAB
+
+
+def fast_cfg(**overrides) -> TrainConfig:
+    base = dict(max_iters=40, batch_size=8, learning_rate=1e-2, min_lr=1e-3, warmup_iters=0,
+                eval_interval=1000, eval_iters=2, device="cpu", seed=0)
+    return TrainConfig(**{**base, **overrides})
+
+
+def test_loss_decreases_on_repeating_text():
+    data = cyclic_tokens()
+    result = train(tiny_model(), data[:320], data[320:], fast_cfg(), progress=False)
+    first, last = result.history["train"][0], result.history["train"][-1]
+    assert result.iters_done == 40
+    assert first > 0.8 * math.log(VOCAB)  # untrained: close to uniform over 8 symbols
+    assert last < 0.5 * first, f"loss went {first:.3f} -> {last:.3f}; expected it to halve"
+    assert result.history["val"][-1] < 0.5 * result.history["val"][0]
+
+
+def test_training_is_reproducible_with_a_seed():
+    data = cyclic_tokens()
+    a = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=5), progress=False)
+    b = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=5), progress=False)
+    assert a.history["train"] == b.history["train"]
+
+
+def test_callback_sees_every_evaluation_and_time_limit_stops_early():
+    data = cyclic_tokens()
+    seen = []
+    result = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=10, eval_interval=4),
+                   callback=lambda h: seen.append(list(h["iter"])), progress=False)
+    assert seen[-1] == [0, 4, 8, 10]  # evaluations at 0, 4, 8 and after the last step
+    stopped = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=1000, time_limit_s=0.0),
+                    progress=False)
+    assert stopped.iters_done == 1
+
+
+def test_lr_schedule_warms_up_then_decays_to_min_lr():
+    cfg = TrainConfig(max_iters=100, learning_rate=1e-3, min_lr=1e-4, warmup_iters=10)
+    warm = [lr_at(s, cfg) for s in range(10)]
+    assert all(a < b for a, b in zip(warm, warm[1:]))
+    assert lr_at(10, cfg) == pytest.approx(1e-3)
+    decay = [lr_at(s, cfg) for s in range(10, 101)]
+    assert all(a >= b for a, b in zip(decay, decay[1:]))
+    assert lr_at(100, cfg) == pytest.approx(1e-4) and lr_at(500, cfg) == pytest.approx(1e-4)
+
+
+def test_weight_decay_only_on_matrices():
+    opt = make_optimizer(tiny_model(), TrainConfig(weight_decay=0.1))
+    decayed, plain = opt.param_groups
+    assert decayed["weight_decay"] == 0.1 and all(p.dim() >= 2 for p in decayed["params"])
+    assert plain["weight_decay"] == 0.0 and all(p.dim() < 2 for p in plain["params"])
+
+
+def test_estimate_loss_restores_training_mode():
+    model = tiny_model().train()
+    data = cyclic_tokens()
+    losses = estimate_loss(model, {"val": data}, batch_size=4, eval_iters=2)
+    assert model.training and set(losses) == {"val"} and losses["val"] > 0
+
+
+@pytest.mark.parametrize("bad", [dict(max_iters=0), dict(learning_rate=2.0), dict(min_lr=1.0),
+                                 dict(device="tpu")])
+def test_train_config_rejects_bad_values(bad):
+    with pytest.raises(ValueError, match="TrainConfig"):
+        TrainConfig(**bad)
+
+
+def test_train_rejects_float_or_short_data():
+    with pytest.raises(ValueError, match="1-D integer tensor"):
+        train(tiny_model(), torch.rand(100), cyclic_tokens(), fast_cfg(), progress=False)
+    with pytest.raises(ValueError, match="block_size"):
+        train(tiny_model(), cyclic_tokens(5), cyclic_tokens(), fast_cfg(), progress=False)
+
+
+def test_checkpoint_round_trip_is_exact(tmp_path):
+    data = cyclic_tokens()
+    model = tiny_model()
+    result = train(model, data[:320], data[320:], fast_cfg(max_iters=3), progress=False)
+    path = save_checkpoint(tmp_path / "sub" / "gpt.pt", model, result.optimizer, step=3, extra={"note": "x"})
+
+    loaded, step, extra = load_checkpoint(path)  # rebuilt from the stored GPTConfig
+    assert isinstance(loaded, GPT) and loaded.config == model.config
+    assert step == 3 and extra == {"note": "x"}
+    idx = data[:8][None]  # (1, 8)
+    model.eval(), loaded.eval()
+    assert torch.equal(model(idx)[0], loaded(idx)[0])
+
+    fresh = tiny_model(seed=1)
+    opt = make_optimizer(fresh, fast_cfg())
+    load_checkpoint(path, model=fresh, optimizer=opt)
+    saved_state = result.optimizer.state_dict()["state"]
+    for key, value in opt.state_dict()["state"].items():
+        assert torch.equal(value["exp_avg"], saved_state[key]["exp_avg"])
+
+
+def test_missing_checkpoint_says_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No checkpoint"):
+        load_checkpoint(tmp_path / "nope.pt")
+
+
+def test_corrupt_or_truncated_checkpoint_gives_clear_error(tmp_path):
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"definitely not a torch file")
+    with pytest.raises(ValueError, match="corrupt"):
+        load_checkpoint(garbage)
+
+    good = save_checkpoint(tmp_path / "good.pt", tiny_model())
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(ValueError, match="corrupt"):
+        load_checkpoint(truncated)
+
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(2)}, other)
+    with pytest.raises(ValueError, match="not an attnlab checkpoint"):
+        load_checkpoint(other)
+
+
+def test_checkpoint_for_a_different_shape_is_rejected(tmp_path):
+    path = save_checkpoint(tmp_path / "gpt.pt", tiny_model())
+    torch.manual_seed(0)
+    wider = GPT(GPTConfig(vocab_size=VOCAB, block_size=8, d_model=64, n_heads=2, n_layers=1))
+    with pytest.raises(ValueError, match="do not fit"):
+        load_checkpoint(path, model=wider)
