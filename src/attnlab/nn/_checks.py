@@ -16,7 +16,7 @@ from torch import Tensor
 
 def shape_str(x: Tensor) -> str:
     """``(2, 3, 4)``-style string of a tensor's shape, for error messages."""
-    return "(" + ", ".join(str(s) for s in x.shape) + ")"
+    return str(tuple(x.shape))
 
 
 def check_tensor(x: object, name: str) -> None:

@@ -1,0 +1,131 @@
+"""GPT: config validation, loss, causality, generation with and without the KV cache."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnlab.nn import GPT, GPTConfig, KVCache
+
+CFG = GPTConfig(vocab_size=11, block_size=12, d_model=16, n_heads=2, n_layers=2)
+
+
+def model(**kw):
+    return GPT(GPTConfig(**{**CFG.__dict__, **kw})).eval()
+
+
+def test_config_defaults_frozen_and_validated():
+    assert CFG.ff_width == 64 and CFG.norm_first and CFG.fused_attention
+    with pytest.raises(Exception):
+        CFG.d_model = 32  # frozen dataclass
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=4"):
+        GPTConfig(11, 8, d_model=10, n_heads=4)
+    with pytest.raises(ValueError, match=r"GPTConfig\.block_size must be a positive int, got 0"):
+        GPTConfig(11, 0)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        GPTConfig(11, 8, dropout=1.0)
+
+
+def test_forward_shapes_and_loss_is_shifted_cross_entropy():
+    m = model()
+    idx = torch.randint(0, 11, (3, 7))
+    targets = torch.randint(0, 11, (3, 7))
+    logits, loss = m(idx, targets)
+    assert logits.shape == (3, 7, 11) and m(idx)[1] is None
+    torch.testing.assert_close(loss, F.cross_entropy(logits.reshape(-1, 11), targets.reshape(-1)))
+    assert abs(loss.item() - math.log(11)) < 0.5  # small init: near-uniform predictions
+
+
+def test_weight_tying():
+    m = model()
+    assert m.lm_head.weight is m.tok_emb.weight
+
+
+def test_causal_no_future_leak_through_whole_model():
+    for norm_first in (True, False):
+        m = model(norm_first=norm_first)
+        idx = torch.randint(0, 11, (2, 10))
+        changed = idx.clone()
+        changed[:, 6:] = (changed[:, 6:] + 1) % 11
+        a, _ = m(idx)
+        b, _ = m(changed)
+        torch.testing.assert_close(a[:, :6], b[:, :6])
+        assert not torch.allclose(a[:, 6:], b[:, 6:])
+
+
+def test_fused_and_explicit_attention_agree():
+    torch.manual_seed(1)
+    fused = model()
+    torch.manual_seed(1)
+    explicit = model(fused_attention=False)
+    assert not explicit.blocks[0].self_attn.fused
+    idx = torch.randint(0, 11, (2, 9))
+    torch.testing.assert_close(fused(idx)[0], explicit(idx)[0])
+
+
+@pytest.mark.parametrize("mode", [dict(greedy=True), dict(temperature=0.8, top_k=5), dict(top_p=0.9)])
+def test_generation_with_and_without_cache_identical(mode):
+    m = model()
+    prompt = torch.randint(0, 11, (2, 3))
+    # 15 new tokens: the context passes block_size=12, exercising the sliding window too
+    a, la = m.generate(prompt, 15, use_cache=True, generator=torch.Generator().manual_seed(0),
+                       return_logits=True, **mode)
+    b, lb = m.generate(prompt, 15, use_cache=False, generator=torch.Generator().manual_seed(0),
+                       return_logits=True, **mode)
+    assert a.shape == (2, 18) and la.shape == (2, 15, 11)
+    assert torch.equal(a, b)
+    torch.testing.assert_close(la, lb, atol=1e-5, rtol=1e-5)
+    assert torch.equal(a[:, :3], prompt)
+
+
+def test_incremental_forward_with_caches_matches_full_forward():
+    m = model()
+    idx = torch.randint(0, 11, (2, 8))
+    full, _ = m(idx)
+    caches = [KVCache() for _ in m.blocks]
+    parts = [m(idx[:, :5], caches=caches)[0]] + [m(idx[:, t:t + 1], caches=caches)[0] for t in range(5, 8)]
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_greedy_generate_follows_argmax():
+    m = model()
+    prompt = torch.randint(0, 11, (1, 4))
+    out = m.generate(prompt, 1, greedy=True)
+    assert out[0, -1] == m(prompt)[0][0, -1].argmax()
+
+
+def test_generate_restores_training_mode():
+    m = model().train()
+    m.generate(torch.zeros(1, 1, dtype=torch.long), 2, greedy=True)
+    assert m.training
+
+
+def test_bad_inputs():
+    m = model()
+    with pytest.raises(ValueError, match=r"context of 13 tokens.*exceeds block_size=12.*idx\[:, -block_size:\]"):
+        m(torch.zeros(1, 13, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"idx must have 2 dimensions \(B, L\) of token ids, got shape \(5,\).*unsqueeze"):
+        m(torch.zeros(5, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"integer token ids, got dtype torch.float32.*idx.long\(\)"):
+        m(torch.zeros(1, 5))
+    with pytest.raises(ValueError, match=r"targets must have the shape of idx \(1, 5\).*got \(1, 4\)"):
+        m(torch.zeros(1, 5, dtype=torch.long), torch.zeros(1, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        m.generate(torch.zeros(1, 2, dtype=torch.long), 3, temperature=0.0)
+    with pytest.raises(ValueError, match="one KVCache per layer"):
+        m(torch.zeros(1, 2, dtype=torch.long), caches=[KVCache()])
+
+
+def test_training_step_reduces_loss():
+    m = GPT(CFG).train()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    idx = torch.randint(0, 11, (4, 12))
+    first = None
+    for _ in range(20):
+        _, loss = m(idx[:, :-1], idx[:, 1:])
+        first = first if first is not None else loss.item()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < first - 0.5
