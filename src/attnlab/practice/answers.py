@@ -1,0 +1,242 @@
+"""Parse learners' answers and compare them with tolerance.
+
+Every answer kind accepts the forms a learner would naturally type or return:
+
+========  ==========================================================================
+kind      accepted forms
+========  ==========================================================================
+number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; equal within half a unit
+          of the stated number of decimals (``decimals=2`` -> ±0.005 + 1e-9)
+int       ``12``, ``"12,288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
+shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
+matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``
+vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
+mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend)
+int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
+int_set   integers in any order ``{0, 2}``, ``"2, 0"``
+========  ==========================================================================
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+KINDS = ("number", "int", "shape", "matrix", "vector", "mask", "int_list", "int_set")
+
+
+class AnswerFormatError(ValueError):
+    """The answer could not be read; the message says what form is expected."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where a given answer first differs from the expected one.
+
+    ``where`` is an index tuple (``()`` for a single number); ``given`` is the
+    learner's value there; ``reason`` is ``"value"``, ``"shape"`` or ``"length"``.
+    ``expected_shape`` is only set for a shape mismatch (it reveals no values).
+    """
+
+    reason: str
+    where: tuple[int, ...] = ()
+    given: Any = None
+    given_shape: tuple[int, ...] | None = None
+    expected_shape: tuple[int, ...] | None = None
+
+
+def tolerance(decimals: int | None) -> float:
+    """Absolute tolerance for an answer asked to ``decimals`` places (None: 1e-6)."""
+    return 1e-6 if decimals is None else 0.5 * 10.0 ** (-decimals) + 1e-9
+
+
+# ----------------------------------------------------------------------------- parsing
+_FRACTION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def _text_to_python(text: str) -> Any:
+    s = text.strip().replace("−", "-").replace("∞", "inf").replace("×", "x")
+    if not s:
+        raise AnswerFormatError("The answer is empty. Type a number, a list like [1, 2] or a shape like (2, 3).")
+    s = re.sub(r"\btorch\.Size\(\s*(\[.*\])\s*\)", r"\1", s)
+    s = re.sub(r"(?i)\btrue\b", "True", s)
+    s = re.sub(r"(?i)\bfalse\b", "False", s)
+    s = re.sub(r"(?i)(?<![\w.])-\s*inf(inity)?\b", "-1e999", s)
+    s = re.sub(r"(?i)(?<![\w.])inf(inity)?\b", "1e999", s)
+    s = _FRACTION.sub(lambda m: repr(float(m.group(1)) / float(m.group(2))), s)
+    if re.fullmatch(r"\s*\d+(\s*x\s*\d+)+\s*", s):  # 2x4x8
+        return tuple(int(t) for t in s.split("x"))
+    if ";" in s and "[" not in s:  # MATLAB style rows: "1 0; 1 1"
+        return [_text_to_python(row) for row in s.split(";") if row.strip()]
+    if re.fullmatch(r"-?\d{1,3}(,\d{3})+", s):  # 12,288 -> 12288
+        s = s.replace(",", "")
+    s = s.replace("_", "")
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError):
+        tokens = s.replace(",", " ").split()
+        try:
+            value = [ast.literal_eval(t) for t in tokens]
+        except (ValueError, SyntaxError):
+            raise AnswerFormatError(
+                f"Could not read {text!r}. Use numbers (0.25 or 1/4), lists like [[1, 0], [1, 1]] "
+                "or rows separated by ';' like '1 0; 1 1'."
+            ) from None
+        if len(value) == 1:
+            value = value[0]
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value)
+    return value
+
+
+def _to_python(answer: Any) -> Any:
+    """Strings, tensors, arrays and nested sequences -> plain Python / numpy values."""
+    if isinstance(answer, str):
+        return _text_to_python(answer)
+    if hasattr(answer, "detach"):  # torch.Tensor without importing torch
+        answer = answer.detach().cpu().numpy()
+    if isinstance(answer, tuple) and type(answer).__name__ == "Size":
+        return tuple(int(d) for d in answer)
+    if isinstance(answer, (set, frozenset)):
+        return sorted(answer)
+    return answer
+
+
+def _array(value: Any, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise AnswerFormatError(
+            f"Could not read the answer as {what}: rows must all have the same length and contain only numbers."
+        ) from None
+    return arr
+
+
+def parse(answer: Any, kind: str) -> Any:
+    """Normalise ``answer`` for ``kind`` (see the module table).
+
+    Returns float (number), int (int), tuple[int, ...] (shape), float ndarray
+    (matrix/vector), bool ndarray (mask), list[int] (int_list), sorted list[int] (int_set).
+    Raises:
+        AnswerFormatError: the answer cannot be read as that kind (message says how to write it).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown answer kind {kind!r}; expected one of {KINDS}")
+    value = _to_python(answer)
+    if kind in ("number", "int"):
+        if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:
+            value = np.asarray(value).reshape(-1)[0]
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise AnswerFormatError(f"Expected a single number, got {answer!r}.") from None
+        if kind == "number":
+            return number
+        if not np.isfinite(number) or number != round(number):
+            raise AnswerFormatError(f"Expected a whole number (an integer count), got {answer!r}.")
+        return int(round(number))
+    if kind in ("shape", "int_list", "int_set"):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            value = [value]
+        arr = np.asarray(value)
+        if arr.ndim != 1 or arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            label = "a shape like (2, 4, 8)" if kind == "shape" else "a list of whole numbers like [0, 2]"
+            raise AnswerFormatError(f"Expected {label}, got {answer!r}.")
+        ints = [int(v) for v in arr]
+        if kind == "shape":
+            return tuple(ints)
+        return sorted(ints) if kind == "int_set" else ints
+    if kind in ("matrix", "vector"):
+        arr = _array(value, "a matrix" if kind == "matrix" else "a list of numbers")
+        if kind == "vector" and arr.ndim == 0:
+            arr = arr.reshape(1)
+        return arr
+    # mask
+    arr = np.asarray(value)
+    if arr.dtype == bool:
+        return arr
+    arr = _array(value, "a mask")
+    if np.all(np.isin(arr, (0.0, 1.0))):
+        return arr == 1.0
+    if np.all((arr == 0.0) | np.isneginf(arr)):
+        return arr == 0.0
+    raise AnswerFormatError(
+        "A mask must be True/False (True = may attend), 0/1 (1 = may attend) or additive 0/-inf "
+        "(0 = may attend); do not mix 1 and -inf."
+    )
+
+
+# ----------------------------------------------------------------------------- comparing
+def compare(expected: Any, given: Any, kind: str, decimals: int | None = None) -> Difference | None:
+    """First difference between parsed ``given`` and ``expected`` (both normalised), or None if equal."""
+    if kind in ("number", "int"):
+        if kind == "int":
+            return None if int(given) == int(expected) else Difference("value", (), given)
+        return None if abs(float(given) - float(expected)) <= tolerance(decimals) else Difference("value", (), given)
+    if kind in ("shape", "int_list", "int_set"):
+        g, e = list(given), list(expected)
+        for i, (a, b) in enumerate(zip(g, e)):
+            if a != b:
+                return Difference("value", (i,), a)
+        if len(g) != len(e):
+            return Difference("length", (min(len(g), len(e)),), None, (len(g),), (len(e),))
+        return None
+    g, e = np.asarray(given), np.asarray(expected)
+    if g.shape != e.shape:
+        return Difference("shape", (), None, tuple(g.shape), tuple(e.shape))
+    if kind == "mask":
+        bad = np.argwhere(g.astype(bool) != e.astype(bool))
+    else:
+        gf, ef = g.astype(float), e.astype(float)
+        same = np.isclose(gf, ef, rtol=0.0, atol=tolerance(decimals)) | ((gf == ef) & np.isinf(ef))
+        bad = np.argwhere(~same)
+    if len(bad) == 0:
+        return None
+    where = tuple(int(i) for i in bad[0])
+    value = g[where] if where else g.item()
+    return Difference("value", where, value.item() if hasattr(value, "item") else value)
+
+
+def equivalent(expected: Any, answer: Any, kind: str, decimals: int | None = None) -> bool:
+    """True if ``answer`` (any accepted form) equals ``expected`` (normalised) for ``kind``."""
+    try:
+        return compare(expected, parse(answer, kind), kind, decimals) is None
+    except AnswerFormatError:
+        return False
+
+
+def format_answer(value: Any, kind: str, decimals: int | None = None) -> str:
+    """The text a learner would type for ``value`` (used by tests, the CLI and the e2e test)."""
+    value = parse(value, kind)
+    if kind == "number":
+        return f"{value:.{decimals}f}" if decimals is not None else repr(value)
+    if kind == "int":
+        return str(value)
+    if kind == "shape":
+        return "(" + ", ".join(str(v) for v in value) + ")"
+    if kind in ("int_list", "int_set"):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if kind == "mask":
+        return repr(np.asarray(value).astype(int).tolist())
+
+    def fmt(x: float) -> str:
+        return f"{x:.{decimals}f}" if decimals is not None else repr(float(x))
+
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 1:
+        return "[" + ", ".join(fmt(x) for x in arr) + "]"
+    return "[" + ", ".join("[" + ", ".join(fmt(x) for x in row) + "]" for row in arr) + "]"
+
+
+def plain(value: Any) -> Any:
+    """Tensors/arrays -> nested Python lists (JSON friendly); other values unchanged."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,67 @@
+"""Stable seeds and learner identity for practice variants.
+
+A variant is a pure function of its seed, and the seed is a stable hash of
+(learner, skill or lesson key, attempt). So two learners see different numbers, a
+retry is a new problem, and the same triple always gives the same problem on any
+machine and Python version (``hashlib.sha256``, never the salted built-in ``hash``).
+"""
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def attnlab_home() -> Path:
+    """Folder holding progress files: env ``ATTNLAB_HOME``, default ``~/.attnlab``."""
+    return Path(os.environ.get("ATTNLAB_HOME") or Path.home() / ".attnlab").expanduser()
+
+
+def _clean(name: str) -> str:
+    """Make a learner name safe to use as a file name (keeps letters, digits, ``_.-``)."""
+    cleaned = _SAFE.sub("-", name.strip()).strip("-.")
+    return cleaned[:64] or "learner"
+
+
+def learner_id() -> str:
+    """The current learner's id, safe to use as a file name.
+
+    Order: env ``ATTNLAB_LEARNER``; else ``"learner"`` in ``$ATTNLAB_HOME/profile.json``;
+    else the operating-system user name. Never raises.
+    """
+    env = os.environ.get("ATTNLAB_LEARNER")
+    if env and env.strip():
+        return _clean(env)
+    try:
+        profile = json.loads((attnlab_home() / "profile.json").read_text(encoding="utf-8"))
+        if isinstance(profile, dict) and str(profile.get("learner", "")).strip():
+            return _clean(str(profile["learner"]))
+    except (OSError, ValueError):
+        pass
+    try:
+        return _clean(getpass.getuser())
+    except Exception:  # noqa: BLE001 - getuser raises various errors without a user database
+        return "learner"
+
+
+def seed_for(learner: str, key: str, attempt: int = 0) -> int:
+    """A stable 63-bit seed for (learner, key, attempt).
+
+    Args:
+        learner: learner id (see :func:`learner_id`).
+        key: what the seed is for, usually a skill name.
+        attempt: 0, 1, 2, ... one per fresh variant.
+    Returns:
+        int in ``[0, 2**63)``; identical on every machine and Python version.
+    Raises:
+        TypeError: if ``attempt`` is not an int.
+    """
+    if not isinstance(attempt, int) or isinstance(attempt, bool):
+        raise TypeError(f"attempt must be an int, got {type(attempt).__name__}")
+    digest = hashlib.sha256(f"attnlab|{learner}|{key}|{attempt}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1

@@ -1,0 +1,171 @@
+"""Lesson 02: scaled dot-product attention by hand (scores, scale, softmax, A V, all of it)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import Skill, f64, ints, register, show, softmax_rows
+
+# -------------------------------------------------------------------- scores Q Kᵀ / √d_k
+
+
+def _scores_build(rng):
+    L, S = rng.choice([2, 3]), rng.choice([2, 3])
+    while True:
+        Q, K = ints(rng, L, 4, -1, 2), ints(rng, S, 4, -1, 2)
+        if any(v != 0 for row in (f64(Q) @ f64(K).T).tolist() for v in row):
+            break
+    prompt = (f"Q = {show(Q)} (L = {L} queries, d_k = 4) and K = {show(K)} (S = {S} keys). "
+              "Compute the **scaled scores Q Kᵀ / √d_k** as an L × S matrix, to **2 decimals**.")
+    return prompt, {"Q": Q, "K": K}
+
+
+def _scaled(d, divisor):
+    return (f64(d["Q"]) @ f64(d["K"]).T / divisor).tolist()  # (L, d_k) @ (d_k, S) -> (L, S)
+
+
+register(Skill(
+    name="sdpa_scores", lesson="02", title="Scaled scores Q Kᵀ / √d_k", kind="matrix", decimals=2,
+    build=_scores_build, solve=lambda d: _scaled(d, math.sqrt(len(d["Q"][0]))), tables=("Q", "K"),
+    mistakes={
+        "no_scale": lambda d: _scaled(d, 1.0),
+        "scale_by_dk": lambda d: _scaled(d, 4.0),
+        "qt_k": lambda d: (f64(d["Q"]).T @ f64(d["K"])).tolist() if len(d["Q"]) == len(d["K"]) else None,
+    },
+    hints=("Entry (i, j) compares query i with key j.",
+           "score[i][j] = (Q[i] · K[j]) / √4 = (Σ_c Q[i][c]·K[j][c]) / 2."),
+))
+
+# -------------------------------------------------------------------- row-wise softmax
+
+
+def _softmax_build(rng):
+    while True:
+        scores = ints(rng, 2, 3, -2, 2)
+        if all(sum(r) != 0 and len(set(r)) > 1 for r in scores) and any(
+                len({scores[0][j], scores[1][j]}) > 1 for j in range(3)):
+            break
+    prompt = (f"These are already-scaled attention scores, one row per query: S = {show(scores)}. "
+              "Compute the **attention weights softmax(S)** (row by row) to **2 decimals**.")
+    return prompt, {"scores": scores}
+
+
+def _col_softmax(d):
+    return softmax_rows(f64(d["scores"]).T.tolist()).T  # softmax down each column
+
+
+register(Skill(
+    name="sdpa_softmax_row", lesson="02", title="Row-wise softmax of scores", kind="matrix", decimals=2,
+    build=_softmax_build, solve=lambda d: softmax_rows(d["scores"]), tables=("scores",),
+    mistakes={
+        "softmax_wrong_axis": _col_softmax,
+        "normalize_without_exp": lambda d: [[v / sum(r) for v in r] for r in d["scores"]],
+    },
+    hints=("Each query's weights must sum to 1 across the keys.",
+           "For every row separately: exponentiate each entry, then divide by that row's sum of exponentials."),
+))
+
+# -------------------------------------------------------------------- output A V
+
+_ROWS = [(0.5, 0.5), (0.25, 0.75), (0.75, 0.25), (0.2, 0.8), (0.8, 0.2), (0.1, 0.9), (0.9, 0.1)]
+
+
+def _av_build(rng):
+    while True:
+        A = [list(rng.choice(_ROWS)), list(rng.choice(_ROWS))]
+        V = ints(rng, 2, 2, 0, 4)
+        if A[0] != A[1] and A[0][1] != A[1][0] and V[0] != V[1]:
+            break
+    prompt = (f"The attention weights are A = {show(A)} (row i = query i) and the values are V = {show(V)} "
+              "(row j = value of key j). Compute the **output A V** to **2 decimals**.")
+    return prompt, {"A": A, "V": V}
+
+
+def _av_solve(d):
+    from attnlab.nn import scaled_dot_product_attention
+
+    logits = torch.log(f64(d["A"]))  # softmax(log A) = A because rows of A sum to 1
+    out, _ = scaled_dot_product_attention(logits * math.sqrt(2), torch.eye(2, dtype=torch.float64), f64(d["V"]))
+    return out  # (2, 2)
+
+
+register(Skill(
+    name="sdpa_output", lesson="02", title="Attention output A V", kind="matrix", decimals=2,
+    build=_av_build, solve=_av_solve, tables=("A", "V"),
+    mistakes={"av_transposed": lambda d: (f64(d["A"]).T @ f64(d["V"])).tolist()},
+    hints=("Output row i is a weighted average of the value rows, using row i of A.",
+           "out[i] = A[i][0]·V[0] + A[i][1]·V[1] (each V[j] is a row vector)."),
+))
+
+# -------------------------------------------------------------------- the whole formula
+
+
+def _full_build(rng):
+    while True:
+        Q, K, V = ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 4)
+        s = (f64(Q) @ f64(K).T)
+        if V[0] != V[1] and bool((s[:, 0] != s[:, 1]).all()) and bool((s[0] != s[1]).any()):
+            break
+    prompt = (f"Compute **softmax(Q Kᵀ / √d_k) V** for Q = {show(Q)}, K = {show(K)}, V = {show(V)} "
+              "(d_k = 2). Give the 2 × 2 output to **2 decimals**.")
+    return prompt, {"Q": Q, "K": K, "V": V}
+
+
+def _full_solve(d):
+    from attnlab.nn import scaled_dot_product_attention
+
+    out, _ = scaled_dot_product_attention(f64(d["Q"]), f64(d["K"]), f64(d["V"]))
+    return out
+
+
+def _full_wrong(d, divisor=math.sqrt(2), column_softmax=False):
+    s = f64(d["Q"]) @ f64(d["K"]).T / divisor  # (L, S)
+    w = s.softmax(dim=0 if column_softmax else -1)
+    return (w @ f64(d["V"])).tolist()
+
+
+register(Skill(
+    name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
+    build=_full_build, solve=_full_solve, tables=("Q", "K", "V"),
+    mistakes={
+        "no_scale": lambda d: _full_wrong(d, 1.0),
+        "scale_by_dk": lambda d: _full_wrong(d, 2.0),
+        "softmax_wrong_axis": lambda d: _full_wrong(d, column_softmax=True),
+        "av_transposed": lambda d: (softmax_rows((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).tolist()).T
+                                    @ f64(d["V"])).tolist(),
+    },
+    hints=("Three steps: scores, softmax per row, weighted average of values.",
+           "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),
+))
+
+# -------------------------------------------------------------------- the scale factor
+
+
+def _scale_build(rng):
+    d_model = rng.choice([64, 128, 256, 512, 768])
+    n_heads = rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0 and d_model // h > 4])
+    prompt = (f"Multi-head attention with d_model = {d_model} and n_heads = {n_heads}. Inside each head, the "
+              "scores Q Kᵀ are divided by which number? Give it to **2 decimals**.")
+    return prompt, {"d_model": d_model, "n_heads": n_heads}
+
+
+def _scale_solve(d):
+    from attnlab.nn import split_heads
+
+    x = torch.empty(1, 1, d["d_model"], device="meta")  # (B, L, d_model)
+    d_k = split_heads(x, d["n_heads"]).shape[-1]  # (B, H, L, d_k)
+    return math.sqrt(d_k)
+
+
+register(Skill(
+    name="sdpa_scale", lesson="02", title="The scale factor √d_k", kind="number", decimals=2,
+    build=_scale_build, solve=_scale_solve,
+    mistakes={
+        "scale_by_d_model": lambda d: math.sqrt(d["d_model"]),
+        "scale_by_dk": lambda d: d["d_model"] / d["n_heads"],
+        "no_scale": lambda d: 1.0,
+    },
+    hints=("The scale depends on the width of the vectors that are dot-multiplied inside one head.",
+           "d_k = d_model / n_heads; divide by √d_k."),
+))

@@ -1,0 +1,108 @@
+"""Lesson 05: multi-head attention shapes, head splitting/merging by hand, parameter count."""
+from __future__ import annotations
+
+import torch
+
+from ._common import Skill, bias_count, f64, meta_count, register, show
+
+
+def _trace_build(rng):
+    B = rng.randint(2, 8)
+    L = rng.choice([5, 7, 9, 10, 12, 16])
+    d_model = rng.choice([32, 48, 64, 96, 128, 256])
+    n_heads = rng.choice([h for h in (2, 3, 4, 6, 8) if d_model % h == 0 and d_model // h not in (B, L)])
+    prompt = (f"x has shape (B, L, d_model) = ({B}, {L}, {d_model}). What is the shape of "
+              f"**split_heads(x, n_heads={n_heads})**, the layout each head's attention runs on? Answer like (2, 3, 4, 5).")
+    return prompt, {"B": B, "L": L, "d_model": d_model, "n_heads": n_heads}
+
+
+def _trace(d):
+    from attnlab.nn import split_heads
+
+    return tuple(split_heads(torch.empty(d["B"], d["L"], d["d_model"], device="meta"), d["n_heads"]).shape)
+
+
+register(Skill(
+    name="mha_shape_trace", lesson="05", title="Head-split shape trace", kind="shape",
+    build=_trace_build, solve=_trace,
+    mistakes={"reshape_without_transpose": lambda d: (d["B"], d["L"], d["n_heads"], d["d_model"] // d["n_heads"])},
+    hints=("Each head works on its own (L, d_k) slice, and heads are a batch-like axis.",
+           "(B, L, d_model) -> view (B, L, H, d_k) with d_k = d_model / H -> transpose(1, 2) -> (B, H, L, d_k)."),
+))
+
+
+def _split_build(rng):
+    x = [rng.sample(range(10), 4) for _ in range(2)]
+    head = rng.randrange(2)
+    prompt = (f"x = {show(x)} is one sequence (L = 2 tokens, d_model = 4). Split it into n_heads = 2 heads "
+              f"(d_k = 2). Give **head {head}'s (L, d_k) matrix**, i.e. split_heads(x[None], 2)[0, {head}].")
+    return prompt, {"x": x, "head": head}
+
+
+def _split(d):
+    from attnlab.nn import split_heads
+
+    return split_heads(f64([d["x"]]), 2)[0, d["head"]]  # (1, L, d_model) -> (1, H, L, d_k) -> (L, d_k)
+
+
+register(Skill(
+    name="split_heads_values", lesson="05", title="Split heads by hand", kind="matrix",
+    build=_split_build, tables=("x",),
+    solve=lambda d: _split(d),
+    mistakes={"reshape_without_transpose": lambda d: f64(d["x"]).reshape(2, 2, 2)[d["head"]]},
+    hints=("Head h owns a contiguous block of d_k columns of every token.",
+           "Head h = columns h·d_k .. (h+1)·d_k − 1 of x, for every row (token)."),
+))
+
+
+def _merge_build(rng):
+    heads = [[rng.sample(range(10), 2) for _ in range(2)] for _ in range(2)]
+    prompt = (f"Two heads produced outputs (each L = 2 tokens × d_k = 2): head 0 = {show(heads[0])}, head 1 = "
+              f"{show(heads[1])}. Give **merge_heads** of them for this sequence: the (L, d_model = 4) matrix.")
+    return prompt, {"heads": heads}
+
+
+def _merge(d):
+    from attnlab.nn import merge_heads
+
+    return merge_heads(f64([d["heads"]]))[0]  # (1, H, L, d_k) -> (1, L, d_model) -> (L, d_model)
+
+
+register(Skill(
+    name="merge_heads_values", lesson="05", title="Merge heads by hand", kind="matrix",
+    build=_merge_build, solve=_merge,
+    mistakes={
+        "heads_wrong_order": lambda d: torch.cat([f64(d["heads"][1]), f64(d["heads"][0])], dim=-1),
+        "reshape_without_transpose": lambda d: f64(d["heads"]).reshape(2, 4),
+    },
+    hints=("Each token's row is rebuilt from its row in every head, side by side.",
+           "Row t = [head 0 row t, head 1 row t] (head 0's d_k numbers first)."),
+))
+
+
+def _mha_count_build(rng):
+    d_model = rng.choice([16, 32, 64, 128, 256, 512, 768])
+    n_heads = rng.choice([h for h in (2, 4, 8) if d_model % h == 0])
+    bias = rng.random() < 0.75
+    prompt = (f"How many parameters does **MultiHeadAttention(d_model={d_model}, n_heads={n_heads}, bias={bias})** "
+              "have? (Projections W_Q, W_K, W_V, W_O, each nn.Linear(d_model, d_model).)")
+    return prompt, {"d_model": d_model, "n_heads": n_heads, "bias": bias}
+
+
+def _mha(d):
+    from attnlab.nn import MultiHeadAttention
+
+    return meta_count(lambda: MultiHeadAttention(d["d_model"], d["n_heads"], bias=d["bias"]),
+                      key=("MultiHeadAttention",) + tuple(sorted(d.items())))
+
+
+register(Skill(
+    name="mha_param_count", lesson="05", title="Multi-head attention parameter count", kind="int",
+    build=_mha_count_build, solve=lambda d: _mha(d)[0],
+    mistakes={
+        "params_without_bias": lambda d: _mha(d)[0] - bias_count(_mha(d)[1]) if d["bias"] else None,
+        "forget_w_o": lambda d: _mha(d)[0] - sum(p.numel() for p in _mha(d)[1].w_o.parameters()),
+    },
+    hints=("The number of heads does not change the count: the heads split d_model, they do not add width.",
+           "4 linear maps d_model -> d_model: 4·d_model² weights, plus 4·d_model biases if bias=True."),
+))

@@ -1,0 +1,83 @@
+"""Lesson 04: sinusoidal positional encoding values and why attention needs positions."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import Skill, register, show
+
+
+def _pe_build(rng):
+    d_model = rng.choice([4, 6, 8])
+    pos = rng.randint(1, 6)
+    col = rng.randrange(d_model)
+    prompt = (f"Sinusoidal positional encoding with d_model = {d_model}: compute **PE[pos = {pos}, column {col}]** "
+              "(columns counted from 0; angles in radians) to **3 decimals**.")
+    return prompt, {"d_model": d_model, "pos": pos, "col": col}
+
+
+def _pe_solve(d):
+    from attnlab.nn import sinusoidal_encoding
+
+    return float(sinusoidal_encoding(d["pos"] + 1, d["d_model"])[d["pos"], d["col"]])
+
+
+def _angle(d, exponent_col):
+    return d["pos"] / 10000 ** (exponent_col / d["d_model"])
+
+
+def _swapped(d):
+    pair = d["col"] - d["col"] % 2
+    return (math.cos if d["col"] % 2 == 0 else math.sin)(_angle(d, pair))
+
+
+def _pair_exponent(d):
+    if d["col"] % 2 == 0:
+        return None  # for even columns the pair index and the column index agree
+    return math.cos(_angle(d, d["col"]))
+
+
+register(Skill(
+    name="pe_value", lesson="04", title="Sinusoidal encoding value", kind="number", decimals=3,
+    build=_pe_build, solve=_pe_solve,
+    mistakes={"pe_sin_cos_swapped": _swapped, "pe_pair_exponent": _pair_exponent},
+    hints=("Even columns use sine, odd columns cosine; the pair (2i, 2i+1) shares one frequency.",
+           "angle = pos / 10000^(2i / d_model) with 2i = column rounded down to even; "
+           "PE = sin(angle) for even columns, cos(angle) for odd ones."),
+))
+
+
+def _perm_build(rng):
+    n = 4
+    while True:
+        perm = rng.sample(range(n), n)
+        inverse = [perm.index(i) for i in range(n)]
+        if perm != inverse:
+            break
+    prompt = (f"X has {n} rows (tokens). Permute them: X' = X[π] with π = {show(perm)}, i.e. row r of X' is row "
+              "π[r] of X. Run self-attention **without positional encoding**: Y = Attn(X, X, X) and "
+              f"Y' = Attn(X', X', X'). For r = 0 .. {n - 1}, row r of Y' equals which row of Y? Answer as a list of "
+              f"{n} row indices.")
+    return prompt, {"perm": perm, "seed": rng.randrange(2**31)}
+
+
+def _perm_solve(d):
+    from attnlab.nn import scaled_dot_product_attention
+
+    perm = d["perm"]
+    x = torch.randn(len(perm), 4, generator=torch.Generator().manual_seed(d["seed"]), dtype=torch.float64)
+    y, _ = scaled_dot_product_attention(x, x, x)  # (n, 4)
+    yp, _ = scaled_dot_product_attention(x[perm], x[perm], x[perm])  # (n, 4)
+    return [int((y - row).abs().sum(-1).argmin()) for row in yp]  # which row of Y each row of Y' matches
+
+
+register(Skill(
+    name="permutation_effect", lesson="04", title="Permutation equivariance without positions", kind="int_list",
+    build=_perm_build, solve=_perm_solve,
+    mistakes={"inverse_permutation": lambda d: [d["perm"].index(i) for i in range(len(d["perm"]))]},
+    hints=("Without positions, attention only sees a set of tokens: permuting the inputs permutes the outputs "
+           "the same way.",
+           "Equivariance: Attn(X[π]) = Attn(X)[π]. Read off which row of Y sits at row r of Y[π]."),
+))
+
