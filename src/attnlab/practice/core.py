@@ -137,7 +137,7 @@ def _describe(diff: Difference, skill: Skill) -> str:
         return (f"Your answer has {diff.given_shape[0]} entries but should have {diff.expected_shape[0]}. "
                 "Check that you have one entry per item asked for.")
     if not diff.where:
-        return f"{diff.given} is not right{precision}. Recheck the computation; the Hint button shows the method."
+        return f"{diff.given} is not right{precision}. Recheck the computation (a hint shows the method)."
     if skill.kind in ("shape", "int_list", "int_set", "vector"):
         label = f"entry {diff.where[0]} (counting from 0)"
     elif len(diff.where) == 2:

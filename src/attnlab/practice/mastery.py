@@ -130,8 +130,8 @@ def submit(store: ProgressStore, skill: str, answer, *, n_required: int | None =
         else:
             note = f"{min(rec['streak'], n)}/{n} in a row."
     elif feedback.correct:
-        note = ("Correct, but " + ("a hint was shown" if not clean else "this was a retry")
-                + ", so it does not count. Try a fresh problem.")
+        note = ("It does not count towards mastery (" + ("a hint was shown" if not clean else "a retry")
+                + "); try a fresh problem.")
     else:
         rec["streak"] = 0
     if feedback.correct:

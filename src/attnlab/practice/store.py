@@ -151,7 +151,7 @@ class ProgressStore:
 
     def _load(self) -> dict[str, Any]:
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes().decode("utf-8", errors="replace")
         except FileNotFoundError:
             return self._empty()
         except OSError as err:

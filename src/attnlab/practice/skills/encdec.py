@@ -64,10 +64,10 @@ register(Skill(
 
 
 def _cross_build(rng):
-    B = rng.randint(2, 4)
-    L, S = rng.sample([3, 4, 5, 6, 7, 8, 9], 2)
-    d_model = rng.choice([16, 32, 48])
-    n_heads = rng.choice([h for h in (2, 4, 8) if d_model % h == 0 and h not in (B, L, S)])
+    n_heads = rng.choice([2, 4, 8])
+    d_model = n_heads * rng.choice([4, 8])
+    B = rng.choice([b for b in (1, 2, 3, 4) if b != n_heads])  # all four axes distinct: no ambiguity
+    L, S = rng.sample([n for n in (3, 5, 6, 7, 9) if n != B], 2)
     prompt = (f"Cross-attention with d_model = {d_model}, n_heads = {n_heads}: the decoder states have shape "
               f"(B, L, d_model) = ({B}, {L}, {d_model}), the encoder output (B, S, d_model) = ({B}, {S}, {d_model}). "
               "What is the shape of the **attention weights** (need_weights=True)?")

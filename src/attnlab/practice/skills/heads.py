@@ -7,10 +7,14 @@ from ._common import Skill, bias_count, f64, meta_count, register, show
 
 
 def _trace_build(rng):
-    B = rng.randint(2, 8)
-    L = rng.choice([5, 7, 9, 10, 12, 16])
-    d_model = rng.choice([32, 48, 64, 96, 128, 256])
-    n_heads = rng.choice([h for h in (2, 3, 4, 6, 8) if d_model % h == 0 and d_model // h not in (B, L)])
+    while True:
+        B = rng.randint(2, 8)
+        L = rng.choice([5, 7, 9, 10, 12, 16])
+        d_model = rng.choice([32, 48, 64, 96, 128, 256])
+        heads = [h for h in (2, 3, 4, 6, 8) if d_model % h == 0 and d_model // h not in (B, L) and h not in (B, L)]
+        if heads:
+            break
+    n_heads = rng.choice(heads)
     prompt = (f"x has shape (B, L, d_model) = ({B}, {L}, {d_model}). What is the shape of "
               f"**split_heads(x, n_heads={n_heads})**, the layout each head's attention runs on? Answer like (2, 3, 4, 5).")
     return prompt, {"B": B, "L": L, "d_model": d_model, "n_heads": n_heads}

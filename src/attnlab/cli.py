@@ -1,0 +1,164 @@
+"""The ``attnlab`` console script: practise at the terminal and see progress.
+
+    attnlab skills [--lesson 03]         every skill with its lesson
+    attnlab practice SKILL [--max N]     interactive practice (h = hint, n = new problem, q = quit)
+    attnlab hint SKILL                   the next hint for the open problem of SKILL
+    attnlab progress                     table by lesson and skill: mastered / in progress / due
+    attnlab gate LESSON [--override]     the lesson's prerequisite check, as a notebook would run it
+
+Input is read line by line from stdin, so piped answers work (``printf '0.5\\nq\\n' | attnlab practice ...``).
+Progress goes to ``$ATTNLAB_HOME`` (default ``~/.attnlab``) under the learner ``$ATTNLAB_LEARNER``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+
+def _console() -> Console:
+    # Piped output has no terminal width; use a wide one so names are not cut.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+
+
+@click.group()
+@click.option("--learner", default=None, help="Learner id (default: $ATTNLAB_LEARNER, the profile, or the OS user).")
+@click.version_option(package_name="attnlab")
+def main(learner: str | None) -> None:
+    """attnlab: practise the skills of the attention course and track mastery."""
+    if learner:
+        os.environ["ATTNLAB_LEARNER"] = learner
+
+
+@main.command()
+@click.option("--lesson", default=None, help="Only this lesson, e.g. 03.")
+def skills(lesson: str | None) -> None:
+    """List every skill with its lesson."""
+    from attnlab.practice import all_skills, lesson_id
+
+    table = Table(title="attnlab skills")
+    for col in ("lesson", "skill", "title", "answer"):
+        table.add_column(col)
+    chosen = [s for s in all_skills() if lesson is None or s.lesson == lesson_id(lesson)]
+    for s in chosen:
+        table.add_row(s.lesson, s.name, s.title, s.kind)
+    console = _console()
+    console.print(table)
+    console.print(f"{len(chosen)} skills.")
+
+
+@main.command()
+def progress() -> None:
+    """Show progress by lesson and skill."""
+    from attnlab.practice import ProgressStore, all_skills
+    from attnlab.practice import mastery
+
+    store = ProgressStore()
+    n = mastery.mastery_threshold()
+    table = Table(title=f"Progress of {store.learner}")
+    for col in ("lesson", "skill", "status", "run", "answers", "hints", "review due"):
+        table.add_column(col)
+    counts: dict[str, int] = {}
+    for s in all_skills():
+        rec = store.peek(s.name)
+        state = mastery.status(store, s.name)
+        counts[state] = counts.get(state, 0) + 1
+        due = ""
+        if rec["mastered"]:
+            due = f"lesson {rec['due_lesson']}" if rec["due_lesson"] else ""
+        table.add_row(s.lesson, s.name, state, f"{min(rec['streak'], n)}/{n}", str(rec["attempts"]),
+                      str(rec["hints"]), due)
+    console = _console()
+    for notice in store.notices:
+        console.print(f"Note: {notice}")
+    console.print(table)
+    console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+@main.command()
+@click.argument("skill")
+@click.option("--max", "max_items", type=int, default=None, help="Stop after this many problems.")
+@click.option("--until-mastered", is_flag=True, help="Stop as soon as the skill is mastered.")
+def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
+    """Practise SKILL interactively: type an answer, h for a hint, n for a new problem, q to quit."""
+    from attnlab.practice import PracticeItem, get_skill
+
+    try:
+        get_skill(skill)
+    except KeyError as err:
+        raise click.UsageError(str(err.args[0])) from None
+    item = PracticeItem(skill)
+    echo = click.echo
+    for notice in item.store.notices:
+        echo(f"Note: {notice}")
+    echo(f"Practising {item.skill.name}: {item.skill.title} (lesson {item.skill.lesson}). "
+         "Type an answer; h = hint, n = new problem, q = quit.")
+    shown, fresh = 0, True
+    while True:
+        if fresh:
+            shown += 1
+            echo(f"\nProblem {shown} [{item.progress()}]\n{item.prompt}")
+            fresh = False
+        echo("answer> ", nl=False)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:  # EOF
+            echo("")
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text.lower() in ("q", "quit", "exit"):
+            break
+        if text.lower() in ("h", "hint", "?"):
+            echo(item.hint())
+            continue
+        if text.lower() in ("n", "next", "new", "skip"):
+            item.next()
+            fresh = True
+        else:
+            was_mastered = item.mastered
+            feedback = item.check(text)
+            echo(item.feedback_text())
+            if not feedback.correct:
+                echo("Try again, or n for a new problem (a retry does not count towards mastery).")
+                continue
+            if item.mastered and not was_mastered and until_mastered:
+                break
+            item.next()
+            fresh = True
+        if max_items is not None and shown >= max_items:
+            break
+    echo(f"Progress on {item.skill.name}: {item.progress()}. Bye!")
+
+
+@main.command()
+@click.argument("skill")
+def hint(skill: str) -> None:
+    """Show the next hint for the open problem of SKILL (it then does not count towards mastery)."""
+    from attnlab.practice import PracticeItem, get_skill
+
+    try:
+        get_skill(skill)
+    except KeyError as err:
+        raise click.UsageError(str(err.args[0])) from None
+    item = PracticeItem(skill)
+    click.echo(item.prompt)
+    click.echo(item.hint())
+
+
+@main.command()
+@click.argument("lesson")
+@click.option("--override", is_flag=True, help="Open the lesson regardless (review, instructors).")
+def gate(lesson: str, override: bool) -> None:
+    """Run the prerequisite check of LESSON (e.g. 03) and print it."""
+    from attnlab.practice import gate as run_gate
+
+    run_gate(lesson, override=override)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

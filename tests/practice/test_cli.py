@@ -1,0 +1,84 @@
+"""The ``attnlab`` console script: CliRunner, a real piped subprocess, and a pseudo-terminal."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from click.testing import CliRunner
+
+from attnlab.cli import main
+from attnlab.practice import ProgressStore, format_answer, get_skill, seed_for
+
+SCRIPT = Path(sys.executable).parent / "attnlab"
+
+
+def typed(learner, skill, attempt):
+    v = get_skill(skill).variant(seed_for(learner, skill, attempt))
+    return format_answer(v.answer, v.kind, v.decimals)
+
+
+def test_skills_and_progress_tables():
+    runner = CliRunner()
+    out = runner.invoke(main, ["skills"])
+    assert out.exit_code == 0 and "sdpa_full" in out.output and "kv_cache_bytes" in out.output
+    out = runner.invoke(main, ["skills", "--lesson", "3"])
+    assert "causal_mask_build" in out.output and "sdpa_full" not in out.output
+    out = runner.invoke(main, ["progress"])
+    assert out.exit_code == 0 and "not started" in out.output
+
+
+def test_practice_with_cliRunner_input_hint_wrong_and_quit():
+    runner = CliRunner()
+    answer = typed("test-learner", "sdpa_scale", 0)
+    out = runner.invoke(main, ["practice", "sdpa_scale"], input=f"999\nh\n{answer}\nq\n")
+    assert out.exit_code == 0, out.output
+    assert "not right" in out.output and "Hint 1/2" in out.output and "does not count" in out.output
+    rec = ProgressStore().peek("sdpa_scale")
+    assert rec["hints"] == 1 and rec["streak"] == 0 and rec["attempts"] == 2
+
+
+def test_unknown_skill_is_a_usage_error():
+    out = CliRunner().invoke(main, ["practice", "sdpa_ful"])
+    assert out.exit_code == 2 and "sdpa_full" in out.output
+
+
+@pytest.mark.slow  # a real subprocess imports torch (several seconds on a busy machine)
+def test_piped_session_end_to_end_masters_a_skill(tmp_path):
+    env = dict(os.environ, ATTNLAB_HOME=str(tmp_path), ATTNLAB_LEARNER="pipe", OMP_NUM_THREADS="1")
+    answers = "\n".join(typed("pipe", "warmup_scores_shape", a) for a in range(3)) + "\n"
+    proc = subprocess.run([str(SCRIPT), "practice", "warmup_scores_shape"], input=answers, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("✔") == 3 and "Mastered" in proc.stdout
+    assert ProgressStore("pipe", tmp_path).peek("warmup_scores_shape")["mastered"] is True
+
+
+@pytest.mark.slow
+def test_interactive_session_under_a_pseudo_terminal(tmp_path):
+    env = dict(os.environ, ATTNLAB_HOME=str(tmp_path), ATTNLAB_LEARNER="tty", OMP_NUM_THREADS="1")
+    child = pexpect.spawn(str(SCRIPT), ["practice", "uniform_loss"], env=env, encoding="utf-8", timeout=60)
+    try:
+        child.expect("answer> ")
+        child.sendline("1.0")
+        child.expect("not right")
+        child.expect("answer> ")
+        child.sendline("n")
+        child.expect("answer> ")
+        child.sendline(typed("tty", "uniform_loss", 1))
+        child.expect("1/3 in a row")
+        child.expect("answer> ")
+        child.sendline("q")
+        child.expect("Bye!")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert ProgressStore("tty", tmp_path).peek("uniform_loss")["streak"] == 1
+
+
+@pytest.mark.parametrize("args", [["gate", "03"], ["gate", "03", "--override"]])
+def test_gate_command(args):
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0 and "Lesson 03 gate" in out.output

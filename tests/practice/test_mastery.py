@@ -1,0 +1,167 @@
+"""Mastery rule, hints, gates (with override) and spaced review with an injected clock."""
+import pytest
+
+from attnlab.practice import ProgressStore, due_reviews, gate, mastery_check, practice_item
+from attnlab.practice import mastery
+from attnlab.practice.mastery import DAY
+
+from _helpers import perturb
+
+
+class Clock:
+    def __init__(self, t=1_000_000.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def right(item):
+    v = item.variant
+    return v.answer
+
+
+def wrong(item):
+    v = item.variant
+    return perturb(v.answer, v.kind, v.decimals)
+
+
+def answer_fresh(item, correct=True):
+    fb = item.check(right(item) if correct else wrong(item))
+    item.next()
+    return fb
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ProgressStore("tess", tmp_path, clock=Clock())
+
+
+def test_mastered_after_three_consecutive_fresh_correct(store):
+    item = practice_item("sdpa_scale", store)
+    seeds = set()
+    for k in range(3):
+        assert not item.mastered
+        seeds.add(item.variant.seed)
+        assert answer_fresh(item).correct
+        assert item.last.counted
+    assert item.mastered and len(seeds) == 3
+    assert "Mastered" in item.last.note
+
+
+def test_wrong_answer_resets_and_retry_does_not_count(store):
+    item = practice_item("sdpa_scale", store)
+    answer_fresh(item)
+    answer_fresh(item)
+    assert item.streak == 2
+    assert not item.check(wrong(item)).correct
+    assert item.streak == 0
+    assert item.check(right(item)).correct  # retry of the same variant
+    assert item.streak == 0 and not item.last.counted and "retry" in item.last.note
+    item.next()
+    for _ in range(3):
+        answer_fresh(item)
+    assert item.mastered
+
+
+def test_hint_resets_run_and_is_recorded(store):
+    item = practice_item("sdpa_scale", store)
+    answer_fresh(item)
+    assert item.hint().startswith("Hint 1/2")
+    assert item.hint().startswith("Hint 2/2")
+    assert item.hint().startswith("Hint 2/2")  # no third tier
+    assert item.streak == 0
+    assert item.check(right(item)).correct and not item.last.counted
+    rec = ProgressStore("tess", store.home).peek("sdpa_scale")  # persisted
+    assert rec["hints"] == 2 and rec["history"][-1][2] == 2
+
+
+def test_threshold_is_configurable(store, monkeypatch):
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "2")
+    item = practice_item("uniform_loss", store)
+    answer_fresh(item)
+    answer_fresh(item)
+    assert item.mastered
+    item5 = practice_item("sdpa_scale", store, n_required=5)
+    for _ in range(4):
+        answer_fresh(item5)
+    assert not item5.mastered and item5.progress() == "4/5 in a row"
+
+
+def test_progress_survives_a_new_session(store):
+    item = practice_item("sdpa_scale", store)
+    answer_fresh(item)
+    seed = item.variant.seed
+    again = practice_item("sdpa_scale", ProgressStore("tess", store.home))
+    assert again.streak == 1 and again.variant.seed == seed  # the open problem is kept
+
+
+def _master(store, skill):
+    item = practice_item(skill, store)
+    while not item.mastered:
+        answer_fresh(item)
+
+
+def test_gate_lists_missing_prerequisites_and_offers_practice(store, capsys):
+    result = gate("03", store=store)
+    out = capsys.readouterr().out
+    assert not result.open and set(result.missing) == {"sdpa_softmax_row", "sdpa_full"}
+    assert "sdpa_full" in out and "attnlab practice" in out and "override" in out
+    _master(store, "sdpa_softmax_row")
+    _master(store, "sdpa_full")
+    result = gate(3, store=store)
+    assert result.open and not result.missing and "mastered" in capsys.readouterr().out
+
+
+def test_gate_override_argument_and_env(store, monkeypatch, capsys):
+    assert gate("03", override=True, store=store).open
+    assert gate("03", override=True, store=store).overridden
+    assert "overridden" in capsys.readouterr().out
+    monkeypatch.setenv("ATTNLAB_GATE_OVERRIDE", "1")
+    assert gate("03", store=store).open
+
+
+def test_gate_and_mastery_check_never_raise(store, capsys):
+    assert gate("not-a-lesson", store=store).open
+    assert "could not check" in capsys.readouterr().out
+    assert gate("42", store=store).open  # unknown lesson: no prerequisites
+    check = mastery_check("banana", store=store)
+    assert check.items == [] and "unavailable" in capsys.readouterr().out
+
+
+def test_mastery_check_headless_lists_the_lesson_items(store, capsys):
+    check = mastery_check("03", store=store)
+    out = capsys.readouterr().out
+    assert set(check.skills) == {"causal_mask_build", "padding_mask_build", "combine_masks_build", "masked_softmax"}
+    assert all(name in out for name in check.skills) and check.reviews == []
+    assert check.items[0].check(check.items[0].variant.answer).correct
+
+
+def test_spaced_review_by_lessons_then_pass_doubles_interval(store):
+    gate("02", store=store)
+    _master(store, "sdpa_full")
+    assert due_reviews(store, "03") == []
+    assert "sdpa_full" in due_reviews(store, "04")  # two lessons later
+    check = mastery_check("04", store=store)
+    assert "sdpa_full" in check.reviews
+    item = next(i for i in check.items if i.skill.name == "sdpa_full")
+    assert item.review and item.check(right(item)).correct and item.last.counted
+    rec = store.peek("sdpa_full")
+    assert rec["mastered"] and rec["interval_lessons"] == 4 and rec["due_lesson"] == "08"
+    assert due_reviews(store, "05") == []
+
+
+def test_spaced_review_by_days_and_a_miss_puts_it_back_into_practice(store):
+    gate("05", store=store)
+    _master(store, "sdpa_scale")
+    assert due_reviews(store, "05") == []
+    store.clock.t += 2 * DAY
+    assert due_reviews(store, "05") == []
+    store.clock.t += 1.5 * DAY
+    assert due_reviews(store, "05") == ["sdpa_scale"]
+    check = mastery_check("05", store=store)
+    item = next(i for i in check.items if i.skill.name == "sdpa_scale")
+    assert not item.check(wrong(item)).correct
+    assert not mastery.is_mastered(store, "sdpa_scale") and mastery.status(store, "sdpa_scale") == "in progress"
+    assert "back in practice" in item.last.note
+    assert due_reviews(store, "05") == []

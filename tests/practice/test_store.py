@@ -1,0 +1,99 @@
+"""The progress store: atomic JSON per learner, checksum, corrupt/hand-edited files backed up and recovered."""
+import json
+import os
+
+import pytest
+
+from attnlab.practice import ProgressStore
+from attnlab.practice.store import SCHEMA
+
+
+def _backups(store):
+    return sorted(store.path.parent.glob(store.path.name + ".corrupt-*"))
+
+
+def test_roundtrip_schema_checksum_and_no_temp_files(tmp_path):
+    store = ProgressStore("ann", tmp_path)
+    store.skill("sdpa_full")["streak"] = 2
+    assert store.save()
+    doc = json.loads(store.path.read_text())
+    assert doc["schema"] == SCHEMA and len(doc["checksum"]) == 64 and doc["learner"] == "ann"
+    assert ProgressStore("ann", tmp_path).peek("sdpa_full")["streak"] == 2
+    assert [p.name for p in store.path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert store.path == tmp_path / "progress" / "ann.json"
+
+
+def test_one_file_per_learner(tmp_path):
+    a, b = ProgressStore("ann", tmp_path), ProgressStore("ben", tmp_path)
+    a.skill("x")["streak"] = 1
+    a.save()
+    b.save()
+    assert ProgressStore("ben", tmp_path).peek("x")["streak"] == 0
+
+
+def test_invalid_json_is_backed_up_and_last_good_copy_recovered(tmp_path):
+    store = ProgressStore("ann", tmp_path)
+    store.skill("sdpa_full").update(mastered=True, streak=3)
+    store.save()
+    store.path.write_text('{"schema": 1, "skills": {"sdpa_full": ')  # truncated write
+    with pytest.warns(UserWarning, match="not valid JSON"):
+        again = ProgressStore("ann", tmp_path)
+    assert again.peek("sdpa_full")["mastered"] is True  # nothing earned is lost
+    backups = _backups(again)
+    assert len(backups) == 1 and backups[0].read_text().startswith('{"schema": 1, "skills"')
+    assert any(str(backups[0]) in n for n in again.notices)
+    with_warnings = ProgressStore("ann", tmp_path)  # the recovered file is clean again
+    assert with_warnings.notices == [] and with_warnings.peek("sdpa_full")["mastered"] is True
+
+
+def test_hand_edited_file_is_detected_backed_up_and_valid_records_kept(tmp_path):
+    store = ProgressStore("ann", tmp_path)
+    store.skill("sdpa_full")["streak"] = 2
+    store.skill("causal_mask_build")["mastered"] = True
+    store.save()
+    doc = json.loads(store.path.read_text())
+    doc["skills"]["sdpa_full"]["streak"] = "many"  # invalid type: dropped
+    doc["skills"]["causal_mask_build"]["attempts"] = 9  # valid: kept
+    store.path.write_text(json.dumps(doc))
+    with pytest.warns(UserWarning, match="changed outside attnlab"):
+        again = ProgressStore("ann", tmp_path)
+    assert again.peek("causal_mask_build")["mastered"] is True
+    assert again.peek("causal_mask_build")["attempts"] == 9
+    assert "sdpa_full" not in again.data["skills"]
+    assert len(_backups(again)) == 1 and "recovered 1 skill record" in again.notices[0]
+
+
+def test_garbage_without_any_good_copy_starts_afresh_but_keeps_the_backup(tmp_path):
+    path = tmp_path / "progress" / "ann.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\x00\xffnot json at all")
+    with pytest.warns(UserWarning):
+        store = ProgressStore("ann", tmp_path)
+    assert store.data["skills"] == {} and len(_backups(store)) == 1
+    assert "nothing could be recovered" in store.notices[0]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_home_never_crashes(tmp_path):
+    home = tmp_path / "ro"
+    home.mkdir()
+    home.chmod(0o500)
+    try:
+        store = ProgressStore("ann", home)
+        store.skill("x")["streak"] = 1
+        with pytest.warns(UserWarning, match="Could not save"):
+            assert store.save() is False
+        assert store.peek("x")["streak"] == 1
+    finally:
+        home.chmod(0o700)
+
+
+def test_home_is_a_file_never_crashes(tmp_path):
+    home = tmp_path / "file"
+    home.write_text("x")
+    with pytest.warns(UserWarning, match="Could not read"):
+        store = ProgressStore("ann", home)
+    store.skill("x")["streak"] = 1
+    with pytest.warns(UserWarning, match="Could not save"):
+        assert store.save() is False
+    assert store.peek("x")["streak"] == 1

@@ -1,0 +1,65 @@
+"""The ipywidgets card, driven programmatically as a browser would drive it."""
+import ipywidgets as w
+
+from attnlab.practice import ProgressStore, format_answer, practice
+from attnlab.practice.widgets import Card
+
+from _helpers import perturb
+
+
+def _classes(widget):
+    return set(widget._dom_classes)
+
+
+def test_card_builds_with_stable_classes(tmp_path):
+    card = practice("sdpa_full", store=ProgressStore("wes", tmp_path))
+    assert isinstance(card, Card) and isinstance(card.widget, w.VBox)
+    assert {"attnlab-card", "attnlab-skill-sdpa_full", f"attnlab-seed-{card.item.variant.seed}"} <= _classes(card.widget)
+    for widget, cls in [(card.answer, "attnlab-answer"), (card.check_button, "attnlab-check"),
+                        (card.feedback, "attnlab-feedback"), (card.progress, "attnlab-progress"),
+                        (card.hint_button, "attnlab-hint"), (card.next_button, "attnlab-next")]:
+        assert cls in _classes(widget)
+    assert isinstance(card.progress, w.IntProgress) and card.progress.max == 3 and card.progress.value == 0
+    assert "<table" in card.tables.value and "softmax" in card.prompt.value
+    assert "sdpa_full" in repr(card)
+
+
+def test_check_callback_diagnoses_then_progress_moves(tmp_path):
+    card = practice("sdpa_full", store=ProgressStore("wes", tmp_path))
+    skill, v = card.item.skill, card.item.variant
+    mistake, value = next(iter(skill.wrong_answers(v).items()))
+    card.answer.value = format_answer(value, v.kind, 4)
+    card.check_button.click()
+    assert "✘" in card.feedback.value and card.item.last.feedback.misconception == mistake
+    assert card.progress.value == 0 and not card.next_button.disabled
+    card.next_button.click()  # a fresh variant: the retry of a missed one would not count
+    assert card.item.variant.seed != v.seed and card.feedback.value == "" and card.answer.value == ""
+    assert f"attnlab-seed-{card.item.variant.seed}" in _classes(card.widget)
+    assert f"attnlab-seed-{v.seed}" not in _classes(card.widget)
+    card.answer.value = card.expected_text()
+    card.check_button.click()
+    assert "✔" in card.feedback.value and card.progress.value == 1 and "1/3" in card.status.value
+
+
+def test_wrong_answer_without_known_mistake_points_at_entry(tmp_path):
+    card = practice("causal_mask_build", store=ProgressStore("wes", tmp_path))
+    v = card.item.variant
+    bad = perturb(v.answer, "mask", None)
+    card.answer.value = str(bad)
+    card.check_button._click_handlers(card.check_button)  # the registered handler itself
+    assert "row 0, column 0" in card.feedback.value
+
+
+def test_hint_button_and_mastery_bar(tmp_path):
+    card = practice("uniform_loss", store=ProgressStore("wes", tmp_path), n_required=2)
+    card.hint_button.click()
+    assert "Hint 1/2" in card.hints.value
+    card.answer.value = card.expected_text()
+    card.check_button.click()
+    assert card.progress.value == 0 and "does not count" in card.feedback.value
+    for _ in range(2):
+        card.next_button.click()
+        card.answer.value = card.expected_text()
+        card.check_button.click()
+    assert card.progress.value == card.progress.max == 2 and card.progress.bar_style == "success"
+    assert card.status.value == "mastered"
