@@ -97,3 +97,11 @@ def test_rank_one_raises():
 def test_non_tensor_raises_type_error():
     with pytest.raises(TypeError, match="q must be a torch.Tensor, got list"):
         scaled_dot_product_attention([[1.0]], torch.randn(1, 1), torch.randn(1, 1))
+
+
+def test_dtype_mismatch_raises_type_error():
+    q = torch.randn(3, 4)
+    with pytest.raises(TypeError, match=r"one floating dtype, got torch.float32, torch.float64, torch.float32"):
+        scaled_dot_product_attention(q, q.double(), q)
+    with pytest.raises(TypeError, match="floating dtype"):
+        scaled_dot_product_attention(q.long(), q.long(), q.long())

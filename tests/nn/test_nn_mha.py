@@ -157,3 +157,9 @@ def test_attention_dropout_only_in_training():
     mha.train()
     c, _ = mha(x)
     assert not torch.allclose(a, c)
+
+
+def test_kv_cache_rejects_mismatched_k_v():
+    cache = KVCache()
+    with pytest.raises(ValueError, match=r"must agree in \(B, H, L_new\)"):
+        cache.update(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 2, 4))

@@ -129,3 +129,17 @@ def test_count_parameters_counts_tied_once_and_trainable_only():
     assert count_parameters(m, trainable_only=True) == total - 11 * 16
     with pytest.raises(TypeError, match="expects an nn.Module, got Tensor"):
         count_parameters(torch.zeros(3))
+
+
+def test_greedy_decode_pads_finished_rows_with_eos_and_stops():
+    m = Transformer(TINY).eval()
+    src = torch.randint(0, 13, (3, 5))
+    free = m.greedy_decode(src, bos_id=1, max_len=6)
+    eos = int(free[0, 1])  # make row 0 finish at its first step
+    out = m.greedy_decode(src, bos_id=1, max_len=6, eos_id=eos)
+    assert torch.all(out[0, 1:] == eos)
+    for row in out:
+        hits = (row[1:] == eos).nonzero()
+        if len(hits):
+            assert torch.all(row[1 + int(hits[0]):] == eos)  # nothing but EOS after the first EOS
+    assert out.shape[1] <= 7 and m.training is False

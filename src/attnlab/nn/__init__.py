@@ -5,8 +5,9 @@ module                  contents
 ======================  ==========================================================
 ``attention``           :func:`scaled_dot_product_attention` (Vaswani et al. 2017, Eq. 1)
 ``masks``               :func:`causal_mask`, :func:`padding_mask`, :func:`combine_masks`
-``mha``                 :func:`split_heads`, :func:`merge_heads`, :class:`KVCache`,
+``mha``                 :func:`split_heads`, :func:`merge_heads`,
                         :class:`MultiHeadAttention` (§3.2.2)
+``kv_cache``            :class:`KVCache` for incremental decoding
 ``positional``          sinusoidal (§3.5), learned (GPT-2) and rotary (RoFormer) positions
 ``ffn``                 :class:`FeedForward` (§3.3)
 ``blocks``              :class:`EncoderBlock`, :class:`DecoderBlock` (pre-/post-LN)

@@ -52,7 +52,7 @@ def scaled_dot_product_attention(
             differ, ``k``/``v`` lengths differ, the mask does not broadcast to
             ``(..., L, S)``, or some query row may attend to no key (its softmax is
             undefined); ``dropout_p`` outside [0, 1).
-        TypeError: if ``mask`` is not a bool tensor.
+        TypeError: if ``mask`` is not a bool tensor, or q, k, v are not all of one float dtype.
 
     Example (the 2-token worked example of the course notes)::
 
@@ -72,6 +72,11 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"k and v must have the same length S (one value per key): k {shape_str(k)} has "
             f"S={k.shape[-2]}, v {shape_str(v)} has S={v.shape[-2]}."
+        )
+    if not (q.dtype == k.dtype == v.dtype and q.dtype.is_floating_point):
+        raise TypeError(
+            f"q, k, v must share one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}; "
+            f"convert them with .float() (or .to(q.dtype))."
         )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}.")

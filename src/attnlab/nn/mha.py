@@ -1,15 +1,17 @@
-"""Multi-head attention (Vaswani et al. 2017, §3.2.2) and its KV cache.
+"""Multi-head attention (Vaswani et al. 2017, §3.2.2), with head splitting and merging.
 
 ``MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O`` with
 ``head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)``. All heads' projections are computed
 at once by one ``d_model -> d_model`` linear layer each (``w_q``, ``w_k``, ``w_v``); the
 result is then *split* into H heads of width ``d_k = d_model / H`` (:func:`split_heads`),
 attended per head, and *merged* back (:func:`merge_heads`) before ``w_o``.
+
+For incremental decoding the layer appends to a :class:`~attnlab.nn.kv_cache.KVCache`
+(defined in ``kv_cache.py``, re-exported here).
 """
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -23,7 +25,10 @@ from ._checks import (
     shape_str,
 )
 from .attention import scaled_dot_product_attention
+from .kv_cache import KVCache
 from .masks import causal_mask
+
+__all__ = ["split_heads", "merge_heads", "MultiHeadAttention", "KVCache"]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -51,50 +56,6 @@ def merge_heads(x: Tensor) -> Tensor:
     B, H, L, d_k = x.shape
     x = x.transpose(1, 2)  # (B, L, H, d_k)
     return x.reshape(B, L, H * d_k)  # (B, L, d_model): heads side by side
-
-
-class KVCache:
-    """Keys and values of one self-attention layer, kept across decoding steps.
-
-    When generating one token at a time, the keys and values of earlier positions never
-    change (the decoder is causal), so they are stored here instead of being recomputed:
-    each step then projects only the new token. ``update`` appends along the sequence axis.
-
-    Attributes:
-        k, v: ``(B, H, S, d_k)`` tensors of everything cached so far, or ``None`` if empty.
-    """
-
-    def __init__(self) -> None:
-        self.k: Tensor | None = None
-        self.v: Tensor | None = None
-
-    def __len__(self) -> int:
-        """Number of cached positions S (0 when empty)."""
-        return 0 if self.k is None else self.k.shape[2]
-
-    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append ``k, v: (B, H, L_new, d_k)`` and return all keys/values ``(B, H, S, d_k)``.
-
-        Raises:
-            ValueError: if the new tensors are not 4-D or disagree with the cached
-                batch/heads/width.
-        """
-        check_rank(k, "k", 4, "(B, H, L_new, d_k)")
-        if self.k is None:
-            self.k, self.v = k, v
-        else:
-            if k.shape[:2] != self.k.shape[:2] or k.shape[3] != self.k.shape[3]:
-                raise ValueError(
-                    f"new keys {shape_str(k)} do not match the cache {shape_str(self.k)} in "
-                    f"batch, heads or d_k. Use a fresh KVCache (or .reset()) for a new batch."
-                )
-            self.k = torch.cat([self.k, k], dim=2)  # (B, H, S_old + L_new, d_k)
-            self.v = torch.cat([self.v, v], dim=2)  # (B, H, S_old + L_new, d_v)
-        return self.k, self.v
-
-    def reset(self) -> None:
-        """Forget everything cached."""
-        self.k = self.v = None
 
 
 class MultiHeadAttention(nn.Module):

@@ -174,18 +174,23 @@ class Transformer(nn.Module):
                       src_key_padding_mask: Tensor | None = None) -> Tensor:
         """Greedy decoding: ``src: (B, S)`` -> ``(B, <= max_len + 1)`` target ids starting with BOS.
 
-        Re-runs the decoder on the whole prefix each step (simple, O(L²) calls); stops early
-        when every sequence has produced ``eos_id``.
+        Re-runs the decoder on the whole prefix each step (simple, O(L²) work); stops early
+        when every sequence has produced ``eos_id``. A sequence that has finished keeps
+        emitting ``eos_id`` (acts as padding) while the others continue. Runs in eval mode.
         """
+        was_training = self.training
+        self.eval()
         memory = self.encode(src, src_key_padding_mask=src_key_padding_mask)  # (B, S, d_model)
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             logits = self.decode(ys, memory, memory_key_padding_mask=src_key_padding_mask)  # (B, t, V)
             nxt = logits[:, -1].argmax(dim=-1)  # (B,)
-            ys = torch.cat([ys, nxt[:, None]], dim=1)  # (B, t + 1)
             if eos_id is not None:
+                nxt = nxt.masked_fill(done, eos_id)  # finished rows: keep padding with EOS
                 done |= nxt == eos_id
-                if bool(done.all()):
-                    break
+            ys = torch.cat([ys, nxt[:, None]], dim=1)  # (B, t + 1)
+            if eos_id is not None and bool(done.all()):
+                break
+        self.train(was_training)
         return ys

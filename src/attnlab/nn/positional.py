@@ -21,7 +21,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_last_dim, check_min_rank, check_rank, shape_str
+from ._checks import check_last_dim, check_min_rank, check_rank
 
 
 def _frequencies(d: int, base: float, device=None) -> Tensor:
