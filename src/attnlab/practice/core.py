@@ -7,11 +7,11 @@ first wrong entry without revealing the expected value.
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import random
-from types import MappingProxyType
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from .answers import AnswerFormatError, Difference, compare, parse, plain
@@ -85,8 +85,10 @@ class Skill:
     tables: tuple[str, ...] = ()
 
     def variant(self, seed: int) -> Variant:
-        """The problem for ``seed`` (same seed -> same problem, computed once and cached)."""
-        return _variant(self.name, int(seed))
+        """The problem for ``seed`` (same seed -> same problem). Computed once and cached;
+        each call returns its own copy of ``data``/``answer`` (plain, JSON-serialisable values)."""
+        v = _variant(self.name, int(seed))
+        return replace(v, data=copy.deepcopy(v.data), answer=copy.deepcopy(v.answer))
 
     def wrong_answers(self, variant: Variant) -> dict[str, Any]:
         """The answer each applicable misconception produces for ``variant`` (those that
@@ -194,6 +196,5 @@ def _variant(name: str, seed: int) -> Variant:
     skill = get_skill(name)
     rng = random.Random(seed)
     prompt, data = skill.build(rng)
-    data = MappingProxyType(data)  # variants are cached and shared: keep their data read-only
     answer = plain(skill.solve(data))
     return Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables)

@@ -97,6 +97,8 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
                 item = store.peek(name)
                 lines.append(f"  - {name}: {get_skill(name).title} (lesson {get_skill(name).lesson}, "
                              f"{item['streak']}/{mastery.mastery_threshold()} in a row)")
+                if not overridden and not _in_kernel():
+                    lines.append(f"    Problem: {PracticeItem(name, store).prompt}")
             if overridden:
                 lines.append("Gate overridden (override=True or ATTNLAB_GATE_OVERRIDE=1): the lesson is open.")
             else:
