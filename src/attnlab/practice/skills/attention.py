@@ -25,9 +25,23 @@ def _scaled(d, divisor):
     return (f64(d["Q"]) @ f64(d["K"]).T / divisor).tolist()  # (L, d_k) @ (d_k, S) -> (L, S)
 
 
+def _scores_solve(d):
+    """The scaled scores, read back from attnlab.nn's attention weights.
+
+    An extra all-zero key scores exactly 0 for every query, so
+    log(w_ij / w_i,zero) = score_ij (the softmax normaliser cancels).
+    """
+    from attnlab.nn import scaled_dot_product_attention
+
+    q, k = f64(d["Q"]), f64(d["K"])  # (L, d_k), (S, d_k)
+    k_ref = torch.cat([k, torch.zeros(1, k.shape[1], dtype=k.dtype)])  # (S + 1, d_k)
+    _, w = scaled_dot_product_attention(q, k_ref, torch.eye(len(k_ref), dtype=k.dtype))  # w: (L, S + 1)
+    return torch.log(w[:, :-1] / w[:, -1:])  # (L, S)
+
+
 register(Skill(
     name="sdpa_scores", lesson="02", title="Scaled scores Q Kᵀ / √d_k", kind="matrix", decimals=2,
-    build=_scores_build, solve=lambda d: _scaled(d, math.sqrt(len(d["Q"][0]))), tables=("Q", "K"),
+    build=_scores_build, solve=_scores_solve, tables=("Q", "K"),
     mistakes={
         "no_scale": lambda d: _scaled(d, 1.0),
         "scale_by_dk": lambda d: _scaled(d, 4.0),

@@ -58,8 +58,15 @@ def _uniform_build(rng):
 
 
 def _uniform(d):
-    logits = torch.zeros(1, d["vocab_size"], dtype=torch.float64)  # (B, V): equal logits = uniform model
-    return float(torch.nn.functional.cross_entropy(logits, torch.tensor([0])))
+    """The loss GPT.forward reports for a model whose weights are all zero (logits 0 = uniform)."""
+    from attnlab.nn import GPT, GPTConfig
+
+    model = GPT(GPTConfig(d["vocab_size"], block_size=1, d_model=2, n_heads=1, n_layers=1)).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()  # zero embeddings and tied head: every logit is 0
+        _, loss = model(torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1, dtype=torch.long))
+    return float(loss)
 
 
 register(Skill(
