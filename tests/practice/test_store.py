@@ -97,3 +97,18 @@ def test_home_is_a_file_never_crashes(tmp_path):
     with pytest.warns(UserWarning, match="Could not save"):
         assert store.save() is False
     assert store.peek("x")["streak"] == 1
+
+
+def test_two_store_objects_never_overwrite_each_others_progress(tmp_path):
+    from attnlab.practice import practice_item
+
+    a = practice_item("sdpa_scale", ProgressStore("ann", tmp_path))  # e.g. the gate's card
+    b = practice_item("uniform_loss", ProgressStore("ann", tmp_path))  # e.g. the mastery check's card
+    assert a.check(a.variant.answer).correct
+    assert b.check(b.variant.answer).correct  # b's store re-reads a's write before saving
+    fresh = ProgressStore("ann", tmp_path)
+    assert fresh.peek("sdpa_scale")["streak"] == 1 and fresh.peek("uniform_loss")["streak"] == 1
+    a.next()
+    assert a.check(a.variant.answer).correct
+    assert ProgressStore("ann", tmp_path).peek("uniform_loss")["streak"] == 1
+    assert ProgressStore("ann", tmp_path).peek("sdpa_scale")["streak"] == 2

@@ -22,6 +22,7 @@ def test_card_builds_with_stable_classes(tmp_path):
     assert isinstance(card.progress, w.IntProgress) and card.progress.max == 3 and card.progress.value == 0
     assert "<table" in card.tables.value and "softmax" in card.prompt.value
     assert "sdpa_full" in repr(card)
+    assert f"data-attnlab='sdpa_full:{card.item.variant.seed}'" in card.title.value
 
 
 def test_check_callback_diagnoses_then_progress_moves(tmp_path):

@@ -84,6 +84,12 @@ class Skill:
     decimals: int | None = None
     tables: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Mistake functions always hand back plain Python values (lists, floats, bools, tuples),
+        # whatever they compute with, so callers can print, compare or JSON-dump them.
+        wrapped = {name: _plain_result(fn) for name, fn in self.mistakes.items()}
+        object.__setattr__(self, "mistakes", wrapped)
+
     def variant(self, seed: int) -> Variant:
         """The problem for ``seed`` (same seed -> same problem). Computed once and cached;
         each call returns its own copy of ``data``/``answer`` (plain, JSON-serialisable values)."""
@@ -96,7 +102,7 @@ class Skill:
         expected = parse(variant.answer, self.kind)
         out = {}
         for name, wrong in self.mistakes.items():
-            value = plain(wrong(variant.data))
+            value = wrong(variant.data)
             if value is None:  # this mistake does not apply to these numbers
                 continue
             try:
@@ -127,6 +133,14 @@ class Skill:
             except AnswerFormatError:
                 continue
         return Feedback(False, _describe(diff, self), where=diff.where)
+
+
+def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
+    @functools.wraps(fn)
+    def call(data: Mapping[str, Any]) -> Any:
+        return plain(fn(data))
+
+    return call
 
 
 def _describe(diff: Difference, skill: Skill) -> str:

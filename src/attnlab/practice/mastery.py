@@ -69,6 +69,7 @@ class Outcome:
 
 def current_variant(store: ProgressStore, skill: str, *, review: bool = False) -> Variant:
     """The open variant of ``skill`` for this learner, or a fresh one if none is open."""
+    store.refresh()
     rec = store.skill(skill)
     if review and not rec["review"]:
         rec["solved"] = True  # a review is always a fresh problem
@@ -81,6 +82,7 @@ def current_variant(store: ProgressStore, skill: str, *, review: bool = False) -
 
 def fresh_variant(store: ProgressStore, skill: str) -> Variant:
     """Close the open variant (skip it) and serve a new one. Skipping does not reset the run."""
+    store.refresh()
     rec = store.skill(skill)
     rec["solved"] = True
     return current_variant(store, skill, review=rec["review"] and not rec["checked"])

@@ -90,6 +90,7 @@ class ProgressStore:
         self.path = self.home / "progress" / f"{self.learner}.json"
         self.clock = clock
         self.notices: list[str] = []
+        self._stamp: tuple | None = None
         self.data = self._load()
 
     # ------------------------------------------------------------------ public API
@@ -102,6 +103,7 @@ class ProgressStore:
 
     def peek(self, name: str) -> dict[str, Any]:
         """A copy of skill ``name``'s record (a fresh one if never practised); never creates it."""
+        self.refresh()
         return copy.deepcopy(self.data["skills"].get(name) or new_record())
 
     @property
@@ -111,6 +113,7 @@ class ProgressStore:
 
     def visit(self, lesson: str) -> None:
         """Record that ``lesson`` was opened (the current lesson only moves forward)."""
+        self.refresh()
         if self.data.get("lesson") is None or lesson > self.data["lesson"]:
             self.data["lesson"] = lesson
             self.save()
@@ -121,8 +124,24 @@ class ProgressStore:
         del rec["history"][:-_HISTORY]
 
     def reload(self) -> None:
-        """Re-read the file (e.g. after the CLI and a notebook both wrote to it)."""
+        """Re-read the file."""
         self.data = self._load()
+
+    def refresh(self) -> None:
+        """Re-read the file if another store object or process wrote it since we last did.
+
+        Called before every change, so several cards in one notebook, or a notebook and the
+        ``attnlab`` command, never overwrite each other's progress with a stale copy.
+        """
+        if self._file_stamp() != self._stamp:
+            self.data = self._load()
+
+    def _file_stamp(self) -> tuple | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def save(self) -> bool:
         """Write atomically (and refresh the last-good copy). Returns False (with a notice) on failure."""
@@ -139,6 +158,7 @@ class ProgressStore:
                          "check that ATTNLAB_HOME points to a writable folder.")
             return False
         self.data = document
+        self._stamp = self._file_stamp()
         return True
 
     # ------------------------------------------------------------------ loading
@@ -150,6 +170,7 @@ class ProgressStore:
         warnings.warn(text, UserWarning, stacklevel=3)
 
     def _load(self) -> dict[str, Any]:
+        self._stamp = self._file_stamp()
         try:
             raw = self.path.read_bytes().decode("utf-8", errors="replace")
         except FileNotFoundError:

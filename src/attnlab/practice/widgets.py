@@ -4,7 +4,8 @@ A :class:`Card` shows one problem (markdown/LaTeX via ``HTMLMath``, matrices as 
 tables), an answer box, **Check**, **Hint** and **Next problem** buttons, a feedback
 area and a mastery progress bar. Stable CSS classes for browser tests:
 
-``attnlab-card``, ``attnlab-skill-<name>``, ``attnlab-seed-<seed>`` (on the card),
+``attnlab-card``, ``attnlab-skill-<name>``, ``attnlab-seed-<seed>`` (on the card; the title
+also holds ``<span class="attnlab-id" data-attnlab="<name>:<seed>">``),
 ``attnlab-prompt``, ``attnlab-answer``, ``attnlab-check``, ``attnlab-hint``,
 ``attnlab-next``, ``attnlab-feedback``, ``attnlab-hints``, ``attnlab-progress``,
 ``attnlab-status``.
@@ -96,12 +97,15 @@ class Card:
     def _title_html(self) -> str:
         s = self.item.skill
         tag = " · review" if self.item.review else ""
-        return f"<b>Lesson {s.lesson} · {html.escape(s.title)}</b> <code>{s.name}</code>{tag}"
+        ident = f"{s.name}:{self.item.variant.seed}"  # for browser tests: get_skill(name).variant(seed)
+        return (f"<b>Lesson {s.lesson} · {html.escape(s.title)}</b> <code>{s.name}</code>{tag}"
+                f"<span class='attnlab-id' data-attnlab='{ident}' hidden></span>")
 
     def _show_variant(self) -> None:
         v = self.item.variant
         self.prompt.value = _markdown(v.prompt)
         self.tables.value = "".join(matrix_html(k, v.data[k]) for k in v.tables)
+        self.title.value = self._title_html()
         for cls in [c for c in self.widget._dom_classes if c.startswith("attnlab-seed-")]:
             self.widget.remove_class(cls)
         self.widget.add_class(f"attnlab-seed-{v.seed}")
