@@ -1,0 +1,105 @@
+"""Course paths, nbgrader configuration, and the ``release`` command (regenerates exercises/)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+EXERCISES = REPO / "exercises"
+CONFIG_FILE = Path(__file__).with_name("nbgrader_config.py")
+
+
+def _quiet_imports() -> None:
+    # jsonschema's optional rfc3987_syntax import costs ~3 s per process and nbgrader never
+    # validates URI formats (measured, /work/shared/notes/nbgrader-facts.md).
+    sys.modules.setdefault("rfc3987_syntax", None)
+    # nbgrader runs the `alembic` script of its own environment when creating a gradebook.
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def assignments() -> list[str]:
+    """Assignment names with a source notebook, sorted."""
+    return sorted(p.name for p in SOLUTIONS.iterdir()
+                  if p.is_dir() and (p / f"{p.name}.ipynb").exists())
+
+
+def load_config(root: str | os.PathLike, db_url: str | None = None):
+    """nbgrader Config for a course rooted at ``root`` (gradebook default: root/gradebook.db)."""
+    _quiet_imports()
+    from traitlets.config.loader import PyFileConfigLoader
+    cfg = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
+    root = os.path.abspath(root)
+    cfg.CourseDirectory.root = root
+    cfg.CourseDirectory.db_url = db_url or f"sqlite:///{os.path.join(root, 'gradebook.db')}"
+    cfg.Exchange.root = os.path.join(root, ".exchange")
+    cfg.Application.log_level = "WARN"
+    return cfg
+
+
+def api_for(root, db_url=None):
+    """An ``NbGraderAPI`` for the course at ``root``."""
+    _quiet_imports()
+    import logging
+    from nbgrader.apps import NbGraderAPI
+    for name in ("traitlets", "NbGraderAPI", "nbgrader"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return NbGraderAPI(config=load_config(root, db_url))
+
+
+def stage_source(root: str | os.PathLike, assignment: str) -> Path:
+    """Copy ``solutions/<assignment>`` into ``<root>/source/<assignment>`` (replacing it)."""
+    src = SOLUTIONS / assignment
+    if not (src / f"{assignment}.ipynb").exists():
+        raise SystemExit(f"no source notebook {src / (assignment + '.ipynb')}; "
+                         f"known assignments: {', '.join(assignments())}")
+    dst = Path(root) / "source" / assignment
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    return dst
+
+
+def generate(root, assignment: str, db_url=None) -> Path:
+    """Run nbgrader ``generate_assignment`` for ``assignment`` in the course at ``root``."""
+    stage_source(root, assignment)
+    res = api_for(root, db_url).generate_assignment(assignment, force=True, create=True)
+    if not res["success"]:
+        raise RuntimeError(f"generate_assignment {assignment} failed:\n{res.get('error') or res.get('log')}")
+    return Path(root) / "release" / assignment
+
+
+def release(names: list[str] | None = None, dest: Path = EXERCISES) -> list[Path]:
+    """Regenerate ``dest/<name>`` for each assignment from ``solutions/`` (the one command)."""
+    out = []
+    for name in names or assignments():
+        with tempfile.TemporaryDirectory(prefix="attnlab-release-") as tmp:
+            rel = generate(tmp, name)
+            target = Path(dest) / name
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(rel, target)
+            for nb_path in target.glob("*.ipynb"):
+                _normalise(nb_path)
+            out.append(target)
+    return out
+
+
+def _normalise(path: Path) -> None:
+    """Stable JSON layout for committed notebooks (sorted keys, 1-space indent, newline)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def notebook_signature(path: Path) -> dict:
+    """What must match between committed and regenerated exercises (sources + metadata)."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    cells = [{"type": c["cell_type"], "source": "".join(c["source"]) if isinstance(c["source"], list)
+              else c["source"], "metadata": c.get("metadata", {})} for c in nb["cells"]]
+    return {"metadata": nb.get("metadata", {}), "cells": cells}

@@ -1,0 +1,29 @@
+"""nbgrader configuration for attnlab (loaded by ``python -m autograder`` and, through the
+thin ``nbgrader_config.py`` at the repository root, by formgrader/the nbgrader CLI).
+
+The order of the steps is declared here (ANCHORS G13): nbgrader's own sanitize and
+autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place of
+``Execute``; feedback additionally strips hidden tests.
+"""
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
+                                    ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+
+from autograder.steps import SandboxGrade, VerifySubmission
+
+c = get_config()  # noqa: F821 - provided by traitlets when this file is loaded
+
+c.CourseDirectory.course_id = "attnlab"
+# Files next to a source notebook that must never reach students (grading spec, caches).
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "grading.py"]
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
+                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades,
+                                       AssignLatePenalties, CheckCellMetadata]
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests,
+                                    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
+c.LimitOutput.max_lines = 200

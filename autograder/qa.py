@@ -1,0 +1,91 @@
+"""Build submissions for course QA and attack tests: reference, untouched stub, wrong ones.
+
+A submission starts from the committed student notebook (``exercises/<A>/<A>.ipynb``) and
+fills answer cells the way a student would: with the source's solution code (markers
+removed), with literal numbers for by-hand cells (the right ones for *that* student's
+variant, or a named misconception's), or with a ``Wrong`` implementation from the
+assignment's ``grading.py``.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import nbformat
+
+from .course import EXERCISES, SOLUTIONS
+from .spec import ByHandCheck, load_spec
+
+_MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+def spec(assignment: str):
+    return load_spec(SOLUTIONS / assignment / "grading.py")
+
+
+def release_notebook(assignment: str):
+    return nbformat.read(str(EXERCISES / assignment / f"{assignment}.ipynb"), as_version=4)
+
+
+def _source_solutions(assignment: str) -> dict[str, str]:
+    nb = nbformat.read(str(SOLUTIONS / assignment / f"{assignment}.ipynb"), as_version=4)
+    out = {}
+    for c in nb.cells:
+        m = c.metadata.get("nbgrader", {})
+        if m.get("solution") and not m.get("grade") and c.cell_type == "code":
+            out[m["grade_id"]] = "\n".join(ln for ln in c.source.splitlines() if not _MARK.match(ln))
+    return out
+
+
+def cell(nb, grade_id):
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return c
+    raise KeyError(grade_id)
+
+
+def reference_submission(assignment: str, student: str):
+    """The release notebook answered with the reference solution (100% of autograded points)."""
+    nb = release_notebook(assignment)
+    sols = _source_solutions(assignment)
+    sp = spec(assignment)
+    by_hand = {c.cell: c for c in sp.checks if isinstance(c, ByHandCheck)}
+    for gid, src in sols.items():
+        cell(nb, gid).source = by_hand[gid].literal_for(student) if gid in by_hand else src
+    return nb
+
+
+def wrong_submission(assignment: str, student: str, name: str):
+    """The reference submission with one QA ``Wrong`` case applied."""
+    sp = spec(assignment)
+    w = sp.wrong[name]
+    nb = reference_submission(assignment, student)
+    if w.mistake:
+        check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
+        cell(nb, w.cell).source = check.literal_for(student, w.mistake)
+    else:
+        cell(nb, w.cell).source = w.source.strip() + "\n"
+    return nb
+
+
+def mistake_differs(assignment: str, student: str, name: str) -> bool:
+    """False when a by-hand mistake gives the right numbers for this student's variant."""
+    sp = spec(assignment)
+    w = sp.wrong[name]
+    if not w.mistake:
+        return True
+    check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
+    return check.literal_for(student, w.mistake) != check.literal_for(student)
+
+
+def write(root, student: str, assignment: str, nb_or_text) -> Path:
+    """Place a submission at ``root/submitted/<student>/<assignment>/<assignment>.ipynb``."""
+    d = Path(root) / "submitted" / student / assignment
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{assignment}.ipynb"
+    if isinstance(nb_or_text, str):
+        path.write_text(nb_or_text)
+    else:
+        nbformat.write(copy.deepcopy(nb_or_text), str(path))
+    return path

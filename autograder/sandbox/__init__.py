@@ -1,0 +1,100 @@
+"""Host side of the sandbox: starts ``zygote.py`` in fresh namespaces and sends it jobs.
+
+See ``autograder/SECURITY.md`` for the threat model.  One :class:`Sandbox` serves many
+submissions (one grading worker = one sandbox = one unprivileged uid).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+ZYGOTE = Path(__file__).with_name("zygote.py")
+#: Directories replaced by empty tmpfs mounts inside the sandbox (the Python install and
+#: the venv are mounted back read-only).  Extra paths (course root, gradebook) are added.
+DEFAULT_HIDE = ["/root", "/home", "/work", "/tmp", "/var/tmp", "/run", "/srv", "/opt",
+                "/media", "/dev/shm", "/var/lib", "/var/log", "/var/cache"]
+BASE_UID = 61000
+
+
+class SandboxUnavailable(RuntimeError):
+    """The machine cannot build the sandbox (needs root and ``unshare`` from util-linux)."""
+
+
+def sandbox_support() -> str | None:
+    """Return ``None`` when the sandbox can run here, else the reason it cannot."""
+    if os.geteuid() != 0:
+        return "the grader must run as root to create namespaces and drop to an unprivileged uid"
+    if not shutil.which("unshare") or not shutil.which("mount"):
+        return "util-linux 'unshare' and 'mount' are required"
+    return None
+
+
+def _frame(obj) -> bytes:
+    data = json.dumps(obj).encode()
+    return struct.pack(">Q", len(data)) + data
+
+
+class Sandbox:
+    """A long-lived sandbox server.  ``run(job)`` returns the zygote's reply dict."""
+
+    def __init__(self, slot: int = 0, hide: list[str] | None = None, start_timeout: float = 60):
+        reason = sandbox_support()
+        if reason:
+            raise SandboxUnavailable(reason)
+        self.uid = BASE_UID + slot
+        hide_paths = list(DEFAULT_HIDE)
+        for p in hide or []:
+            p = os.path.realpath(p)
+            if not any(p == h or p.startswith(h + "/") for h in DEFAULT_HIDE):
+                hide_paths.append(p)
+        keep = sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)})
+        config = {"uid": self.uid, "hide": hide_paths, "keep": keep}
+        cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--kill-child",
+               "--propagation", "private", sys.executable, "-I", str(ZYGOTE), json.dumps(config)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd="/", start_new_session=True,
+                                     env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                          "OMP_NUM_THREADS": "1"})
+        hello = self._read()
+        if not hello or not hello.get("ready"):
+            err = self.proc.stderr.read().decode(errors="replace")[-2000:] if self.proc.poll() is not None else ""
+            self.close()
+            raise SandboxUnavailable(f"sandbox failed to start: {err or hello}")
+
+    def _read(self):
+        head = self.proc.stdout.read(8)
+        if len(head) < 8:
+            return None
+        (n,) = struct.unpack(">Q", head)
+        return json.loads(self.proc.stdout.read(n).decode())
+
+    def run(self, job: dict) -> dict:
+        """Run one job (all checks of one submission); raises if the sandbox died."""
+        if self.proc.poll() is not None:
+            raise RuntimeError("sandbox process is not running")
+        self.proc.stdin.write(_frame(job))
+        self.proc.stdin.flush()
+        reply = self._read()
+        if reply is None:
+            raise RuntimeError("sandbox process died while grading")
+        return reply
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except Exception:  # noqa: BLE001
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,319 @@
+"""How an assignment declares what the grader checks (``solutions/<A>/grading.py``).
+
+Each autograded test cell (``grade: true``, ``solution: false``) has one entry in the
+assignment's ``CHECKS`` list, keyed by the test cell's ``grade_id``:
+
+* :class:`FunctionCheck` -- call the student's code on inputs drawn *at grading time*
+  (``numpy.random.default_rng(os.urandom)``), send back plain float64 values, and compare
+  them with the ``attnlab.nn`` reference **in the grader process**.
+* :class:`ByHandCheck` -- read a variable holding numbers the student computed by hand
+  and check it with ``attnlab.practice`` against the student's *own* variant
+  (``seed_for(<student id>, key)``).
+
+``WRONG`` (optional) is the QA library: realistic wrong implementations, each a
+replacement source for one solution cell plus the test grade_ids it must break.
+See ``autograder/AUTHORING.md``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+#: Setup snippet run in the sandbox before every extraction: decodes the grader's
+#: inputs into torch tensors under the name ``_I`` (student globals are not touched).
+DECODE = """
+def _attnlab_decode(v):
+    if isinstance(v, dict) and "t" in v:
+        dt = {"float": torch.float32, "bool": torch.bool, "long": torch.long}[v["t"]]
+        return torch.tensor(v["v"], dtype=dt)
+    return v
+_I = {k: _attnlab_decode(v) for k, v in __inputs__.items()}
+del _attnlab_decode
+"""
+
+
+def encode(value: Any) -> Any:
+    """Encode a grader-side input (numpy array or plain value) for the sandbox."""
+    if isinstance(value, np.ndarray):
+        kind = "bool" if value.dtype == bool else "long" if value.dtype.kind in "iu" else "float"
+        return {"t": kind, "v": value.tolist()}
+    return value
+
+
+def decode(value: Any) -> Any:
+    """Decode a sandbox value (see ``zygote._plain``) into numpy arrays / Python values.
+
+    Raises ``TypeError`` for values the sandbox refused to serialise (e.g. subclasses).
+    """
+    if isinstance(value, dict):
+        if "__array__" in value:
+            return np.array(value["__array__"], dtype=np.float64).reshape(value["shape"])
+        if "__scalar__" in value:
+            return int(value["__scalar__"]) if value["int"] else float(value["__scalar__"])
+        if "__seq__" in value:
+            items = [decode(v) for v in value["__seq__"]]
+            return tuple(items) if value["tuple"] else items
+        if "__dict__" in value:
+            return {k: decode(v) for k, v in value["__dict__"].items()}
+        if "__unsupported__" in value:
+            raise TypeError(f"returned an object of type {value['__unsupported__']} "
+                            f"(a subclass of {', '.join(value.get('subclass_of', []))}); "
+                            "return a plain torch.Tensor")
+    return value
+
+
+class Unsupported(TypeError):
+    """The student returned a type the grader does not accept (flagged for review)."""
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    message: str
+    flag: str | None = None
+
+
+def _to_array(x: Any) -> np.ndarray:
+    try:
+        import torch
+        if isinstance(x, torch.Tensor):
+            return x.detach().to(torch.float64).numpy()
+    except ImportError:  # pragma: no cover
+        pass
+    return np.asarray(x, dtype=np.float64)
+
+
+def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float) -> str | None:
+    """Compare plain values; return ``None`` if equal, else a message that gives no answer."""
+    if isinstance(expected, (tuple, list)) and not _is_numeric_list(expected):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            n = len(got) if isinstance(got, (tuple, list)) else type(got).__name__
+            return f"{label}: expected {len(expected)} returned values, got {n}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if e is None:
+                continue
+            msg = compare_values(g, e, f"{label}[{i}]", rtol, atol)
+            if msg:
+                return msg
+        return None
+    e = _to_array(expected)
+    if got is None:
+        return f"{label}: returned None, expected an array of shape {tuple(e.shape)}"
+    if isinstance(got, (str, dict)):
+        return f"{label}: returned a {type(got).__name__}, expected an array of shape {tuple(e.shape)}"
+    g = np.asarray(got, dtype=np.float64) if not isinstance(got, np.ndarray) else got
+    if g.shape != e.shape:
+        return f"{label}: shape {tuple(g.shape)}, expected {tuple(e.shape)}"
+    if not np.all(np.isfinite(g) == np.isfinite(e)):
+        return f"{label}: has NaN/inf entries where none are expected (or the reverse)"
+    fin = np.isfinite(e)
+    if not np.allclose(g[fin], e[fin], rtol=rtol, atol=atol):
+        err = float(np.max(np.abs(g[fin] - e[fin])))
+        return f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})"
+    return None
+
+
+def _is_numeric_list(x: Any) -> bool:
+    return isinstance(x, list) and all(isinstance(v, (int, float, list)) for v in x)
+
+
+@dataclass
+class FunctionCheck:
+    """Call student code in the sandbox on fresh inputs; compare with ``reference``.
+
+    ``grade_id``: the test cell.  ``target``: the function/class the student writes (the
+    static scan looks at it and at the helpers it calls).  ``inputs(rng) -> dict`` draws
+    numpy inputs; ``call``: Python expression evaluated in the student's namespace with
+    the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
+    computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
+    function(**inputs) giving what a known mistake would return (used for the message).
+    ``forbid_attrs``: attribute/function names the target may not use (e.g. the library
+    function it replaces); ``forbid_ops``: substrings of aten op names that may not run
+    while the target runs (checked in the sandbox with a TorchDispatchMode).
+    """
+
+    grade_id: str
+    target: str
+    inputs: Callable[[np.random.Generator], dict]
+    call: str
+    reference: Callable[..., Any]
+    trials: int = 3
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    mistakes: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    forbid_attrs: tuple[str, ...] = ()
+    forbid_ops: tuple[str, ...] = ()
+    setup: str = ""
+
+    kind = "function"
+
+    def jobs(self, rng: np.random.Generator) -> tuple[dict, list[dict]]:
+        """``(sandbox_check, [grader_inputs per trial])`` for ``trials`` fresh input draws."""
+        raws = [self.inputs(rng) for _ in range(self.trials)]
+        return ({"id": self.grade_id, "setup": DECODE + self.setup, "extract": f"__result__ = {self.call}",
+                 "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
+                 "forbid_ops": list(self.forbid_ops)}, raws)
+
+    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        expected = self.reference(**raw)
+        msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
+        if msg is None:
+            return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
+        for name, wrong in self.mistakes.items():
+            try:
+                if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
+                    return Outcome(False, f"{self.target}: the result matches a known mistake: {name}")
+            except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
+                continue
+        return Outcome(False, msg)
+
+
+def _plainify(x: Any) -> Any:
+    if isinstance(x, (tuple, list)) and x and not _is_numeric_list(list(x)):
+        return tuple(_plainify(v) for v in x)
+    if x is None:
+        return None
+    return _to_array(x)
+
+
+@dataclass
+class ByHandCheck:
+    """Numbers the student computed by hand, checked against *their own* variant.
+
+    ``cell``: grade_id of the answer cell, which must assign a **literal** (numbers, lists)
+    to ``variable``; the grader reads it with ``ast.literal_eval`` -- it is never executed,
+    so code such as ``scores = v_scores.answer`` earns nothing.  ``skill``: an
+    ``attnlab.practice`` skill; ``key``: the seed key ``"<assignment>/<test grade_id>"``,
+    the same string the notebook passes to ``seed_for(learner_id(), key)``.
+    """
+
+    grade_id: str
+    cell: str
+    variable: str
+    skill: str
+    key: str
+
+    kind = "by_hand"
+    target = None
+    forbid_attrs: tuple[str, ...] = ()
+
+    def jobs(self, rng: np.random.Generator):
+        return None  # read statically, never run
+
+    def variant(self, student: str):
+        from attnlab.practice import get_skill, learner_id, seed_for
+        os.environ["ATTNLAB_LEARNER"] = student  # the student's own variant, as in their notebook
+        return get_skill(self.skill).variant(seed_for(learner_id(), self.key))
+
+    def read(self, cells: list[tuple[str, str]]) -> Any:
+        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason."""
+        import ast
+        src = dict(cells).get(self.cell)
+        if src is None:
+            raise ValueError(f"answer cell '{self.cell}' is missing")
+        try:
+            tree = ast.parse(src)
+        except SyntaxError as err:
+            raise ValueError(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})")
+        value, found = None, False
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
+                                                     for t in node.targets):
+                found = True
+                try:
+                    value = ast.literal_eval(node.value)
+                except ValueError:
+                    raise ValueError(f"`{self.variable}` must be the numbers themselves (a list literal such as "
+                                     "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
+        if not found:
+            raise ValueError(f"answer cell '{self.cell}' does not assign `{self.variable}`")
+        return value
+
+    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        from attnlab.practice import get_skill
+        if value is None:
+            return Outcome(False, f"`{self.variable}` is still None: enter your answer")
+        fb = get_skill(self.skill).check(self.variant(student), _to_plain_answer(value))
+        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
+
+    def literal_for(self, student: str, mistake: str | None = None) -> str:
+        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+        from attnlab.practice import get_skill
+        v = self.variant(student)
+        value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
+        return f"{self.variable} = {_round(_to_plain_answer(value))!r}\n"
+
+
+def _round(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    if isinstance(v, float):
+        return round(v, 4)
+    return v
+
+
+def _to_plain_answer(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_to_plain_answer(x) for x in v]
+    return v
+
+
+@dataclass
+class Wrong:
+    """A QA case: ``cell`` (solution grade_id) replaced by ``source``; ``breaks`` = the
+    test grade_ids that must lose their points (all others must keep theirs).  For a
+    by-hand cell give ``mistake`` (a misconception name of the check's practice skill)
+    instead of ``source``: the QA test writes that mistake's numbers for the student."""
+
+    cell: str
+    breaks: tuple[str, ...]
+    source: str = ""
+    mistake: str | None = None
+
+
+@dataclass
+class AssignmentSpec:
+    name: str
+    checks: list
+    wrong: dict[str, Wrong]
+    timeout: float = 10.0
+    mem_mb: int = 1024
+    allowed_imports: tuple[str, ...] = ("math", "numpy", "torch", "typing", "functools",
+                                        "itertools", "collections", "dataclasses", "__future__",
+                                        "einops")
+
+    def check_for(self, grade_id: str):
+        for c in self.checks:
+            if c.grade_id == grade_id:
+                return c
+        return None
+
+
+def load_spec(path: str | os.PathLike) -> AssignmentSpec:
+    """Import ``grading.py`` from an assignment's source folder."""
+    path = Path(path)
+    mod_name = f"_attnlab_grading_{path.parent.name}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS),
+                          wrong=dict(getattr(mod, "WRONG", {})),
+                          timeout=float(getattr(mod, "TIMEOUT", 10.0)),
+                          mem_mb=int(getattr(mod, "MEM_MB", 1024)))
+
+
+def rng_from_urandom() -> np.random.Generator:
+    """A generator seeded from the OS at grading time (nothing in the notebook predicts it)."""
+    return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
+
+
+__all__ = ["FunctionCheck", "ByHandCheck", "Wrong", "AssignmentSpec", "load_spec", "Outcome",
+           "compare_values", "decode", "encode", "rng_from_urandom", "math"]

@@ -1,0 +1,310 @@
+"""nbgrader preprocessors that make autograding safe for untrusted notebooks.
+
+Order (declared in ``autograder/nbgrader_config.py``)::
+
+    sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+               OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
+    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+               CheckCellMetadata                          (SandboxGrade replaces Execute)
+
+``VerifySubmission`` compares the submission with the released notebook *before*
+nbgrader silently repairs it, so tampering is reported instead of hidden.
+``SandboxGrade`` never executes the notebook in a Jupyter kernel: it runs the student's
+solution cells in :mod:`autograder.sandbox`, extracts plain values, compares them with
+the reference here, and writes the verdict into each test cell's outputs (an ``error``
+output for a failed item) so nbgrader's ``SaveAutoGrades`` records the score and
+``generate_feedback`` shows our message -- never a hidden test's source or assert line.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_output
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_locked, is_solution
+from traitlets import Float, Integer, Unicode
+
+from . import scan
+from .spec import decode, load_spec, rng_from_urandom
+
+EXPECTED_KERNEL = "python3"
+#: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
+#: notebook, which the student controls).
+_VERIFIED: dict[tuple[str, str, str], dict] = {}
+_SANDBOX = None
+_LOCK = threading.Lock()
+
+
+class SubmissionError(Exception):
+    """The submission cannot be graded (structure broken); message says what to fix."""
+
+
+def _nbg(cell) -> dict:
+    return dict(cell.metadata.get("nbgrader", {}))
+
+
+def _flags(meta: dict) -> tuple:
+    return (bool(meta.get("grade")), bool(meta.get("solution")), bool(meta.get("locked")),
+            meta.get("points"))
+
+
+def report_path(root: str, assignment: str, student: str) -> Path:
+    return Path(root) / "reports" / assignment / f"{student}.json"
+
+
+def write_report(root: str, assignment: str, student: str, report: dict) -> None:
+    path = report_path(root, assignment, student)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1))
+
+
+class VerifySubmission(NbGraderPreprocessor):
+    """Compare a submission's cells with the released notebook before nbgrader repairs it.
+
+    Per-submission errors (raised, the submission is not graded): a graded or answer
+    cell missing or duplicated, a cell claiming to be graded that the release does not
+    have (fake grade cell), a changed kernelspec.  Per-item tampering (recorded; that item
+    gets no credit and is flagged): a locked cell whose source or nbgrader flags changed
+    (edited or unlocked test cells).
+    """
+
+    enabled = True
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(config=self.config)
+        release = Path(coursedir.format_path(coursedir.release_directory, ".", info["assignment"])) \
+            / f"{info['notebook']}.ipynb"
+        key = (info["student"], info["assignment"], info["notebook"])
+        try:
+            self._verify(nb, nbformat.read(str(release), as_version=4), key)
+        except SubmissionError as err:
+            write_report(coursedir.root, info["assignment"], info["student"],
+                         {"student": info["student"], "assignment": info["assignment"],
+                          "status": "error", "reason": str(err), "items": {}, "flags": []})
+            raise
+        return nb, resources
+
+    def _verify(self, nb, ref, key):
+        ks = nb.metadata.get("kernelspec", {}).get("name")
+        if ks != EXPECTED_KERNEL:
+            raise SubmissionError(f"the notebook's kernelspec was changed to {ks!r} (expected "
+                                  f"'{EXPECTED_KERNEL}'); restore it from exercises/ and resubmit")
+        ref_cells = {}
+        for cell in ref.cells:
+            m = _nbg(cell)
+            if m.get("grade_id"):
+                ref_cells[m["grade_id"]] = cell
+        seen: dict[str, list] = {}
+        for cell in nb.cells:
+            m = _nbg(cell)
+            gid = m.get("grade_id")
+            if gid:
+                seen.setdefault(gid, []).append(cell)
+            elif m.get("grade") or m.get("solution") or m.get("locked"):
+                raise SubmissionError("a cell claims to be an nbgrader cell but has no grade_id")
+        for gid, cells in seen.items():
+            if gid not in ref_cells:
+                raise SubmissionError(f"cell '{gid}' is not part of the assignment (a fake or "
+                                      "renamed graded cell); remove it and resubmit")
+            if len(cells) > 1:
+                raise SubmissionError(f"cell '{gid}' appears {len(cells)} times (duplicated cell); "
+                                      "keep one copy and resubmit")
+        missing = [gid for gid in ref_cells if gid not in seen]
+        if missing:
+            raise SubmissionError(f"cell(s) {', '.join(map(repr, missing))} were deleted; copy them "
+                                  "back from exercises/ and resubmit")
+        tampered = {}
+        for gid, rcell in ref_cells.items():
+            cell, rm = seen[gid][0], _nbg(rcell)
+            if cell.cell_type != rcell.cell_type:
+                raise SubmissionError(f"cell '{gid}' changed type from {rcell.cell_type} to {cell.cell_type}")
+            if _flags(_nbg(cell)) != _flags(rm):
+                tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
+            elif rm.get("locked") and cell.source != rcell.source:
+                tampered[gid] = "its locked source was edited"
+        _VERIFIED[key] = {"tampered": tampered}
+
+
+def _sandbox(root: str):
+    global _SANDBOX
+    from .sandbox import Sandbox
+    with _LOCK:
+        if _SANDBOX is None or _SANDBOX.proc.poll() is not None:
+            slot = int(os.environ.get("ATTNLAB_GRADER_SLOT", "0"))
+            extra = [root, os.environ.get("ATTNLAB_GRADER_HIDE", "")]
+            _SANDBOX = Sandbox(slot=slot, hide=[p for p in extra if p])
+        return _SANDBOX
+
+
+def close_sandbox() -> None:
+    global _SANDBOX
+    if _SANDBOX is not None:
+        _SANDBOX.close()
+        _SANDBOX = None
+
+
+def _error_output(message: str):
+    return new_output("error", ename="GradingFailure", evalue=message, traceback=[message])
+
+
+class SandboxGrade(NbGraderPreprocessor):
+    """Grade the solution cells in the sandbox; the comparison happens here, not there."""
+
+    timeout = Float(0, help="Per-item wall-clock limit in seconds (0 = the assignment's "
+                    "TIMEOUT in grading.py, default 10).").tag(config=True)
+    mem_mb = Integer(0, help="Per-item memory headroom in MiB (0 = the assignment's MEM_MB, "
+                     "default 1024).").tag(config=True)
+    spec_name = Unicode("grading.py", help="File in source/<assignment>/ declaring the "
+                        "checks (see autograder/AUTHORING.md).").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        student, assignment = info["student"], info["assignment"]
+        coursedir = CourseDirectory(config=self.config)
+        src = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+        spec = load_spec(src / self.spec_name)
+        verified = _VERIFIED.pop((student, assignment, info["notebook"]), {"tampered": {}})
+        report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
+                                timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb)
+        write_report(coursedir.root, assignment, student, report)
+        return nb, resources
+
+
+def solution_cells(nb) -> list[tuple[str, str]]:
+    return [(_nbg(c)["grade_id"], c.source) for c in nb.cells
+            if c.cell_type == "code" and is_solution(c) and not is_grade(c)]
+
+
+def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024) -> dict:
+    """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
+
+    Returns the report dict: ``{"status", "items": {grade_id: {...}}, "flags": [...]}``.
+    """
+    cells = solution_cells(nb)
+    flags: list[str] = []
+    suspicious = scan.suspicious(cells, spec.allowed_imports)
+    if suspicious:
+        flags += [f"suspicious code, all autograded credit withheld for review: {f}" for f in suspicious]
+    rng = rng_from_urandom()
+    grade_cells = {_nbg(c)["grade_id"]: c for c in nb.cells
+                   if c.cell_type == "code" and is_grade(c) and not is_solution(c)}
+    missing = [g for g in grade_cells if spec.check_for(g) is None]
+    if missing:
+        raise SubmissionError(f"grading.py has no check for test cell(s) {missing} (course bug)")
+    plan, sandbox_checks = [], []
+    for check in spec.checks:
+        job = check.jobs(rng)
+        plan.append((check, job))
+        if job is not None:
+            sandbox_checks.append(job[0])
+    job = {"cells": cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb,
+           "env": {"ATTNLAB_LEARNER": student}}
+    reply = sandbox.run(job) if sandbox_checks else {"results": {}}
+    if "error" in reply:
+        raise SubmissionError(reply["error"])
+    results = reply["results"]
+    items = {}
+    cell_errors = {}
+    for check, trials in plan:
+        gid = check.grade_id
+        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec)
+        for ce in results.get(gid, {}).get("cell_errors", []):
+            cell_errors.setdefault(ce["cell"], ce)
+        if flag:
+            flags.append(f"{gid}: {flag}")
+        cell = grade_cells.get(gid)
+        if cell is not None:
+            cell.outputs = [new_output("stream", name="stdout", text=f"✔ {outcome}\n")] if outcome.ok \
+                else [_error_output(outcome.message)]
+            points = float(_nbg(cell).get("points", 0))
+            items[gid] = {"ok": outcome.ok, "message": outcome.message, "points": points if outcome.ok else 0.0,
+                          "max_points": points, "flag": flag}
+    for c in nb.cells:
+        gid = _nbg(c).get("grade_id")
+        if gid in cell_errors and c.cell_type == "code" and not is_locked(c):
+            ce = cell_errors[gid]
+            c.outputs = [new_output("stream", name="stdout",
+                                    text=f"When graded, this cell raised {ce['error']}\n")]
+    return {"student": student, "assignment": spec.name, "status": "flagged" if flags else "graded",
+            "items": items, "flags": flags,
+            "score": sum(i["points"] for i in items.values()),
+            "max_score": sum(i["max_points"] for i in items.values())}
+
+
+class _O:
+    def __init__(self, ok, message):
+        self.ok, self.message = ok, message
+
+    def __str__(self):
+        return self.message
+
+
+def _judge(check, trials, results, student, cells, tampered, suspicious, spec):
+    """Return ``(outcome, flag)`` for one check."""
+    gid = check.grade_id
+    if gid in tampered:
+        return _O(False, f"no credit: this test cell was tampered with ({tampered[gid]})"), \
+            f"test cell tampered: {tampered[gid]}"
+    base, flag = _runtime(check, trials, results, student, cells)
+    if suspicious:
+        return _O(False, f"{base.message if not base.ok else 'passes'}; no credit pending instructor "
+                         f"review: the submission contains code the exercises never need ({suspicious[0]})"), flag
+    return base, flag
+
+
+def _runtime(check, trials, results, student, cells):
+    gid = check.grade_id
+    if check.kind == "by_hand":
+        try:
+            value = check.read(cells)
+        except ValueError as err:
+            return _O(False, str(err)), None
+        out = check.judge(value, {}, student)
+        return _O(out.ok, out.message), None
+    if check.target and check.forbid_attrs:
+        ref = scan.reference_use(cells, check.target, check.forbid_attrs)
+        if ref:
+            return _O(False, f"no credit: {ref[0]}"), f"reference used: {ref[0]}"
+    sandbox_check, raws = trials
+    res = results.get(gid, {"status": "crashed", "error": "no result"})
+    status = res.get("status")
+    if status == "timeout":
+        return _O(False, f"timed out: {res.get('error')} (an infinite loop?)"), None
+    if status == "crashed":
+        return _O(False, f"crashed: {res.get('error')}"), None
+    if status != "ok":
+        return _O(False, f"error: {res.get('error')}"), None
+    if res.get("cell_errors") and any(e["error"].startswith(("SystemExit", "KeyboardInterrupt"))
+                                      for e in res["cell_errors"]):
+        e = next(e for e in res["cell_errors"] if e["error"].startswith(("SystemExit", "KeyboardInterrupt")))
+        return _O(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}"), None
+    if len(res.get("trials", [])) != len(raws):
+        return _O(False, "crashed: the sandbox returned an incomplete result"), "incomplete sandbox result"
+    for res, raw in zip(res["trials"], raws):
+        status = res.get("status")
+        if status != "ok":
+            if res.get("memory"):
+                return _O(False, f"out of memory: {res.get('error')}"), None
+            if str(res.get("error", "")).startswith(("SystemExit", "KeyboardInterrupt")):
+                return _O(False, f"crashed: the code called sys.exit/raised {res.get('error')}"), None
+            return _O(False, f"error: {res.get('error')}"), None
+        if res.get("forbidden_ops"):
+            ops = ", ".join(res["forbidden_ops"])
+            return _O(False, f"no credit: {check.target} ran the library operation {ops} "
+                             "instead of computing it"), f"reference op at run time: {ops}"
+        try:
+            value = decode(res.get("value"))
+        except TypeError as err:
+            return _O(False, f"no credit: {check.target or check.variable} {err}"), \
+                f"unsupported return type: {err}"
+        out = check.judge(value, raw, student)
+        if not out.ok:
+            return _O(False, out.message), None
+        last = out
+    return _O(True, last.message), None

@@ -1,0 +1,154 @@
+"""Grading spec for exercise 02 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs are drawn at grading time from a generator the grader seeds with os.urandom;
+references come from attnlab.nn and run in the grader, outside the student's sandbox.
+"""
+import math
+
+import numpy as np
+import torch
+
+from attnlab.nn import scaled_dot_product_attention as ref_sdpa
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "02_scaled_dot_product_attention"
+
+
+def t64(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+# ------------------------------------------------------------------ inputs
+def qk_inputs(rng):
+    B, L, S, d = rng.integers(1, 4), rng.integers(1, 6), rng.integers(1, 6), rng.integers(2, 9)
+    return {"q": rng.standard_normal((B, L, d)), "k": rng.standard_normal((B, S, d))}
+
+
+def softmax_inputs(rng):
+    shape = tuple(int(n) for n in rng.integers(2, 6, size=rng.integers(2, 4)))
+    scale = rng.choice([1.0, 40.0])  # large logits catch an exp() without the max shift
+    return {"x": rng.standard_normal(shape) * scale, "dim": int(rng.integers(-len(shape), len(shape)))}
+
+
+def sdpa_inputs(rng, with_mask):
+    B, H, L, S = (int(n) for n in rng.integers(1, 4, size=4) + np.array([0, 0, 1, 1]))
+    d_k, d_v = int(rng.integers(2, 9)), int(rng.integers(2, 9))
+    mask = None
+    if with_mask:
+        mask = rng.random((B, 1, L, S)) < 0.6
+        mask[..., int(rng.integers(S))] = True  # every query row keeps at least one key
+    return {"q": rng.standard_normal((B, H, L, d_k)), "k": rng.standard_normal((B, H, S, d_k)),
+            "v": rng.standard_normal((B, H, S, d_v)), "mask": mask}
+
+
+_trial = {"n": 0}
+
+
+def sdpa_inputs_cycle(rng):
+    _trial["n"] += 1
+    return sdpa_inputs(rng, with_mask=_trial["n"] % 3 != 1)
+
+
+# ------------------------------------------------------------------ references and known mistakes
+def ref_scores(q, k, divisor=None):
+    d = q.shape[-1]
+    return t64(q) @ t64(k).transpose(-2, -1) / (math.sqrt(d) if divisor is None else divisor(d))
+
+
+def ref_softmax(x, dim, shift=True):
+    return t64(x).softmax(dim=dim)
+
+
+def sdpa_ref(q, k, v, mask):
+    return ref_sdpa(t64(q), t64(k), t64(v), None if mask is None else torch.as_tensor(mask))
+
+
+def sdpa_mask_after(q, k, v, mask):
+    out, w = ref_sdpa(t64(q), t64(k), t64(v))
+    if mask is not None:
+        w = w.masked_fill(~torch.as_tensor(mask), 0.0)
+    return w @ t64(v), w
+
+
+def sdpa_unscaled(q, k, v, mask):
+    return ref_sdpa(t64(q) * math.sqrt(q.shape[-1]), t64(k), t64(v), None if mask is None else torch.as_tensor(mask))
+
+
+CHECKS = [
+    ByHandCheck("test_scores_by_hand", cell="scores_by_hand", variable="scores", skill="sdpa_scores",
+                key=f"{A}/test_scores_by_hand"),
+    ByHandCheck("test_weights_by_hand", cell="weights_by_hand", variable="weights", skill="sdpa_softmax_row",
+                key=f"{A}/test_weights_by_hand"),
+    ByHandCheck("test_output_by_hand", cell="output_by_hand", variable="output", skill="sdpa_output",
+                key=f"{A}/test_output_by_hand"),
+    FunctionCheck(
+        "test_attention_scores", target="attention_scores", inputs=qk_inputs,
+        call="attention_scores(_I['q'], _I['k'])", reference=ref_scores,
+        mistakes={"no 1/√d_k scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
+                  "divided by d_k instead of √d_k": lambda q, k: ref_scores(q, k, lambda d: d)},
+        forbid_attrs=("scaled_dot_product_attention",), forbid_ops=("scaled_dot_product",)),
+    FunctionCheck(
+        "test_softmax", target="softmax", inputs=softmax_inputs,
+        call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,
+        mistakes={"softmax over the last axis whatever `dim` says": lambda x, dim: ref_softmax(x, -1)},
+        forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),
+    FunctionCheck(
+        "test_sdpa", target="scaled_dot_product_attention", inputs=sdpa_inputs_cycle,
+        call="scaled_dot_product_attention(_I['q'], _I['k'], _I['v'], mask=_I['mask'])",
+        reference=sdpa_ref, trials=3, atol=1e-4,
+        mistakes={"mask applied after the softmax": sdpa_mask_after, "no 1/√d_k scale": sdpa_unscaled},
+        forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
+        forbid_ops=("scaled_dot_product",)),
+]
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_SCORES = '''
+def attention_scores(q: Tensor, k: Tensor) -> Tensor:
+    """Scaled attention logits."""
+    return {expr}
+'''
+_SOFTMAX = '''
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Softmax along dim."""
+{body}
+'''
+_SDPA = '''
+def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
+    """Attention."""
+{body}
+'''
+
+WRONG = {
+    "scores_no_scale": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
+                             _SCORES.format(expr="q @ k.transpose(-2, -1)")),
+    "scores_divide_by_dk": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
+                                 _SCORES.format(expr="q @ k.transpose(-2, -1) / q.shape[-1]")),
+    "scores_transpose_last_two_of_q": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
+                                            _SCORES.format(expr="(q.transpose(-2, -1) @ k).transpose(-2, -1) / math.sqrt(q.shape[-1])")),
+    "softmax_ignores_dim": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
+        "    e = (x - x.max(dim=-1, keepdim=True).values).exp()\n    return e / e.sum(dim=-1, keepdim=True)"))),
+    "softmax_wrong_axis": Wrong("softmax", ("test_softmax", "test_sdpa"), _SOFTMAX.format(body=(
+        "    e = (x - x.max(dim=0, keepdim=True).values).exp()\n    return e / e.sum(dim=0, keepdim=True)"))),
+    "softmax_no_max_shift": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
+        "    e = x.exp()\n    return e / e.sum(dim=dim, keepdim=True)"))),
+    "softmax_calls_torch": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
+        "    return torch.softmax(x, dim=dim)"))),
+    "sdpa_mask_after_softmax": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
+        "    w = softmax(attention_scores(q, k), dim=-1)\n"
+        "    if mask is not None:\n        w = w.masked_fill(~mask, 0.0)\n    return w @ v, w"))),
+    "sdpa_inverted_mask": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
+        "    s = attention_scores(q, k)\n"
+        "    if mask is not None:\n        s = s.masked_fill(mask, -1e9)\n"
+        "    w = softmax(s, dim=-1)\n    return w @ v, w"))),
+    "sdpa_weights_transposed": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
+        "    s = attention_scores(q, k)\n"
+        "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+        "    w = softmax(s, dim=-1)\n    return w.transpose(-2, -1) @ v, w"))),
+    "sdpa_uses_fused_kernel": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
+        "    s = attention_scores(q, k)\n"
+        "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+        "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), softmax(s, dim=-1)"))),
+    "by_hand_scores_unscaled": Wrong("scores_by_hand", ("test_scores_by_hand",), mistake="no_scale"),
+    "by_hand_softmax_down_columns": Wrong("weights_by_hand", ("test_weights_by_hand",), mistake="softmax_wrong_axis"),
+    "by_hand_output_transposed": Wrong("output_by_hand", ("test_output_by_hand",), mistake="av_transposed"),
+}
