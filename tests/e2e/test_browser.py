@@ -64,13 +64,18 @@ def steps(page, lab_server, artifacts_dir):
     (artifacts_dir / "timings.txt").write_text(report + "\n")
 
 
+def cell_indices(path: Path, needle: str) -> list[int]:
+    """Indices of the code cells of notebook ``path`` whose source contains ``needle``."""
+    cells = json.loads(path.read_text())["cells"]
+    return [i for i, cell in enumerate(cells)
+            if cell["cell_type"] == "code" and needle in "".join(cell["source"])]
+
+
 def cell_index(path: Path, needle: str) -> int:
     """Index of the first code cell of notebook ``path`` whose source contains ``needle``."""
-    cells = json.loads(path.read_text())["cells"]
-    for i, cell in enumerate(cells):
-        if cell["cell_type"] == "code" and needle in "".join(cell["source"]):
-            return i
-    raise AssertionError(f"{path.name}: no code cell contains {needle!r}")
+    found = cell_indices(path, needle)
+    assert found, f"{path.name}: no code cell contains {needle!r}"
+    return found[0]
 
 
 def scroll_to_top(locator) -> None:
@@ -102,13 +107,19 @@ def lesson02(lab, lab_server, steps, page):
 def test_student_lesson02_heatmap_and_slider(lesson02, steps, page):
     lab = lesson02
     with steps("student sees the attention heatmap image"):
-        img = page.locator(f"{NOTEBOOK} .jp-OutputArea-output img").first
-        img.wait_for(timeout=10_000)
+        # the first output image of a cell that draws with attnlab.viz.attention_heatmap
+        drawing = cell_indices(lab.server.root / LESSON02, "attention_heatmap(")
+        assert drawing, "lesson 02 has no cell calling attention_heatmap("
+        imgs = [lab.cell(i).locator(".jp-OutputArea-output img") for i in drawing]
+        with_img = [loc for loc in imgs if loc.count()]
+        assert with_img, f"no image in the outputs of the heatmap cells {drawing}"
+        img = with_img[0].first
         img.evaluate("(el) => el.scrollIntoView({block: 'center'})")
         box = img.bounding_box()
         assert box and box["width"] > 100 and box["height"] > 50, f"heatmap image too small: {box}"
         assert img.evaluate("(el) => el.complete && el.naturalWidth > 0"), (
             "the heatmap <img> did not load (naturalWidth 0)")
+        img.evaluate("(el) => el.scrollIntoView({block: 'end'})")  # whole figure in the screenshot
     with steps("student moves the lesson 02 slider and the weights change"):
         slider = page.locator(SLIDER).first
         slider.wait_for(timeout=10_000)
@@ -173,9 +184,9 @@ def _progress(card) -> float:
 def test_student_mastery_card_and_progress_kept(lesson02, lab, steps, page):
     from attnlab.practice import format_answer
 
-    index = cell_index(lab.server.root / LESSON02, "mastery_check(")
-    card = lab.cell(index).locator(CARD).first
     with steps("student opens the mastery check"):
+        index = cell_index(lab.server.root / LESSON02, "mastery_check(")
+        card = lab.cell(index).locator(CARD).first
         card.wait_for(timeout=15_000)
         card.scroll_into_view_if_needed()
         skill, variant = _card_variant(card)
@@ -188,6 +199,8 @@ def test_student_mastery_card_and_progress_kept(lesson02, lab, steps, page):
             text = "0"
         expected = skill.check(variant, text)
         assert not expected.correct, f"{text!r} is not wrong for {skill.name}"
+        if wrong:
+            assert expected.misconception == name, (expected.misconception, name)
         _answer(card, text)
         shown = _wait_feedback(page, card, expected.message[:60])
         assert "Correct" not in shown.splitlines()[0], shown
@@ -213,6 +226,8 @@ def test_student_mastery_card_and_progress_kept(lesson02, lab, steps, page):
         page.locator(".jp-Dialog button.jp-mod-accept").click()
         lab.wait_idle()
         lab.run_cell(index)
+        prompt = lab.cell(index).locator(".jp-InputArea-prompt").first.text_content().strip()
+        assert prompt == "[1]:", f"the mastery cell ran as {prompt}, not first in a fresh kernel"
         card = lab.cell(index).locator(f"{CARD}.attnlab-skill-{skill.name}").first
         card.wait_for(timeout=15_000)
         card.scroll_into_view_if_needed()
@@ -246,7 +261,9 @@ def test_student_exercise_03_masks(lab, lab_server, steps, page):
     target = next((i for i, c in enumerate(cells) if meta(i).get("solution")
                    and c["cell_type"] == "code" and "def causal_mask" in "".join(c["source"])), None)
     assert target is not None, f"{EXERCISE} has no solution cell defining causal_mask"
-    setup = [i for i in range(target) if cells[i]["cell_type"] == "code" and not meta(i).get("grade")]
+    # cells above that a student runs first: imports and helpers (not other answers or tests)
+    setup = [i for i in range(target) if cells[i]["cell_type"] == "code"
+             and not meta(i).get("grade") and not meta(i).get("solution")]
     tests = []
     for i in range(target + 1, len(cells)):
         if meta(i).get("solution"):
