@@ -102,7 +102,10 @@ class Skill:
         expected = parse(variant.answer, self.kind)
         out = {}
         for name, wrong in self.mistakes.items():
-            value = wrong(variant.data)
+            try:
+                value = wrong(variant.data)
+            except Exception:  # noqa: BLE001 - a mistake that cannot be computed here simply does not apply
+                continue
             if value is None:  # this mistake does not apply to these numbers
                 continue
             try:

@@ -119,7 +119,8 @@ def _full_build(rng):
     while True:
         Q, K, V = ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 4)
         s = (f64(Q) @ f64(K).T)
-        if V[0] != V[1] and bool((s[:, 0] != s[:, 1]).all()) and bool((s[0] != s[1]).any()):
+        # symmetric Q Kᵀ would make the column softmax equal Aᵀ (two mistakes alike)
+        if V[0] != V[1] and bool((s[:, 0] != s[:, 1]).all()) and bool((s[0] != s[1]).any()) and s[0, 1] != s[1, 0]:
             break
     prompt = (f"Compute **softmax(Q Kᵀ / √d_k) V** for Q = {show(Q)}, K = {show(K)}, V = {show(V)} "
               "(d_k = 2). Give the 2 × 2 output to **2 decimals**.")
@@ -158,7 +159,9 @@ register(Skill(
 
 def _scale_build(rng):
     d_model = rng.choice([64, 128, 256, 512, 768])
-    n_heads = rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0 and d_model // h > 4])
+    # d_k² = d_model would make "divide by d_k" and "divide by √d_model" give the same number
+    n_heads = rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0 and d_model // h > 4
+                          and (d_model // h) ** 2 != d_model])
     prompt = (f"Multi-head attention with d_model = {d_model} and n_heads = {n_heads}. Inside each head, the "
               "scores Q Kᵀ are divided by which number? Give it to **2 decimals**.")
     return prompt, {"d_model": d_model, "n_heads": n_heads}

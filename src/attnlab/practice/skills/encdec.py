@@ -36,16 +36,15 @@ def _pad(d):
 
 
 def _causal(d):
-    from attnlab.nn import causal_mask
-
-    return causal_mask(d["L"], d["S"])
+    """Causal mask aligned as in causal_mask (query i sees keys j <= i + S - L), also for S < L."""
+    return torch.ones(d["L"], d["S"], dtype=torch.bool).tril(d["S"] - d["L"])
 
 
 def _choose(d):
-    from attnlab.nn import combine_masks
+    from attnlab.nn import causal_mask, combine_masks
 
     if d["setting"] == "decoder":
-        return combine_masks(_causal(d), _pad(d))  # causal AND key padding
+        return combine_masks(causal_mask(d["L"]), _pad(d))  # causal AND key padding (L == S here)
     return _pad(d)  # encoder self-attention and cross-attention: key padding only
 
 

@@ -10,7 +10,7 @@ _MASK_FORMS = "Write True/False or 1/0 (1 = may attend), one row per query, e.g.
 
 def _causal_build(rng):
     L = rng.randint(3, 5)
-    S = L + (rng.choice([1, 2]) if rng.random() < 0.35 else 0)
+    S = L + (rng.choice([2, 3]) if rng.random() < 0.35 else 0)  # S = L + 1 would make two mistakes look alike
     extra = (f" The keys include {S - L} cached earlier position(s): S = {S} keys, and the {L} queries are the "
              "**last** L positions.") if S > L else ""
     prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra} {_MASK_FORMS}"

@@ -13,14 +13,17 @@ def _lookup_build(rng, with_values: bool):
         q = [rng.randint(-1, 2) for _ in range(2)]
         keys = ints(rng, 3, 2, -1, 2)
         scores = [q[0] * k[0] + q[1] * k[1] for k in keys]
-        if len(set(scores)) == 3 and sum(scores) != 0:
+        if len(set(scores)) == 3 and sum(scores) != 0 and sum(s != 0 for s in scores) >= 2:
             break
     data = {"q": q, "K": keys}
     prompt = (f"Soft lookup with query q = {show(q)} and keys (one per row) K = {show(keys)}. "
               "The match score of key j is the plain dot product q · k_j and the weights are the softmax of "
               "the three scores. ")
     if with_values:
-        data["V"] = ints(rng, 3, 2, 0, 4)
+        while True:
+            data["V"] = ints(rng, 3, 2, 1, 4)
+            if len({tuple(row) for row in data["V"]}) == 3:  # distinct values keep the mistakes apart
+                break
         prompt += (f"The values (one per row) are V = {show(data['V'])}. "
                    "Give the **output** (the weighted average of the value rows) to **2 decimals**.")
     else:
