@@ -163,3 +163,10 @@ def test_kv_cache_rejects_mismatched_k_v():
     cache = KVCache()
     with pytest.raises(ValueError, match=r"must agree in \(B, H, L_new\)"):
         cache.update(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 2, 4))
+
+
+def test_value_without_key_raises():
+    mha = MultiHeadAttention(D, H)
+    x = torch.randn(1, 3, D)
+    with pytest.raises(ValueError, match="value was given without key"):
+        mha(x, value=x)

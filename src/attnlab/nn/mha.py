@@ -77,6 +77,17 @@ class MultiHeadAttention(nn.Module):
 
     Raises:
         ValueError: if ``d_model % n_heads != 0``.
+
+    Inputs are float tensors of one dtype; masks are bool (True = may attend). Returned
+    weights are the softmax probabilities before attention dropout.
+
+    Example::
+
+        mha = MultiHeadAttention(d_model=8, n_heads=2)
+        x = torch.randn(1, 3, 8)                                  # (B, L, d_model)
+        out, w = mha(x, is_causal=True, need_weights=True)        # (1, 3, 8), (1, 2, 3, 3)
+        memory = torch.randn(1, 5, 8)                             # (B, S, d_model)
+        out, _ = mha(x, memory)                                   # cross-attention: (1, 3, 8)
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, dropout: float = 0.0) -> None:
@@ -129,6 +140,8 @@ class MultiHeadAttention(nn.Module):
                 with no allowed key, or ``cache`` with cross-attention.
             TypeError: a mask that is not bool.
         """
+        if key is None and value is not None:
+            raise ValueError("value was given without key; pass key too (cross-attention) or neither (self-attention).")
         self_attention = key is None
         key = query if key is None else key
         value = key if value is None else value

@@ -38,6 +38,10 @@ class Encoder(nn.Module):
         self.norm = nn.LayerNorm(d_model, bias=bias) if norm_first else None
 
     def forward(self, x: Tensor, *, key_padding_mask: Tensor | None = None) -> Tensor:
+        """``x: (B, S, d_model)`` (embedded source) -> memory ``(B, S, d_model)``.
+
+        ``key_padding_mask``: bool ``(B, S)``, True = real token. Raises as :class:`EncoderBlock`.
+        """
         for layer in self.layers:
             x = layer(x, key_padding_mask=key_padding_mask)  # (B, S, d_model)
         return x if self.norm is None else self.norm(x)
@@ -63,6 +67,11 @@ class Decoder(nn.Module):
 
     def forward(self, x: Tensor, memory: Tensor | None = None, *, key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None, caches: list[KVCache] | None = None) -> Tensor:
+        """``x: (B, L, d_model)``, ``memory: (B, S, d_model)`` -> ``(B, L, d_model)``.
+
+        Raises ``ValueError`` if ``caches`` does not hold one cache per layer; otherwise as
+        :class:`DecoderBlock`.
+        """
         if caches is not None and len(caches) != len(self.layers):
             raise ValueError(f"need one KVCache per layer: {len(self.layers)} layers, got {len(caches)} caches.")
         for i, layer in enumerate(self.layers):
@@ -165,6 +174,12 @@ class Transformer(nn.Module):
 
     def forward(self, src: Tensor, tgt: Tensor, *, src_key_padding_mask: Tensor | None = None,
                 tgt_key_padding_mask: Tensor | None = None) -> Tensor:
+        """``src: (B, S)``, ``tgt: (B, L)`` integer ids -> logits ``(B, L, tgt_vocab_size)``.
+
+        Padding masks are bool, True = real token; the source mask is used by the encoder's
+        self-attention and the decoder's cross-attention. Raises ``ValueError`` for ids that
+        are not 2-D or masks of the wrong shape (see :class:`MultiHeadAttention`).
+        """
         memory = self.encode(src, src_key_padding_mask=src_key_padding_mask)  # (B, S, d_model)
         return self.decode(tgt, memory, tgt_key_padding_mask=tgt_key_padding_mask,
                            memory_key_padding_mask=src_key_padding_mask)
