@@ -52,3 +52,14 @@ def test_variants_differ_across_learners_and_attempts(name):
     bob = [skill.variant(seed_for("bob", name, a)).prompt for a in range(6)]
     assert len(set(alice)) > 1, "a retry must be a new problem"
     assert alice != bob, "two learners must see different problems"
+
+
+def test_attnlab_home_default_and_env(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from attnlab.practice import attnlab_home
+
+    monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path))
+    assert attnlab_home() == tmp_path
+    monkeypatch.delenv("ATTNLAB_HOME")
+    assert attnlab_home() == Path.home() / ".attnlab"

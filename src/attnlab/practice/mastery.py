@@ -172,7 +172,7 @@ def due_reviews(store: ProgressStore, lesson: str | int | None = None) -> list[s
     return [s.name for s in all_skills() if s.lesson != lid and is_due(store, s.name, lid)]
 
 
-def status(store: ProgressStore, skill: str, n_required: int | None = None) -> str:
+def status(store: ProgressStore, skill: str) -> str:
     """``"mastered"``, ``"due for review"``, ``"in progress"`` or ``"not started"``."""
     rec = store.peek(skill)
     if rec["mastered"]:
