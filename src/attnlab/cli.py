@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import click
 from rich.console import Console
@@ -67,8 +68,9 @@ def progress() -> None:
         state = mastery.status(store, s.name)
         counts[state] = counts.get(state, 0) + 1
         due = ""
-        if rec["mastered"]:
-            due = f"lesson {rec['due_lesson']}" if rec["due_lesson"] else ""
+        if rec["mastered"] and rec["due_at"] is not None:
+            day = time.strftime("%Y-%m-%d", time.localtime(rec["due_at"]))
+            due = f"lesson {rec['due_lesson']} or {day}"
         table.add_row(s.lesson, s.name, state, f"{min(rec['streak'], n)}/{n}", str(rec["attempts"]),
                       str(rec["hints"]), due)
     console = _console()

@@ -82,3 +82,20 @@ def test_interactive_session_under_a_pseudo_terminal(tmp_path):
 def test_gate_command(args):
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0 and "Lesson 03 gate" in out.output
+
+
+def test_progress_table_shows_mastered_in_progress_and_due():
+    from attnlab.practice import practice_item
+
+    item = practice_item("sdpa_scale", n_required=1)
+    item.check(item.variant.answer)
+    other = practice_item("uniform_loss")
+    other.check(other.variant.answer)
+    store = ProgressStore()
+    store.skill("sdpa_scale")["due_lesson"] = "00"  # make the review due now
+    store.save()
+    out = CliRunner().invoke(main, ["progress"])
+    assert out.exit_code == 0
+    rows = {line.split("│")[2].strip(): line for line in out.output.splitlines() if line.count("│") > 3}
+    assert "due for review" in rows["sdpa_scale"] and "in progress" in rows["uniform_loss"]
+    assert "not started" in rows["sdpa_full"] and "lesson 00 or" in rows["sdpa_scale"]

@@ -165,3 +165,10 @@ def test_spaced_review_by_days_and_a_miss_puts_it_back_into_practice(store):
     assert not mastery.is_mastered(store, "sdpa_scale") and mastery.status(store, "sdpa_scale") == "in progress"
     assert "back in practice" in item.last.note
     assert due_reviews(store, "05") == []
+
+
+def test_review_scheduled_from_the_skills_own_lesson_when_no_lesson_was_opened(store):
+    _master(store, "kv_cache_bytes")  # practised at the terminal, no lesson opened yet
+    assert store.peek("kv_cache_bytes")["due_lesson"] == "12"
+    _master(store, "warmup_softmax")
+    assert store.peek("warmup_softmax")["due_lesson"] == "02"

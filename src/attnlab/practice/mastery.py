@@ -116,7 +116,7 @@ def submit(store: ProgressStore, skill: str, answer, *, n_required: int | None =
         if feedback.correct and first and clean:
             rec["interval_days"] *= 2
             rec["interval_lessons"] *= 2
-            _schedule(store, rec)
+            _schedule(store, rec, skill)
             counted, note = True, "Review passed: this skill comes back later."
         elif first:
             rec.update(mastered=False, streak=0, due_at=None, due_lesson=None, interval_days=3.0, interval_lessons=2)
@@ -127,7 +127,7 @@ def submit(store: ProgressStore, skill: str, answer, *, n_required: int | None =
         counted = True
         if rec["streak"] >= n and not rec["mastered"]:
             rec.update(mastered=True, mastered_at=store.now(), mastered_lesson=store.lesson)
-            _schedule(store, rec)
+            _schedule(store, rec, skill)
             note = f"Mastered: {n} correct in a row on fresh problems."
         else:
             note = f"{min(rec['streak'], n)}/{n} in a row."
@@ -143,9 +143,11 @@ def submit(store: ProgressStore, skill: str, answer, *, n_required: int | None =
     return Outcome(feedback, counted, rec["streak"], rec["mastered"], note)
 
 
-def _schedule(store: ProgressStore, rec: dict) -> None:
+def _schedule(store: ProgressStore, rec: dict, skill: str) -> None:
+    """Next review: ``interval_days`` from now, or ``interval_lessons`` after the current lesson
+    (or after the skill's own lesson, if the learner has not opened a later one)."""
     rec["due_at"] = store.now() + rec["interval_days"] * DAY
-    base = store.lesson or "00"
+    base = max(store.lesson or "00", get_skill(skill).lesson)
     rec["due_lesson"] = f"{int(base) + rec['interval_lessons']:02d}"
 
 
