@@ -79,8 +79,9 @@ def test_generation_with_and_without_cache_identical(mode):
     assert torch.equal(a[:, :3], prompt)
 
 
-def test_incremental_forward_with_caches_matches_full_forward():
-    m = model()
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_incremental_forward_with_caches_matches_full_forward(norm_first):
+    m = model(norm_first=norm_first)
     idx = torch.randint(0, 11, (2, 8))
     full, _ = m(idx)
     caches = [KVCache() for _ in m.blocks]
@@ -113,6 +114,10 @@ def test_bad_inputs():
         m(torch.zeros(1, 5, dtype=torch.long), torch.zeros(1, 4, dtype=torch.long))
     with pytest.raises(ValueError, match="temperature must be > 0"):
         m.generate(torch.zeros(1, 2, dtype=torch.long), 3, temperature=0.0)
+    with pytest.raises(ValueError, match="top_k must be an int >= 1 or None, got 0"):
+        m.generate(torch.zeros(1, 2, dtype=torch.long), 3, top_k=0)
+    with pytest.raises(ValueError, match=r"top_p must be in \(0, 1\] or None, got 0"):
+        m.generate(torch.zeros(1, 2, dtype=torch.long), 3, top_p=0)
     with pytest.raises(ValueError, match="one KVCache per layer"):
         m(torch.zeros(1, 2, dtype=torch.long), caches=[KVCache()])
 
@@ -129,3 +134,11 @@ def test_training_step_reduces_loss():
         loss.backward()
         opt.step()
     assert loss.item() < first - 0.5
+
+
+def test_dropout_active_only_in_training():
+    m = model(dropout=0.2)
+    idx = torch.randint(0, 11, (2, 6))
+    torch.testing.assert_close(m(idx)[0], m(idx)[0])  # eval: deterministic
+    m.train()
+    assert not torch.allclose(m(idx)[0], m(idx)[0])

@@ -175,10 +175,27 @@ class GPT(nn.Module):
         check_rank(idx, "idx", 2, "(B, T) of token ids")
         if idx.shape[1] < 1:
             raise ValueError("generate needs a prompt of at least one token per row, got T=0.")
-        if not greedy:
-            apply_temperature(idx.new_zeros(1).float(), temperature)  # raises ValueError if temperature <= 0
+        if not greedy and not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}; for argmax decoding use greedy=True.")
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be an int >= 1 or None, got {top_k!r}.")
+        if top_p is not None and not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1] or None, got {top_p}.")
         was_training = self.training
         self.eval()
+        try:
+            idx, step_logits = self._decode_loop(idx, max_new_tokens, temperature, top_k, top_p, greedy,
+                                                 use_cache, generator)
+        finally:
+            self.train(was_training)
+        if return_logits:
+            V = self.config.vocab_size
+            stacked = torch.stack(step_logits, dim=1) if step_logits else idx.new_zeros(idx.shape[0], 0, V).float()
+            return idx, stacked  # (B, max_new_tokens, V)
+        return idx
+
+    def _decode_loop(self, idx, max_new_tokens, temperature, top_k, top_p, greedy, use_cache, generator):
+        """The generation loop of :meth:`generate` (arguments already validated, eval mode)."""
         bs = self.config.block_size
         caches = None
         step_logits = []
@@ -196,9 +213,4 @@ class GPT(nn.Module):
             step_logits.append(last)
             nxt = sample_next_token(last, 1.0, top_k, top_p, greedy, generator)  # (B,)
             idx = torch.cat([idx, nxt[:, None]], dim=1)  # (B, t + 1)
-        self.train(was_training)
-        if return_logits:
-            V = self.config.vocab_size
-            stacked = torch.stack(step_logits, dim=1) if step_logits else idx.new_zeros(idx.shape[0], 0, V).float()
-            return idx, stacked  # (B, max_new_tokens, V)
-        return idx
+        return idx, step_logits
