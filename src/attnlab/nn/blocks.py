@@ -138,8 +138,9 @@ class DecoderBlock(nn.Module):
             x = self.norm3(x + self.dropout3(self.ffn(x)))
         return x
 
-    def _self_attention(self, x: Tensor, kwargs: dict) -> Tensor:
-        out, _ = self.self_attn(x, **kwargs)
+    def _self_attention(self, x: Tensor, sa: dict) -> Tensor:
+        # sa: the self-attention masks / causal flag / KV cache given to forward
+        out, _ = self.self_attn(x, **sa)
         return self.dropout1(out)  # (B, L, d_model)
 
     def _cross_attention(self, x: Tensor, memory: Tensor, memory_key_padding_mask) -> Tensor:
