@@ -92,10 +92,10 @@ def test_progress_table_shows_mastered_in_progress_and_due():
     other = practice_item("uniform_loss")
     other.check(other.variant.answer)
     store = ProgressStore()
-    store.skill("sdpa_scale")["due_lesson"] = "00"  # make the review due now
+    store.skill("sdpa_scale").update(due_lesson="00", due_at=15 * 86400.0)  # make the review due now
     store.save()
     out = CliRunner().invoke(main, ["progress"])
     assert out.exit_code == 0
     rows = {line.split("│")[2].strip(): line for line in out.output.splitlines() if line.count("│") > 3}
     assert "due for review" in rows["sdpa_scale"] and "in progress" in rows["uniform_loss"]
-    assert "not started" in rows["sdpa_full"] and "lesson 00 or" in rows["sdpa_scale"]
+    assert "not started" in rows["sdpa_full"] and "lesson 00 or 1970-01-1" in rows["sdpa_scale"]
