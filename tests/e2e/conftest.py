@@ -73,6 +73,26 @@ def copy_course(dest: Path) -> Path:
     return dest
 
 
+def start_command(root: Path) -> list[str]:
+    """The README's first command, ``./start.sh``, run in the course copy ``root``.
+
+    The copy gets a link to this checkout's ``.venv`` and a no-op ``scripts/setup.sh``
+    (``./test.sh`` already ran the real setup; a pip install from the copy would re-point
+    the shared environment's editable attnlab at a temporary folder). Everything else --
+    root_dir, default_url, the environment start.sh sets -- is start.sh's own. Without a
+    .venv-based start.sh (e.g. another install), start.sh's jupyter command is mirrored.
+    """
+    venv = ROOT / ".venv"
+    if (root / "start.sh").is_file() and (root / "scripts" / "setup.sh").is_file() \
+            and venv.is_dir() and BIN.resolve().parent == venv.resolve():
+        (root / ".venv").symlink_to(venv, target_is_directory=True)
+        (root / "scripts" / "setup.sh").write_text(
+            "#!/usr/bin/env bash\n# e2e test copy: the environment is already set up\nexit 0\n")
+        return ["bash", str(root / "start.sh")]
+    return [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={root}",
+            "--LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb"]
+
+
 class LabServer:
     """A running ``jupyter lab`` process; ``url(path)`` gives an address with the token."""
 
@@ -135,7 +155,11 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
         (settings / rel).write_text(json.dumps(value))
     env = {k: v for k, v in os.environ.items()
            # a student's kernel uses the inline plot backend; the test run's Agg would hide plots
-           if k not in {"MPLBACKEND", "ATTNLAB_CI", "JUPYTER_CONFIG_DIR", "JUPYTER_PATH"}}
+           if k not in {"MPLBACKEND", "ATTNLAB_CI", "ATTNLAB_HEADLESS", "JUPYTER_CONFIG_DIR",
+                        "JUPYTER_PATH", "VIRTUAL_ENV"}}
+    # a fresh shell after `git clone`: the course's .venv is not activated
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                  if d and Path(d).resolve() != BIN.resolve())
     env.update({
         "ATTNLAB_HOME": str(home),
         "ATTNLAB_LEARNER": LEARNER,
@@ -148,9 +172,7 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     })
     port, token = _free_port(), secrets.token_hex(16)
     log = base / "jupyter-lab.log"
-    cmd = [
-        str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={root}",
-        "--LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb",
+    cmd = start_command(root) + [
         "--no-browser", f"--port={port}", "--ip=127.0.0.1",
         f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0",
     ]
