@@ -30,7 +30,7 @@ def assignments() -> list[str]:
                   if p.is_dir() and (p / f"{p.name}.ipynb").exists())
 
 
-def load_config(root: str | os.PathLike, db_url: str | None = None):
+def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout: float | None = None):
     """nbgrader Config for a course rooted at ``root`` (gradebook default: root/gradebook.db)."""
     _quiet_imports()
     from traitlets.config.loader import PyFileConfigLoader
@@ -40,17 +40,21 @@ def load_config(root: str | os.PathLike, db_url: str | None = None):
     cfg.CourseDirectory.db_url = db_url or f"sqlite:///{os.path.join(root, 'gradebook.db')}"
     cfg.Exchange.root = os.path.join(root, ".exchange")
     cfg.Application.log_level = "WARN"
+    if item_timeout:
+        cfg.SandboxGrade.timeout = float(item_timeout)
     return cfg
 
 
-def api_for(root, db_url=None):
+def api_for(root, db_url=None, item_timeout=None):
     """An ``NbGraderAPI`` for the course at ``root``."""
     _quiet_imports()
     import logging
     from nbgrader.apps import NbGraderAPI
     for name in ("traitlets", "NbGraderAPI", "nbgrader"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    return NbGraderAPI(config=load_config(root, db_url))
+    import warnings
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # SQLAlchemy 2 noise, harmless
+    return NbGraderAPI(config=load_config(root, db_url, item_timeout))
 
 
 def stage_source(root: str | os.PathLike, assignment: str) -> Path:

@@ -20,12 +20,12 @@ _API = None
 _ROOT = None
 
 
-def _init_worker(root, db_url, slots):
+def _init_worker(root, db_url, slots, item_timeout=None):
     global _API, _ROOT
     os.environ["ATTNLAB_GRADER_SLOT"] = str(slots.get())
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     _ROOT = root
-    _API = api_for(root, db_url)
+    _API = api_for(root, db_url, item_timeout)
 
 
 def _grade_one(args):
@@ -97,7 +97,8 @@ class Summary:
 
 
 def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int = 2,
-          feedback: bool = True, csv_path=None, progress: bool = True) -> Summary:
+          feedback: bool = True, csv_path=None, progress: bool = True,
+          item_timeout: float | None = None) -> Summary:
     """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir``."""
     from .sandbox import SandboxUnavailable, sandbox_support
     reason = sandbox_support()
@@ -114,7 +115,7 @@ def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int
         slots.put(i)
     tasks = [(assignment, s) for s in students]
     with ctx.Pool(max(1, min(jobs, len(tasks) or 1)), initializer=_init_worker,
-                  initargs=(root, db_url, slots), maxtasksperchild=None) as pool:
+                  initargs=(root, db_url, slots, item_timeout), maxtasksperchild=None) as pool:
         it = pool.imap_unordered(_grade_one, tasks)
         if progress:
             from tqdm import tqdm

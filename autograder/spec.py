@@ -53,7 +53,8 @@ def decode(value: Any) -> Any:
     """
     if isinstance(value, dict):
         if "__array__" in value:
-            return np.array(value["__array__"], dtype=np.float64).reshape(value["shape"])
+            arr = np.array(value["__array__"], dtype=np.float64).reshape(value["shape"])
+            return arr.astype(bool) if value.get("dtype") in ("torch.bool", "bool") else arr
         if "__scalar__" in value:
             return int(value["__scalar__"]) if value["int"] else float(value["__scalar__"])
         if "__seq__" in value:
@@ -83,10 +84,13 @@ def _to_array(x: Any) -> np.ndarray:
     try:
         import torch
         if isinstance(x, torch.Tensor):
+            if x.dtype == torch.bool:
+                return x.detach().numpy()
             return x.detach().to(torch.float64).numpy()
     except ImportError:  # pragma: no cover
         pass
-    return np.asarray(x, dtype=np.float64)
+    a = np.asarray(x)
+    return a if a.dtype == bool else a.astype(np.float64)
 
 
 def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float) -> str | None:
@@ -97,19 +101,31 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
             return f"{label}: expected {len(expected)} returned values, got {n}"
         for i, (g, e) in enumerate(zip(got, expected)):
             if e is None:
+                if g is not None:
+                    return f"{label}[{i}]: expected None, got a {type(g).__name__}"
                 continue
             msg = compare_values(g, e, f"{label}[{i}]", rtol, atol)
             if msg:
                 return msg
         return None
+    if expected is None:
+        return None if got is None else f"{label}: expected None, got a {type(got).__name__}"
     e = _to_array(expected)
     if got is None:
         return f"{label}: returned None, expected an array of shape {tuple(e.shape)}"
     if isinstance(got, (str, dict)):
         return f"{label}: returned a {type(got).__name__}, expected an array of shape {tuple(e.shape)}"
-    g = np.asarray(got, dtype=np.float64) if not isinstance(got, np.ndarray) else got
+    try:
+        g = got if isinstance(got, np.ndarray) else np.asarray(got)
+    except ValueError:
+        return f"{label}: returned a ragged nested list, expected an array of shape {tuple(e.shape)}"
+    if g.dtype.kind not in "biuf":
+        return f"{label}: returned {type(got).__name__} values that are not numbers"
     if g.shape != e.shape:
         return f"{label}: shape {tuple(g.shape)}, expected {tuple(e.shape)}"
+    if e.dtype == bool and g.dtype != bool:
+        return f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}"
+    g, e = g.astype(np.float64), e.astype(np.float64)
     if not np.all(np.isfinite(g) == np.isfinite(e)):
         return f"{label}: has NaN/inf entries where none are expected (or the reverse)"
     fin = np.isfinite(e)
@@ -128,8 +144,8 @@ class FunctionCheck:
     """Call student code in the sandbox on fresh inputs; compare with ``reference``.
 
     ``grade_id``: the test cell.  ``target``: the function/class the student writes (the
-    static scan looks at it and at the helpers it calls).  ``inputs(rng) -> dict`` draws
-    numpy inputs; ``call``: Python expression evaluated in the student's namespace with
+    static scan looks at it and at the helpers it calls).  ``inputs(rng) -> dict`` (or
+    ``inputs(rng, trial)`` to vary the case per trial) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
     function(**inputs) giving what a known mistake would return (used for the message).
@@ -155,7 +171,9 @@ class FunctionCheck:
 
     def jobs(self, rng: np.random.Generator) -> tuple[dict, list[dict]]:
         """``(sandbox_check, [grader_inputs per trial])`` for ``trials`` fresh input draws."""
-        raws = [self.inputs(rng) for _ in range(self.trials)]
+        import inspect
+        with_index = len(inspect.signature(self.inputs).parameters) >= 2  # inputs(rng, trial)
+        raws = [self.inputs(rng, i) if with_index else self.inputs(rng) for i in range(self.trials)]
         return ({"id": self.grade_id, "setup": DECODE + self.setup, "extract": f"__result__ = {self.call}",
                  "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
                  "forbid_ops": list(self.forbid_ops)}, raws)

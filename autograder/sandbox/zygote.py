@@ -164,10 +164,23 @@ def run_item(job, check, wfd):
                 seen.append(name)
             return func(*args, **(kwargs or {}))
 
+    def _profile(frame, event, arg):
+        # Composite ops (e.g. aten._scaled_dot_product_attention_math) decompose before the
+        # dispatch mode sees them, so also watch Python-level calls of builtins and torch.ops.
+        if not forbid:
+            return
+        name = None
+        if event == "c_call":
+            name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", "")
+        elif event == "call" and frame.f_code.co_name == "__call__" and frame.f_code.co_filename.endswith("_ops.py"):
+            name = str(frame.f_locals.get("self", ""))
+        if name and any(f in name for f in forbid) and name not in seen:
+            seen.append(name)
+
     ns = {"__name__": "__main__"}
     preamble = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
                 "import torch.nn.functional as F\nfrom torch import Tensor\n"
-                "from typing import Optional, Sequence\n")
+                "from typing import Any, Callable, Optional, Sequence\n")
     exec(compile(preamble, "<preamble>", "exec"), ns)
     for cell_id, source in job["cells"]:
         try:
@@ -185,7 +198,11 @@ def run_item(job, check, wfd):
             ns.pop("__result__", None)
             exec(compile(check.get("setup", ""), "<grader setup>", "exec"), ns)
             with _Watch():
-                exec(compile(check["extract"], "<grader extract>", "exec"), ns)
+                sys.setprofile(_profile)
+                try:
+                    exec(compile(check["extract"], "<grader extract>", "exec"), ns)
+                finally:
+                    sys.setprofile(None)
             trial["value"] = _plain(ns.get("__result__"))
         except BaseException as e:  # noqa: BLE001
             tb = traceback.extract_tb(e.__traceback__)

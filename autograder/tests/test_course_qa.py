@@ -87,7 +87,9 @@ def test_signatures_match_reference(assignment):
         checked += 1
         assert ast.get_docstring(node, clean=True) == inspect.getdoc(ref), f"{assignment}: docstring of {name} differs from attnlab.nn"
         ref_params = list(inspect.signature(ref).parameters)
-        got = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        a = node.args
+        got = [x.arg for x in a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs
+               + ([a.kwarg] if a.kwarg else [])]
         assert got == ref_params, f"{assignment}: {name}{got} vs attnlab.nn {ref_params}"
     for cls in ("MultiHeadAttention",):
         if cls in defs:
