@@ -98,7 +98,9 @@ def test_number_tolerance_matches_stated_precision():
 
 def test_matrix_forms():
     m = [[1.0, 2.0], [3.0, 4.0]]
-    for form in [m, np.array(m), torch.tensor(m), "[[1, 2], [3, 4]]", "1 2; 3 4", ((1, 2), (3, 4))]:
+    for form in [m, np.array(m), torch.tensor(m), "[[1, 2], [3, 4]]", "1 2; 3 4", ((1, 2), (3, 4)),
+                 str(np.array(m)), repr(torch.tensor(m)), repr(np.array(m)), "[[1. 2.]\n [3. 4.]]",
+                 "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)"]:
         assert equivalent(m, form, "matrix"), form
     assert not equivalent(m, [[1, 2, 0], [3, 4, 0]], "matrix")
     assert equivalent([0, 2], {2, 0}, "int_set") and equivalent([0, 2], "2, 0", "int_set")

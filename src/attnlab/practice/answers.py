@@ -62,6 +62,9 @@ def _text_to_python(text: str) -> Any:
     if not s:
         raise AnswerFormatError("The answer is empty. Type a number, a list like [1, 2] or a shape like (2, 3).")
     s = re.sub(r"\btorch\.Size\(\s*(\[.*\])\s*\)", r"\1", s)
+    pasted = re.fullmatch(r"(?:torch\.|np\.|numpy\.)?(?:tensor|array)\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)", s, re.S)
+    if pasted:  # printed tensor/array pasted back: tensor([[1., 0.], [1., 1.]])
+        s = pasted.group(1)
     s = re.sub(r"(?i)\btrue\b", "True", s)
     s = re.sub(r"(?i)\bfalse\b", "False", s)
     s = re.sub(r"(?i)(?<![\w.])-\s*inf(inity)?\b", "-1e999", s)
@@ -74,6 +77,8 @@ def _text_to_python(text: str) -> Any:
     if re.fullmatch(r"-?\d{1,3}(,\d{3})+", s):  # 12,288 -> 12288
         s = s.replace(",", "")
     s = s.replace("_", "")
+    if "[" in s:  # NumPy-style printing without commas: [[1 0] [1 1]]
+        s = re.sub(r"(?<=[\d.\]e])\s+(?=[-+\d.\[])", ", ", s.strip())
     try:
         value = ast.literal_eval(s)
     except (ValueError, SyntaxError):
