@@ -1,0 +1,157 @@
+"""Grading spec for exercise 05 (see autograder/AUTHORING.md). Never released to students."""
+import torch
+
+from attnlab.nn import MultiHeadAttention as RefMHA
+from attnlab.nn import merge_heads as ref_merge
+from attnlab.nn import split_heads as ref_split
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "05_multi_head_attention"
+PARAMS = ("w_q.weight", "w_q.bias", "w_k.weight", "w_k.bias", "w_v.weight", "w_v.bias", "w_o.weight", "w_o.bias")
+
+
+def t64(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+def split_inputs(rng):
+    H, d_k = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    B, L = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+    return {"x": rng.standard_normal((B, L, H * d_k)), "n_heads": H}
+
+
+def merge_inputs(rng):
+    B, H, L, d_k = (int(n) for n in rng.integers(1, 5, size=4))
+    if H == 1:
+        H = 2
+    return {"x": rng.standard_normal((B, H, L, d_k))}
+
+
+def mha_inputs(rng, trial):
+    H = int(rng.choice([2, 3, 4]))
+    d_model = H * int(rng.integers(2, 5))
+    B, L = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+    S = L if trial != 1 else int(rng.integers(2, 7))
+    inp = {name: rng.standard_normal((d_model, d_model) if name.endswith("weight") else (d_model,)) * 0.5
+           for name in PARAMS}
+    inp.update({"d_model": d_model, "n_heads": H, "query": rng.standard_normal((B, L, d_model)),
+                "key": None, "value": None, "attn_mask": None, "key_padding_mask": None,
+                "need_weights": trial != 1, "is_causal": False})
+    if trial == 1:  # cross-attention with padding
+        inp["key"] = rng.standard_normal((B, S, d_model))
+        inp["value"] = rng.standard_normal((B, S, d_model))
+        pad = rng.random((B, S)) < 0.7
+        pad[:, 0] = True
+        inp["key_padding_mask"] = pad
+    if trial == 2:  # per-example attention mask
+        m = rng.random((B, L, S)) < 0.6
+        m[..., 0] = True
+        inp["attn_mask"] = m
+    if trial == 3:
+        inp["is_causal"] = True
+    return inp
+
+
+MHA_SETUP = """
+def _run_mha(I):
+    m = MultiHeadAttention(I["d_model"], I["n_heads"])
+    m.load_state_dict({k: I[k] for k in %r})
+    m.eval()
+    with torch.no_grad():
+        return m(I["query"], I["key"], I["value"], attn_mask=I["attn_mask"],
+                 key_padding_mask=I["key_padding_mask"], need_weights=I["need_weights"],
+                 is_causal=I["is_causal"])
+""" % (PARAMS,)
+
+
+def ref_mha(**inp):
+    m = RefMHA(inp["d_model"], inp["n_heads"]).double()
+    m.load_state_dict({k: t64(inp[k]) for k in PARAMS})
+    m.eval()
+
+    def opt(name, conv):
+        return None if inp[name] is None else conv(inp[name])
+    with torch.no_grad():
+        out, w = m(t64(inp["query"]), opt("key", t64), opt("value", t64), attn_mask=opt("attn_mask", torch.as_tensor),
+                   key_padding_mask=opt("key_padding_mask", torch.as_tensor), need_weights=inp["need_weights"],
+                   is_causal=inp["is_causal"])
+    return out, w
+
+
+CHECKS = [
+    ByHandCheck("test_shape_by_hand", cell="shape_by_hand", variable="shape", skill="mha_shape_trace",
+                key=f"{A}/test_shape_by_hand"),
+    ByHandCheck("test_merge_by_hand", cell="merge_by_hand", variable="merged", skill="merge_heads_values",
+                key=f"{A}/test_merge_by_hand"),
+    ByHandCheck("test_params_by_hand", cell="params_by_hand", variable="n_params", skill="mha_param_count",
+                key=f"{A}/test_params_by_hand"),
+    FunctionCheck(
+        "test_split_heads", target="split_heads", inputs=split_inputs, trials=3,
+        call="split_heads(_I['x'], _I['n_heads'])", reference=lambda x, n_heads: ref_split(t64(x), n_heads),
+        mistakes={"reshape without transpose": lambda x, n_heads: t64(x).reshape(x.shape[0], n_heads, x.shape[1], -1)},
+        forbid_attrs=("rearrange",)),
+    FunctionCheck(
+        "test_merge_heads", target="merge_heads", inputs=merge_inputs, trials=3,
+        call="merge_heads(_I['x'])", reference=lambda x: ref_merge(t64(x)),
+        mistakes={"reshape without transpose": lambda x: t64(x).reshape(x.shape[0], x.shape[2], -1),
+                  "heads concatenated in the wrong order": lambda x: ref_merge(t64(x).flip(1))},
+        forbid_attrs=("rearrange",)),
+    FunctionCheck(
+        "test_mha_forward", target="MultiHeadAttention", inputs=mha_inputs, trials=4, setup=MHA_SETUP,
+        call="_run_mha(_I)", reference=ref_mha, atol=1e-4,
+        forbid_attrs=("MultiheadAttention", "multi_head_attention_forward"),
+        forbid_ops=("multi_head_attention",)),
+]
+
+_SPLIT = '''
+def split_heads(x, n_heads):
+    """Split."""
+    B, L, d_model = x.shape
+    return {expr}
+'''
+_MERGE = '''
+def merge_heads(x):
+    """Merge."""
+    B, H, L, d_k = x.shape
+    return {expr}
+'''
+
+
+def _forward(nb_source: str, old: str, new: str) -> str:
+    assert old in nb_source, old
+    return nb_source.replace(old, new)
+
+
+def _mha_wrong(old, new):
+    """A wrong MHA cell: the reference cell of the source notebook with one line changed."""
+    import nbformat
+    from pathlib import Path
+    nb = nbformat.read(str(Path(__file__).with_name(f"{A}.ipynb")), as_version=4)
+    src = next(c.source for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "mha_forward")
+    src = "\n".join(ln for ln in src.splitlines() if "### BEGIN SOLUTION" not in ln and "### END SOLUTION" not in ln)
+    return _forward(src, old, new)
+
+
+WRONG = {
+    "split_reshape_without_transpose": Wrong("split_heads", ("test_split_heads", "test_mha_forward"), _SPLIT.format(
+        expr="x.reshape(B, n_heads, L, d_model // n_heads)")),
+    "split_heads_strided": Wrong("split_heads", ("test_split_heads", "test_mha_forward"), _SPLIT.format(
+        expr="x.reshape(B, L, d_model // n_heads, n_heads).permute(0, 3, 1, 2)")),
+    "merge_reshape_without_transpose": Wrong("merge_heads", ("test_merge_heads", "test_mha_forward"), _MERGE.format(
+        expr="x.reshape(B, L, H * d_k)")),
+    "merge_heads_wrong_order": Wrong("merge_heads", ("test_merge_heads", "test_mha_forward"), _MERGE.format(
+        expr="x.flip(1).transpose(1, 2).reshape(B, L, H * d_k)")),
+    "mha_forgets_w_o": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
+        "out = self.w_o(merge_heads(out))", "out = merge_heads(out)")),
+    "mha_keys_projected_with_w_q": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
+        "k = split_heads(self.w_k(key), self.n_heads)", "k = split_heads(self.w_q(key), self.n_heads)")),
+    "mha_padding_mask_inverted": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
+        "pad = key_padding_mask[:, None, None, :]", "pad = ~key_padding_mask[:, None, None, :]")),
+    "mha_ignores_attn_mask": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
+        "mask = attn_mask[:, None] if attn_mask.dim() == 3 else attn_mask", "mask = None")),
+    "mha_padding_mask_on_queries": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
+        "pad = key_padding_mask[:, None, None, :]", "pad = key_padding_mask[:, None, :, None] if L == S else key_padding_mask[:, None, None, :].flip(-1)")),
+    "by_hand_shape_without_transpose": Wrong("shape_by_hand", ("test_shape_by_hand",), mistake="reshape_without_transpose"),
+    "by_hand_merge_wrong_order": Wrong("merge_by_hand", ("test_merge_by_hand",), mistake="heads_wrong_order"),
+    "by_hand_params_forget_w_o": Wrong("params_by_hand", ("test_params_by_hand",), mistake="forget_w_o"),
+}
