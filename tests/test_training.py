@@ -32,7 +32,7 @@ def cyclic_tokens(n: int = 400) -> torch.Tensor:
 
 
 def fast_cfg(**overrides) -> TrainConfig:
-    base = dict(max_iters=40, batch_size=8, learning_rate=1e-2, min_lr=1e-3, warmup_iters=0,
+    base = dict(max_iters=20, batch_size=8, learning_rate=1e-2, min_lr=1e-3, warmup_iters=0,
                 eval_interval=1000, eval_iters=2, device="cpu", seed=0)
     return TrainConfig(**{**base, **overrides})
 
@@ -41,7 +41,7 @@ def test_loss_decreases_on_repeating_text():
     data = cyclic_tokens()
     result = train(tiny_model(), data[:320], data[320:], fast_cfg(), progress=False)
     first, last = result.history["train"][0], result.history["train"][-1]
-    assert result.iters_done == 40
+    assert result.iters_done == 20
     assert first > 0.8 * math.log(VOCAB)  # untrained: close to uniform over 8 symbols
     assert last < 0.5 * first, f"loss went {first:.3f} -> {last:.3f}; expected it to halve"
     assert result.history["val"][-1] < 0.5 * result.history["val"][0]
@@ -153,3 +153,42 @@ def test_checkpoint_for_a_different_shape_is_rejected(tmp_path):
     wider = GPT(GPTConfig(vocab_size=VOCAB, block_size=8, d_model=64, n_heads=2, n_layers=1))
     with pytest.raises(ValueError, match="do not fit"):
         load_checkpoint(path, model=wider)
+
+
+# --- attnlab.viz_model: the inspection helpers lesson 09 and 10 rely on -------------------
+
+def test_attention_maps_are_causal_distributions_and_leave_no_hooks():
+    from attnlab.viz_model import attention_maps
+
+    model = GPT(GPTConfig(vocab_size=VOCAB, block_size=8, d_model=32, n_heads=2, n_layers=3))
+    idx = cyclic_tokens(6)[None].repeat(2, 1)  # (2, 6)
+    maps = attention_maps(model, idx)
+    assert len(maps) == 3 and all(m.shape == (2, 2, 6, 6) for m in maps)
+    for m in maps:
+        torch.testing.assert_close(m.sum(-1), torch.ones(2, 2, 6))
+        assert torch.all(m.triu(diagonal=1) == 0)  # nothing above the diagonal: causal
+    for block in model.blocks:
+        assert not block.self_attn._forward_pre_hooks and not block.self_attn._forward_hooks
+
+
+def test_head_pattern_scores_on_a_known_previous_token_head():
+    from attnlab.viz_model import head_pattern_scores, name_heads
+
+    W = torch.zeros(1, 1, 5, 5)  # (B, H, L, L): query 0 -> itself, query i -> key i - 1
+    W[0, 0, 0, 0] = 1
+    W[0, 0, torch.arange(1, 5), torch.arange(4)] = 1
+    scores = head_pattern_scores([W], "a b c")
+    assert scores["previous"][0, 0] == pytest.approx(1.0)
+    assert scores["self"][0, 0] == pytest.approx(0.0)
+    assert scores["space"][0, 0] == pytest.approx(0.5)  # queries 1..4 read 'a', ' ', 'b', ' '
+    assert name_heads(scores)[0, 0] == "previous-token"
+    with pytest.raises(ValueError, match="token sequence"):
+        head_pattern_scores([W], "abc")
+
+
+def test_cost_helpers():
+    from attnlab.viz_model import fit_loglog_slope, score_matrix_bytes
+
+    x = [10, 20, 40, 80]
+    assert fit_loglog_slope(x, [3 * v**2 for v in x]) == pytest.approx(2.0)
+    assert score_matrix_bytes(1024, B=2, H=4, dtype=torch.float16) == 2 * 4 * 1024 * 1024 * 2

@@ -209,8 +209,6 @@ def train(
                 f"{name} must be a 1-D integer tensor of token ids with more than block_size + 1 = "
                 f"{block_size + 1} tokens, got dtype {data.dtype}, shape {tuple(data.shape)}."
             )
-    from tqdm.auto import tqdm
-
     seed_everything(cfg.seed)
     device = cfg.resolved_device()
     model.to(device).train()
@@ -231,7 +229,12 @@ def train(
         if callback is not None:
             callback(history)
 
-    bar = tqdm(range(cfg.max_iters), desc="training", disable=not progress, mininterval=0.5)
+    if progress:
+        from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
+
+        bar = tqdm(range(cfg.max_iters), desc="training", mininterval=0.5)
+    else:
+        bar = _Silent(range(cfg.max_iters))
     step = 0
     for step in bar:
         if step % cfg.eval_interval == 0:
@@ -256,6 +259,22 @@ def train(
     iters_done = len(step_ms)
     evaluate(iters_done)
     return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer)
+
+
+class _Silent:
+    """Stands in for a tqdm bar when progress=False (importing tqdm.auto pulls in IPython)."""
+
+    def __init__(self, iterable):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def set_postfix(self, **kwargs) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,

@@ -76,7 +76,7 @@ def attention_maps(model: torch.nn.Module, idx: torch.Tensor) -> list[torch.Tens
 
 
 def plot_attention_grid(maps: Sequence[torch.Tensor], tokens: Sequence[str], batch_index: int = 0,
-                        names: np.ndarray | None = None, cell: float = 2.3):
+                        names: np.ndarray | None = None, cell: float = 2.8):
     """Draw a ``n_layers × n_heads`` grid of attention heatmaps for one sequence.
 
     Args:
@@ -87,8 +87,9 @@ def plot_attention_grid(maps: Sequence[torch.Tensor], tokens: Sequence[str], bat
         The matplotlib ``Figure``.
     """
     n_layers, n_heads = len(maps), maps[0].shape[1]
-    shown = [repr(t)[1:-1] if t in "\n\t " else t for t in tokens]  # make spaces/newlines visible
-    shown = ["␣" if t == " " else t for t in shown]
+    shown = ["␣" if t == " " else repr(t)[1:-1] if t in "\n\t" else t for t in tokens]  # visible whitespace
+    small = len(tokens) <= 40
+    size = 7 if len(tokens) <= 20 else 6 if len(tokens) <= 28 else 5  # tick labels must not overlap
     fig, axes = plt.subplots(n_layers, n_heads, figsize=(cell * n_heads, cell * n_layers), squeeze=False)
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -100,46 +101,53 @@ def plot_attention_grid(maps: Sequence[torch.Tensor], tokens: Sequence[str], bat
             ax.images[-1].colorbar.remove()
             ax.set_xlabel("")
             ax.set_ylabel("")
-            small = len(tokens) <= 24
-            ax.set_xticks(range(len(tokens)) if small else [], labels=shown if small else [], fontsize=6)
-            ax.set_yticks(range(len(tokens)) if small else [], labels=shown if small else [], fontsize=6)
-            ax.title.set_fontsize(8)
+            label_x = small and layer == n_layers - 1  # tick labels on the outer edge only
+            label_y = small and head == 0
+            ax.set_xticks(range(len(tokens)) if label_x else [], labels=shown if label_x else [], fontsize=size, rotation=0)
+            ax.set_yticks(range(len(tokens)) if label_y else [], labels=shown if label_y else [], fontsize=size)
+            ax.title.set_fontsize(9)
     fig.supxlabel("key (attended to)")
     fig.supylabel("query (attending)")
     fig.tight_layout()
     return fig
 
 
-def head_pattern_scores(maps: Sequence[torch.Tensor], tokens: Sequence[str]) -> dict[str, np.ndarray]:
+def head_pattern_scores(maps: Sequence[torch.Tensor], tokens) -> dict[str, np.ndarray]:
     """Average attention weight each head puts on simple targets, over query positions >= 1.
 
     Targets: ``previous`` (key i - 1), ``self`` (key i), ``first`` (key 0), ``space`` (keys
-    that are ' '), ``newline`` ('\\n'), ``punctuation`` (.,;:!?'-). A uniform head would put
-    about ``count / (i + 1)`` on each, so compare against ``uniform_space`` etc.
+    that are ' '), ``newline`` ('\\n'), ``punctuation`` (.,;:!?'-). For the character classes
+    a uniform causal head would put (visible such keys) / (i + 1) there; that baseline is
+    returned as ``uniform_space`` etc.
 
     Args:
-        maps: ``(B, H, L, L)`` per layer (causal self-attention).
-        tokens: the L characters of the sequence.
+        maps: ``(B, H, L, L)`` per layer (causal self-attention), from :func:`attention_maps`.
+        tokens: a str of L characters (the same text in every batch row), or a list of B such strs.
     Returns:
         name -> ``(n_layers, n_heads)`` array of mean weights (averaged over batch and queries).
+    Raises:
+        ValueError: if the tokens do not match the maps' batch size or length.
     """
-    L = len(tokens)
-    if maps[0].shape[-1] != L:
-        raise ValueError(f"tokens has {L} entries but the attention maps cover {maps[0].shape[-1]} keys.")
-    W = torch.stack([m.float().mean(0) for m in maps])  # (n_layers, H, L, L), batch-averaged
+    B, L = maps[0].shape[0], maps[0].shape[-1]
+    seqs = [tokens] * B if isinstance(tokens, str) else list(tokens)
+    if len(seqs) != B or any(len(t) != L for t in seqs):
+        raise ValueError(f"need {B} token sequence(s) of length {L} to match the attention maps, "
+                         f"got {len(seqs)} of lengths {[len(t) for t in seqs]}.")
+    W = torch.stack([m.float() for m in maps])  # (n_layers, B, H, L, L)
     rows = torch.arange(1, L)  # queries 1..L-1 (query 0 can only see itself)
-    kinds = {"space": " ", "newline": "\n", "punctuation": ".,;:!?'-"}
     scores = {
-        "previous": W[:, :, rows, rows - 1].mean(-1),
-        "self": W[:, :, rows, rows].mean(-1),
-        "first": W[:, :, rows, 0].mean(-1),
+        "previous": W[..., rows, rows - 1].mean((1, 3)),  # (n_layers, H)
+        "self": W[..., rows, rows].mean((1, 3)),
+        "first": W[..., rows, 0].mean((1, 3)),
     }
-    causal_counts = torch.arange(1, L + 1, dtype=torch.float32)[1:]  # keys visible to query i: i + 1
+    visible = torch.arange(2, L + 1, dtype=torch.float32)  # keys visible to query i: i + 1
+    kinds = {"space": " ", "newline": "\n", "punctuation": ".,;:!?'-"}
     for name, chars in kinds.items():
-        is_kind = torch.tensor([t in chars for t in tokens], dtype=torch.float32)  # (L,)
-        scores[name] = (W[:, :, 1:, :] * is_kind).sum(-1).mean(-1)  # weight on that kind of key
-        visible = torch.cumsum(is_kind, 0)[1:]  # how many such keys query i can see
-        scores[f"uniform_{name}"] = torch.full_like(scores[name], float((visible / causal_counts).mean()))
+        is_kind = torch.tensor([[t in chars for t in seq] for seq in seqs], dtype=torch.float32)  # (B, L)
+        on_kind = (W[..., 1:, :] * is_kind[None, :, None, None, :]).sum(-1)  # (n_layers, B, H, L-1)
+        scores[name] = on_kind.mean((1, 3))
+        share = torch.cumsum(is_kind, 1)[:, 1:] / visible  # (B, L-1): uniform head's share
+        scores[f"uniform_{name}"] = torch.full_like(scores[name], float(share.mean()))
     return {k: to_numpy(v) for k, v in scores.items()}
 
 
