@@ -1,0 +1,221 @@
+"""Grading spec for exercise 01 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs are drawn at grading time from a generator the grader seeds with os.urandom;
+references come from attnlab.nn (or exact integer counts) and run in the grader,
+outside the student's sandbox.
+"""
+import math
+
+import numpy as np
+import torch
+
+from attnlab.nn import apply_temperature as ref_apply_temperature
+from attnlab.nn import scaled_dot_product_attention as ref_sdpa
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "01_routing_and_soft_lookup"
+
+
+def t64(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+# ------------------------------------------------------------------ path lengths
+# (n, k) pairs where ceil(log(n) / log(k)) overshoots an exact power: they catch a float log.
+_FLOAT_LOG_TRAPS = [(k ** m, k) for k in range(2, 11) for m in range(2, 8)
+                    if k ** m <= 10 ** 6 and math.ceil(math.log(k ** m) / math.log(k)) != m
+                    and math.ceil(math.log(k ** m, k)) != m]
+
+
+def path_inputs(rng):
+    cases = [[int(rng.integers(2, 300)), int(rng.integers(2, 8))] for _ in range(5)]
+    k = int(rng.integers(2, 8))
+    cases.append([k ** int(rng.integers(1, 5)), k])  # an exact power of k
+    n, k = _FLOAT_LOG_TRAPS[int(rng.integers(len(_FLOAT_LOG_TRAPS)))]
+    cases.append([n, k])
+    return {"cases": cases}
+
+
+def _exact(n, k):
+    cnn = 0
+    while 1 + cnn * (k - 1) < n:  # reach of m plain layers
+        cnn += 1
+    dil = 0
+    while k ** dil < n:  # reach of m dilated layers
+        dil += 1
+    return [n - 1, cnn, dil, 1]
+
+
+def ref_paths(cases, variant=None):
+    out = []
+    for n, k in cases:
+        row = _exact(n, k)
+        if variant == "rnn_tokens":
+            row[0] = n
+        elif variant == "cnn_floor":
+            row[1] = (n - 1) // (k - 1)
+        elif variant == "float_log":
+            row[2] = math.ceil(math.log(n) / math.log(k))
+        out.append(row)
+    return np.array(out, dtype=np.float64)
+
+
+# ------------------------------------------------------------------ temperature and lookups
+def temperature_inputs(rng):
+    shape = tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+    return {"logits": rng.standard_normal(shape) * 3, "temperature": float(rng.uniform(0.2, 4.0))}
+
+
+TEMPERATURE_SETUP = """
+def _temperature_call(f, I):
+    out = f(I['logits'], I['temperature'])
+    raised = []
+    for bad in (0.0, -I['temperature']):
+        try:
+            f(I['logits'], bad)
+            raised.append(False)
+        except ValueError:
+            raised.append(True)
+    return out, all(raised)
+"""
+
+
+def ref_temperature(logits, temperature, raises=True, multiply=False):
+    out = t64(logits) * temperature if multiply else ref_apply_temperature(t64(logits), temperature)
+    return out, raises
+
+
+def lookup_inputs(rng):
+    B, L, S = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
+    d_k, d_v = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    lead = (B,) if rng.random() < 0.7 else ()
+    return {"q": rng.standard_normal(lead + (L, d_k)) * 1.5, "k": rng.standard_normal(lead + (S, d_k)),
+            "v": rng.standard_normal(lead + (S, d_v)), "temperature": float(rng.choice([0.5, 2.0, 3.0]))}
+
+
+def ref_soft(q, k, v, temperature, divisor=None):
+    """attnlab's attention with the query rescaled so that its 1/√d_k becomes 1/temperature."""
+    d_k = q.shape[-1]
+    t = temperature if divisor is None else divisor(d_k, temperature)
+    return ref_sdpa(t64(q) * math.sqrt(d_k) / t, t64(k), t64(v))
+
+
+def soft_wrong_axis(q, k, v, temperature):
+    w = (t64(q) @ t64(k).transpose(-2, -1) / temperature).softmax(dim=-2)
+    return w @ t64(v), w
+
+
+def ref_hard(q, k, v, pick=torch.argmax):
+    scores = t64(q) @ t64(k).transpose(-2, -1)  # (..., L, S)
+    one_hot = torch.nn.functional.one_hot(pick(scores, dim=-1), scores.shape[-1]).to(torch.float64)
+    return one_hot @ t64(v)
+
+
+CHECKS = [
+    ByHandCheck("test_weights_by_hand", cell="weights_by_hand", variable="weights", skill="soft_lookup_weights",
+                key=f"{A}/test_weights_by_hand"),
+    ByHandCheck("test_output_by_hand", cell="output_by_hand", variable="output", skill="soft_lookup_output",
+                key=f"{A}/test_output_by_hand"),
+    ByHandCheck("test_paths_by_hand", cell="paths_by_hand", variable="paths", skill="path_lengths",
+                key=f"{A}/test_paths_by_hand"),
+    FunctionCheck(
+        "test_path_lengths", target="path_lengths", inputs=path_inputs,
+        call="[path_lengths(n, k) for n, k in _I['cases']]", reference=ref_paths, trials=2, atol=0.0, rtol=0.0,
+        mistakes={"the RNN count is the number of tokens, not the number of steps between them":
+                  lambda cases: ref_paths(cases, "rnn_tokens"),
+                  "the convolution count is rounded down": lambda cases: ref_paths(cases, "cnn_floor"),
+                  "the dilated count uses a floating-point logarithm (wrong for some exact powers of k)":
+                  lambda cases: ref_paths(cases, "float_log")}),
+    FunctionCheck(
+        "test_apply_temperature", target="apply_temperature", inputs=temperature_inputs,
+        call="_temperature_call(apply_temperature, _I)", setup=TEMPERATURE_SETUP,
+        reference=ref_temperature, trials=3,
+        mistakes={"no ValueError for a temperature <= 0": lambda logits, temperature: ref_temperature(
+                      logits, temperature, raises=False),
+                  "the logits are multiplied by the temperature": lambda logits, temperature: ref_temperature(
+                      logits, temperature, multiply=True)}),
+    FunctionCheck(
+        "test_soft_lookup", target="soft_lookup", inputs=lookup_inputs,
+        call="soft_lookup(_I['q'], _I['k'], _I['v'], temperature=_I['temperature'])",
+        reference=ref_soft, trials=3, atol=1e-4,
+        mistakes={"the temperature is ignored": lambda q, k, v, temperature: ref_soft(q, k, v, 1.0),
+                  "the scores are multiplied by the temperature":
+                      lambda q, k, v, temperature: ref_soft(q, k, v, 1 / temperature),
+                  "the scores are also divided by √d_k (scaled attention is lesson 02; here scores are plain "
+                  "dot products)": lambda q, k, v, temperature: ref_soft(
+                      q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
+                  "the softmax runs over the queries instead of the keys": soft_wrong_axis},
+        forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
+        forbid_ops=("scaled_dot_product",)),
+    FunctionCheck(
+        "test_hard_lookup", target="hard_lookup", inputs=lambda rng: {
+            k: v for k, v in lookup_inputs(rng).items() if k != "temperature"},
+        call="hard_lookup(_I['q'], _I['k'], _I['v'])", reference=ref_hard, trials=3, atol=1e-5,
+        mistakes={"picks the key with the smallest score (argmin)":
+                  lambda q, k, v: ref_hard(q, k, v, torch.argmin),
+                  "returns the soft-lookup average instead of one value":
+                  lambda q, k, v: ref_soft(q, k, v, 1.0)[0]}),
+]
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_PATHS = '''
+def path_lengths(n: int, k: int) -> list[int]:
+    """Path lengths."""
+{body}
+'''
+_TEMP = '''
+def apply_temperature(logits: Tensor, temperature: float) -> Tensor:
+    """Temperature."""
+{body}
+'''
+_SOFT = '''
+def soft_lookup(query, keys, values, temperature=1.0):
+    """Soft lookup."""
+{body}
+'''
+_HARD = '''
+def hard_lookup(query, keys, values):
+    """Hard lookup."""
+{body}
+'''
+_SOFT_OK = ("    s = apply_temperature(query @ keys.transpose(-2, -1), temperature)\n"
+            "    w = torch.softmax(s, dim=-1)\n    return w @ values, w")
+
+WRONG = {
+    "by_hand_weights_without_exp": Wrong("weights_by_hand", ("test_weights_by_hand",), mistake="normalize_without_exp"),
+    "by_hand_output_hard_lookup": Wrong("output_by_hand", ("test_output_by_hand",), mistake="argmax_lookup"),
+    "by_hand_paths_count_tokens": Wrong("paths_by_hand", ("test_paths_by_hand",), mistake="path_counts_tokens"),
+    "paths_rnn_counts_tokens": Wrong("path_lengths", ("test_path_lengths",), _PATHS.format(body=(
+        "    dil = next(m for m in range(64) if k ** m >= n)\n"
+        "    return [n, -(-(n - 1) // (k - 1)), dil, 1]"))),
+    "paths_cnn_floor": Wrong("path_lengths", ("test_path_lengths",), _PATHS.format(body=(
+        "    dil = next(m for m in range(64) if k ** m >= n)\n"
+        "    return [n - 1, (n - 1) // (k - 1), dil, 1]"))),
+    "paths_float_log": Wrong("path_lengths", ("test_path_lengths",), _PATHS.format(body=(
+        "    return [n - 1, math.ceil((n - 1) / (k - 1)), math.ceil(math.log(n, k)), 1]"))),
+    "paths_dilated_counts_plain_reach": Wrong("path_lengths", ("test_path_lengths",), _PATHS.format(body=(
+        "    return [n - 1, math.ceil((n - 1) / (k - 1)), math.ceil((n - 1) / (k - 1)), 1]"))),
+    "temperature_multiplies": Wrong("apply_temperature", ("test_apply_temperature", "test_soft_lookup"),
+                                    _TEMP.format(body=(
+                                        "    if temperature <= 0:\n        raise ValueError('temperature must be > 0')\n"
+                                        "    return logits * temperature"))),
+    "temperature_no_error": Wrong("apply_temperature", ("test_apply_temperature",), _TEMP.format(body=(
+        "    return logits / temperature"))),
+    "soft_lookup_ignores_temperature": Wrong("soft_lookup", ("test_soft_lookup",), _SOFT.format(body=(
+        "    w = torch.softmax(query @ keys.transpose(-2, -1), dim=-1)\n    return w @ values, w"))),
+    "soft_lookup_scaled_by_sqrt_dk": Wrong("soft_lookup", ("test_soft_lookup",), _SOFT.format(body=(
+        "    s = apply_temperature(query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1]), temperature)\n"
+        "    w = torch.softmax(s, dim=-1)\n    return w @ values, w"))),
+    "soft_lookup_softmax_over_queries": Wrong("soft_lookup", ("test_soft_lookup",), _SOFT.format(body=(
+        "    s = apply_temperature(query @ keys.transpose(-2, -1), temperature)\n"
+        "    w = torch.softmax(s, dim=-2)\n    return w @ values, w"))),
+    "soft_lookup_calls_library_attention": Wrong("soft_lookup", ("test_soft_lookup",), _SOFT.format(body=(
+        "    q = query * math.sqrt(query.shape[-1]) / temperature\n"
+        "    w = torch.softmax(apply_temperature(query @ keys.transpose(-2, -1), temperature), dim=-1)\n"
+        "    return F.scaled_dot_product_attention(q, keys, values), w"))),
+    "hard_lookup_argmin": Wrong("hard_lookup", ("test_hard_lookup",), _HARD.format(body=(
+        "    best = (query @ keys.transpose(-2, -1)).argmin(dim=-1)\n"
+        "    return F.one_hot(best, keys.shape[-2]).to(values.dtype) @ values"))),
+    "hard_lookup_is_soft": Wrong("hard_lookup", ("test_hard_lookup",), _HARD.format(body=(
+        "    return soft_lookup(query, keys, values)[0]"))),
+}
