@@ -120,7 +120,8 @@ def _full_build(rng):
         Q, K, V = ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 2), ints(rng, 2, 2, 0, 4)
         s = (f64(Q) @ f64(K).T)
         # symmetric Q Kᵀ would make the column softmax equal Aᵀ (two mistakes alike)
-        if V[0] != V[1] and bool((s[:, 0] != s[:, 1]).all()) and bool((s[0] != s[1]).any()) and s[0, 1] != s[1, 0]:
+        gaps = s[:, 0] - s[:, 1]  # equal gaps would give both queries the same weights
+        if V[0] != V[1] and bool((gaps != 0).all()) and gaps[0] != gaps[1] and s[0, 1] != s[1, 0]:
             break
     prompt = (f"Compute **softmax(Q Kᵀ / √d_k) V** for Q = {show(Q)}, K = {show(K)}, V = {show(V)} "
               "(d_k = 2). Give the 2 × 2 output to **2 decimals**.")

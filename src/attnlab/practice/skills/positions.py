@@ -11,7 +11,7 @@ from ._common import Skill, register, show
 def _pe_build(rng):
     d_model = rng.choice([4, 6, 8])
     pos = rng.randint(1, 6)
-    col = rng.randrange(d_model)
+    col = rng.randrange(4)  # the fast-rotating columns: the later ones are ~1 or ~0 at small positions
     prompt = (f"Sinusoidal positional encoding with d_model = {d_model}: compute **PE[pos = {pos}, column {col}]** "
               "(columns counted from 0; angles in radians) to **3 decimals**.")
     return prompt, {"d_model": d_model, "pos": pos, "col": col}
