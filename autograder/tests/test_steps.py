@@ -1,0 +1,91 @@
+"""Unit tests of the custom nbgrader steps and the static scan (no sandbox, fast)."""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+
+from autograder import qa, scan
+from autograder.spec import ByHandCheck, compare_values, decode
+from autograder.steps import SubmissionError, VerifySubmission, solution_cells
+
+A = "02_scaled_dot_product_attention"
+
+
+@pytest.fixture()
+def release():
+    return qa.release_notebook(A)
+
+
+def verify(nb, ref):
+    VerifySubmission()._verify(nb, ref, ("s", A, A))
+    from autograder.steps import _VERIFIED
+    return _VERIFIED.pop(("s", A, A))
+
+
+def test_verify_accepts_answered_release(release):
+    assert verify(qa.reference_submission(A, "s"), release) == {"tampered": {}}
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda nb: nb.cells.pop(5), "deleted"),
+    (lambda nb: nb.cells.insert(5, copy.deepcopy(nb.cells[5])), "appears 2 times"),
+    (lambda nb: nb.metadata.kernelspec.update(name="ir"), "kernelspec"),
+    (lambda nb: nb.cells.append(nbformat.v4.new_code_cell("1", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "points": 9, "grade_id": "extra", "schema_version": 3}})), "extra"),
+])
+def test_verify_rejects_broken_structure(release, change, needle):
+    nb = copy.deepcopy(release)
+    change(nb)
+    with pytest.raises(SubmissionError, match=needle):
+        verify(nb, release)
+
+
+def test_verify_reports_edited_and_unlocked_test_cells(release):
+    nb = copy.deepcopy(release)
+    qa.cell(nb, "test_softmax").source += "\npass"
+    qa.cell(nb, "test_sdpa").metadata["nbgrader"]["locked"] = False
+    tampered = verify(nb, release)["tampered"]
+    assert set(tampered) == {"test_softmax", "test_sdpa"}
+
+
+def test_scan_flags_tampering_and_reference_imports():
+    cells = [("a", "import os\nnp.allclose = lambda *a: True\nx = __import__('attnlab')"),
+             ("b", "from attnlab.nn import causal_mask\nget_ipython()\ny = q.__class__"),
+             ("c", "%timeit 1+1")]
+    found = " | ".join(str(f) for f in scan.suspicious(cells, ("math", "numpy", "torch")))
+    for needle in ("imports 'os'", "monkeypatching", "__import__", "imports attnlab", "get_ipython", "__class__"):
+        assert needle in found, needle
+
+
+def test_scan_allows_ordinary_solutions():
+    cells = solution_cells(qa.reference_submission(A, "s"))
+    assert scan.suspicious(cells, ("math", "numpy", "torch", "typing")) == []
+
+
+def test_reference_use_follows_helpers():
+    cells = [("sdpa", "def helper(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n"
+                      "def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):\n    return helper(q, k, v), None\n")]
+    found = scan.reference_use(cells, "scaled_dot_product_attention", ("scaled_dot_product_attention",))
+    assert found and "helper" not in str(found[0]) and found[0].line == 2
+
+
+def test_by_hand_answers_must_be_literals():
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="k")
+    assert check.read([("c", "scores = [[1.0, 2.0]]\n")]) == [[1.0, 2.0]]
+    with pytest.raises(ValueError, match="numbers themselves"):
+        check.read([("c", "scores = v_scores.answer\n")])
+    with pytest.raises(ValueError, match="does not assign"):
+        check.read([("c", "raise NotImplementedError()\n")])
+
+
+def test_compare_and_decode():
+    import numpy as np
+    ref = np.array([[1.0, 2.0]])
+    assert compare_values(decode({"__array__": [[1.0, 2.0]], "shape": [1, 2]}), ref, "f", 1e-6, 1e-6) is None
+    assert "shape" in compare_values(np.zeros((2, 1)), ref, "f", 1e-6, 1e-6)
+    assert "max abs error" in compare_values(np.zeros((1, 2)), ref, "f", 1e-6, 1e-6)
+    assert "bool" in compare_values(np.ones((1, 2)), np.ones((1, 2), bool), "m", 0, 0)
+    with pytest.raises(TypeError, match="subclass"):
+        decode({"__unsupported__": "x.Always", "subclass_of": ["torch.Tensor"]})
