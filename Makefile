@@ -1,0 +1,22 @@
+# attnlab course commands (see autograder/README.md). Use the project venv.
+PY ?= .venv/bin/python
+ASSIGNMENT ?= 02_scaled_dot_product_attention
+SUBMISSIONS ?= autograder/course
+JOBS ?= 2
+
+.PHONY: exercises check-exercises grade test-autograder bench
+
+exercises:            ## regenerate exercises/ from solutions/ with nbgrader
+	$(PY) -m autograder release
+
+check-exercises:      ## fail if exercises/ is stale or was edited by hand
+	$(PY) -m autograder check-release
+
+grade:                ## autograde $(SUBMISSIONS)/submitted/*/$(ASSIGNMENT), feedback + grades.csv
+	$(PY) -m autograder grade $(SUBMISSIONS) --assignment $(ASSIGNMENT) --jobs $(JOBS)
+
+test-autograder:      ## the autograder's own tests (sandbox, attacks, course QA)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q autograder/tests
+
+bench:                ## seconds per submission and a class of 100, vs plain nbgrader autograde
+	OMP_NUM_THREADS=1 $(PY) -m autograder.bench --students 100 --out autograder/BENCHMARK.md

@@ -1,0 +1,16 @@
+"""nbgrader configuration for formgrader and the nbgrader CLI started from the repository root.
+
+A thin wrapper around ``autograder/nbgrader_config.py`` (the real configuration). The course folder
+(submitted/, autograded/, feedback/, gradebook.db) is ``$ATTNLAB_COURSE``, default ``autograder/course``
+(git-ignored); ``python -m autograder grade`` writes the same layout. See autograder/README.md.
+"""
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+if _here not in sys.path:  # config files are exec'd by Jupyter; make the autograder package importable
+    sys.path.insert(0, _here)
+
+c = get_config()  # noqa: F821 - provided by traitlets
+load_subconfig(os.path.join(_here, "autograder", "nbgrader_config.py"))  # noqa: F821
+c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE", os.path.join(_here, "autograder", "course"))
