@@ -93,11 +93,12 @@ def test_config_validation():
 #   embedding 37000*512 = 18.94M (shared by src, tgt and output projection)
 #   encoder layer: attention 4*(512*512 + 512) + FFN 2*512*2048 + 2048 + 512 + 2 LayerNorms 2*1024 = 3.15M, x6
 #   decoder layer: 2 attentions + FFN + 3 LayerNorms = 4.20M, x6
-#   total 63.08M, 3% under 65M: the paper does not state its exact vocabulary size or what it
-#   counted; ~38.6k tokens or untied src embeddings would close the gap.
+#   total 63.08M, 3% under 65M: the paper gives the vocabulary only as "about 37000" tokens and
+#   does not say what it counted; a vocabulary of ~40.8k tokens would close the gap exactly.
 # Big (d_model 1024, 16 heads, d_ff 4096): 214.2M vs the paper's 213M.
 # GPT-2 small: 50257*768 + 1024*768 + 12 layers * 7.09M + final LN = 124,439,808 (the "124M"
-# of the released checkpoint; the GPT-2 paper's Table 2 says 117M, a figure later corrected).
+# of the released checkpoint; the GPT-2 paper's Table 2 lists 117M for this model, and OpenAI's
+# code release later reported 124M). Position embeddings and biases are included.
 
 def _count(build):
     with torch.device("meta"):

@@ -128,8 +128,9 @@ class Transformer(nn.Module):
     position i predict target token i.
 
     Parameter count of the base config with a shared 37000-token vocabulary: 63.1M (the
-    paper's Table 3 says 65M; the gap is the exact vocabulary size and whatever the paper
-    counted besides, which it does not state). Big: 214M vs the paper's 213M.
+    paper's Table 3 says 65M; the paper gives the vocabulary only as "about 37000" tokens and
+    does not say what it counted -- ~40.8k tokens would close the gap). Big: 214M vs 213M.
+    Count without allocating by building on the meta device (see :mod:`attnlab.nn.params`).
     """
 
     def __init__(self, config: TransformerConfig) -> None:
