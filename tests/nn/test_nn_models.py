@@ -94,7 +94,7 @@ def test_config_validation():
 #   encoder layer: attention 4*(512*512 + 512) + FFN 2*512*2048 + 2048 + 512 + 2 LayerNorms 2*1024 = 3.15M, x6
 #   decoder layer: 2 attentions + FFN + 3 LayerNorms = 4.20M, x6
 #   total 63.08M, 3% under 65M: the paper gives the vocabulary only as "about 37000" tokens and
-#   does not say what it counted; a vocabulary of ~40.8k tokens would close the gap exactly.
+#   does not say what it counted; a vocabulary of ~40.7k tokens would close the gap exactly.
 # Big (d_model 1024, 16 heads, d_ff 4096): 214.2M vs the paper's 213M.
 # GPT-2 small: 50257*768 + 1024*768 + 12 layers * 7.09M + final LN = 124,439,808 (the "124M"
 # of the released checkpoint; the GPT-2 paper's Table 2 lists 117M for this model, and OpenAI's

@@ -129,7 +129,7 @@ class Transformer(nn.Module):
 
     Parameter count of the base config with a shared 37000-token vocabulary: 63.1M (the
     paper's Table 3 says 65M; the paper gives the vocabulary only as "about 37000" tokens and
-    does not say what it counted -- ~40.8k tokens would close the gap). Big: 214M vs 213M.
+    does not say what it counted -- ~40.7k tokens would close the gap). Big: 214M vs 213M.
     Count without allocating by building on the meta device (see :mod:`attnlab.nn.params`).
     """
 
