@@ -1,0 +1,209 @@
+"""Grading spec for exercise 04 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs are drawn at grading time from a generator the grader seeds with os.urandom;
+references come from attnlab.nn and run in the grader, outside the student's sandbox.
+"""
+import math
+
+import numpy as np
+import torch
+
+from attnlab.nn import FeedForward, MultiHeadAttention, SinusoidalPositionalEncoding, causal_mask
+from attnlab.nn import sinusoidal_encoding as ref_sinusoidal
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "04_positional_encoding"
+
+
+# ------------------------------------------------------------------ sinusoidal table
+_trial = {"n": 0}
+
+
+def pe_inputs(rng):
+    _trial["n"] += 1  # every other trial uses another base, so ignoring `base` is always caught
+    base = 10000.0 if _trial["n"] % 2 else float(rng.uniform(50.0, 5000.0))
+    return {"L": int(rng.integers(1, 41)), "d_model": 2 * int(rng.integers(2, 13)), "base": base}
+
+
+PE_SETUP = """
+def _pe_call(f, I):
+    table = f(I['L'], I['d_model'], base=I['base'])
+    try:
+        f(I['L'], I['d_model'] + 1)
+        raised = False
+    except ValueError:
+        raised = True
+    return table, raised
+"""
+
+
+def ref_pe(L, d_model, base):
+    return ref_sinusoidal(L, d_model, base=base), True
+
+
+def _table(L, d_model, base, exponent=lambda j: j - j % 2, layout="interleaved", first=0, swap=False):
+    """A (possibly wrong) sinusoidal table in numpy, for naming mistakes in feedback."""
+    pos = np.arange(first, first + L, dtype=np.float64)[:, None]  # (L, 1)
+    cols = np.arange(d_model)
+    if layout == "interleaved":
+        angles = pos / base ** (np.array([exponent(j) for j in cols]) / d_model)  # (L, d_model)
+        sin_cols = cols % 2 == 0
+    else:  # first half sines, second half cosines
+        half = d_model // 2
+        angles = pos / base ** (2 * (cols % half) / d_model)
+        sin_cols = cols < half
+    if swap:
+        sin_cols = ~sin_cols
+    return np.where(sin_cols, np.sin(angles), np.cos(angles)), True
+
+
+PE_MISTAKES = {
+    "sine and cosine are swapped": lambda L, d_model, base: _table(L, d_model, base, swap=True),
+    "the exponent uses the column index j instead of the pair index 2i":
+        lambda L, d_model, base: _table(L, d_model, base, exponent=lambda j: j),
+    "sines fill the first half and cosines the second half (they must interleave)":
+        lambda L, d_model, base: _table(L, d_model, base, layout="halves"),
+    "positions start at 1 instead of 0": lambda L, d_model, base: _table(L, d_model, base, first=1),
+    "the base argument is ignored (10000 is always used)": lambda L, d_model, base: _table(L, d_model, 10000.0),
+    "an odd d_model does not raise ValueError": lambda L, d_model, base: (ref_pe(L, d_model, base)[0], False),
+}
+
+
+# ------------------------------------------------------------------ permutation equivariance
+def equiv_inputs(rng):
+    d, L, B = int(rng.choice([4, 6, 8])), int(rng.integers(4, 7)), int(rng.integers(1, 4))
+    while True:
+        perm = [int(p) for p in rng.permutation(L)]
+        inverse = [perm.index(i) for i in range(L)]
+        if perm != list(range(L)) and perm != inverse:
+            break
+    g = lambda *shape: rng.standard_normal(shape) / math.sqrt(shape[0])  # noqa: E731
+    return {"x": rng.standard_normal((B, L, d)), "perm": perm, "wq": g(d, d), "wk": g(d, d), "wv": g(d, d),
+            "w1": g(d, 2 * d), "w2": g(2 * d, d)}
+
+
+# The same seven layers as the grader's reference below, written with plain torch for the sandbox
+# (attnlab does not exist there). Weights are (in, out) matrices: y = t @ W.
+EQUIV_SETUP = """
+def _pe_table(L, d):
+    pos = torch.arange(L, dtype=torch.float32)[:, None]
+    ang = pos / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+    table = torch.zeros(L, d)
+    table[:, 0::2], table[:, 1::2] = torch.sin(ang), torch.cos(ang)
+    return table
+
+def _attn(I, t, causal=False, pe=False):
+    if pe:
+        t = t + _pe_table(t.shape[1], t.shape[2])
+    s = (t @ I['wq']) @ (t @ I['wk']).transpose(-2, -1) / math.sqrt(t.shape[-1])
+    if causal:
+        L = t.shape[1]
+        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool).tril(), float('-inf'))
+    return torch.softmax(s, dim=-1) @ (t @ I['wv'])
+
+def _equiv_call(f, I):
+    layers = [lambda t: _attn(I, t), lambda t: _attn(I, t, pe=True), lambda t: _attn(I, t, causal=True),
+              lambda t: torch.relu(t @ I['w1']) @ I['w2'], lambda t: t.cumsum(dim=1),
+              lambda t: t + t.mean(dim=1, keepdim=True), lambda t: t + _attn(I, t, pe=True)]
+    return [bool(f(layer, I['x'].clone(), list(I['perm']))) for layer in layers]
+"""
+
+
+def _ref_layers(wq, wk, wv, w1, w2, d):
+    mha = MultiHeadAttention(d, 1, bias=False).double()
+    ffn = FeedForward(d, 2 * d, bias=False).double()
+    pe = SinusoidalPositionalEncoding(d, max_len=16).double()
+    with torch.no_grad():
+        for lin, w in ((mha.w_q, wq), (mha.w_k, wk), (mha.w_v, wv), (ffn.w_1, w1), (ffn.w_2, w2)):
+            lin.weight.copy_(torch.as_tensor(w).T)  # nn.Linear stores (out, in)
+        mha.w_o.weight.copy_(torch.eye(d))
+    attn = lambda t, mask=None: mha(t, attn_mask=mask)[0]  # noqa: E731
+    return [attn, lambda t: attn(pe(t)), lambda t: attn(t, causal_mask(t.shape[1])), ffn,
+            lambda t: t.cumsum(dim=1), lambda t: t + t.mean(dim=1, keepdim=True), lambda t: t + attn(pe(t))]
+
+
+def ref_equiv(x, perm, wq, wk, wv, w1, w2):
+    x = torch.as_tensor(x, dtype=torch.float64)
+    out = []
+    with torch.no_grad():
+        for layer in _ref_layers(wq, wk, wv, w1, w2, x.shape[-1]):
+            out.append(bool(torch.allclose(layer(x[:, perm]), layer(x)[:, perm], atol=1e-5)))
+    return np.array(out)
+
+
+CHECKS = [
+    ByHandCheck("test_pe_by_hand", cell="pe_by_hand", variable="pe", skill="pe_value", key=f"{A}/test_pe_by_hand"),
+    ByHandCheck("test_perm_by_hand", cell="perm_by_hand", variable="rows", skill="permutation_effect",
+                key=f"{A}/test_perm_by_hand"),
+    FunctionCheck(
+        "test_sinusoidal_encoding", target="sinusoidal_encoding", inputs=pe_inputs, setup=PE_SETUP,
+        call="_pe_call(sinusoidal_encoding, _I)", reference=ref_pe, trials=4, atol=1e-4, rtol=1e-4,
+        mistakes=PE_MISTAKES,
+        forbid_attrs=("SinusoidalPositionalEncoding",)),
+    FunctionCheck(
+        "test_is_permutation_equivariant", target="is_permutation_equivariant", inputs=equiv_inputs,
+        setup=EQUIV_SETUP, call="_equiv_call(is_permutation_equivariant, _I)", reference=ref_equiv,
+        trials=3, atol=0.0, rtol=0.0,
+        mistakes={"every layer is reported as not equivariant: the two sides are not shuffled the same way "
+                  "(same permutation, sequence axis 1, compared with a tolerance)":
+                      lambda **raw: np.zeros(7, dtype=bool),
+                  "every layer is reported as equivariant: are you shuffling the sequence axis (x[:, perm])?":
+                      lambda **raw: np.ones(7, dtype=bool)}),
+]
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_PE = '''
+def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None) -> Tensor:
+    """PE table."""
+    if d_model < 2 or d_model % 2:
+        raise ValueError("d_model must be a positive even int")
+{body}
+'''
+_PE_BODY = ("    pos = torch.arange({first}, L + {first}, dtype=torch.float32)[:, None]\n"
+            "    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)\n"
+            "    ang = pos / {base} ** ({expo} / d_model)\n"
+            "    t = torch.zeros(L, d_model)\n"
+            "    t[:, 0::2], t[:, 1::2] = torch.{f0}(ang), torch.{f1}(ang)\n"
+            "    return t")
+
+
+def _pe(first=0, base="base", expo="two_i", f0="sin", f1="cos"):
+    return _PE.format(body=_PE_BODY.format(first=first, base=base, expo=expo, f0=f0, f1=f1))
+
+
+_EQ = '''
+def is_permutation_equivariant(layer, x, perm, atol=1e-5):
+    """Equivariance test."""
+    with torch.no_grad():
+        return bool(torch.allclose({lhs}, {rhs}, atol=atol))
+'''
+
+WRONG = {
+    "by_hand_pe_sin_cos_swapped": Wrong("pe_by_hand", ("test_pe_by_hand",), mistake="pe_sin_cos_swapped"),
+    "by_hand_perm_inverse": Wrong("perm_by_hand", ("test_perm_by_hand",), mistake="inverse_permutation"),
+    "pe_sin_cos_swapped": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(f0="cos", f1="sin")),
+    "pe_column_exponent": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _PE.format(body=(
+        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
+        "    j = torch.arange(d_model, dtype=torch.float32)\n"
+        "    ang = pos / base ** (j / d_model)\n"
+        "    return torch.where(j.long() % 2 == 0, torch.sin(ang), torch.cos(ang))"))),
+    "pe_concatenated_halves": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _PE.format(body=(
+        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
+        "    ang = pos / base ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)\n"
+        "    return torch.cat([torch.sin(ang), torch.cos(ang)], dim=-1)"))),
+    "pe_positions_from_one": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(first=1)),
+    "pe_ignores_base": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(base="10000.0")),
+    "pe_no_odd_check": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), (
+        "def sinusoidal_encoding(L, d_model, base=10000.0, device=None):\n    \"\"\"PE table.\"\"\"\n"
+        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
+        "    ang = pos / base ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)\n"
+        "    t = torch.zeros(L, d_model)\n    t[:, 0::2] = torch.sin(ang)\n"
+        "    t[:, 1::2] = torch.cos(ang[:, : d_model // 2])\n    return t")),
+    "equiv_compares_unshuffled_output": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
+                                              _EQ.format(lhs="layer(x[:, perm])", rhs="layer(x)")),
+    "equiv_inverse_on_output": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
+                                     _EQ.format(lhs="layer(x[:, perm])",
+                                                rhs="layer(x)[:, [list(perm).index(i) for i in range(len(perm))]]")),
+    "equiv_batch_axis": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
+                              _EQ.format(lhs="layer(x[perm])", rhs="layer(x)[perm]")),
+}
