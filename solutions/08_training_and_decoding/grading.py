@@ -1,0 +1,325 @@
+"""Grading spec for exercise 08 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs are drawn at grading time from a generator the grader seeds with os.urandom;
+references come from attnlab.nn and run in the grader, outside the student's sandbox.
+``greedy_decode`` is called on a small GPT that the sandbox builds from ``GPT_SETUP`` (the
+sandbox has no attnlab) with random weights drawn by the grader; the reference loads the
+same weights into ``attnlab.nn.GPT`` and calls ``GPT.generate(greedy=True)``.
+"""
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from attnlab.nn import GPT, GPTConfig, KVCache, causal_mask
+from attnlab.nn import scaled_dot_product_attention as ref_sdpa
+from attnlab.nn import top_k_filter as ref_top_k
+from attnlab.nn import top_p_filter as ref_top_p
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "08_training_and_decoding"
+
+
+def t64(x):
+    return torch.as_tensor(x, dtype=torch.float64)
+
+
+# ------------------------------------------------------------------ a GPT the sandbox can build
+#: Same layout and state_dict names as attnlab.nn.GPT (pre-LN, GELU FFN, tied output layer,
+#: learned positions); runs in float64. Used by 08 (greedy decoding) and 09 (training run).
+GPT_SETUP = '''
+class _GraderCfg:
+    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
+        self.vocab_size, self.block_size, self.d_model = vocab_size, block_size, d_model
+        self.n_heads, self.n_layers = n_heads, n_layers
+
+
+class _GraderBlock(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.h = h
+        self.norm1, self.norm3 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.self_attn = nn.Module()
+        self.self_attn.w_q, self.self_attn.w_k = nn.Linear(d, d), nn.Linear(d, d)
+        self.self_attn.w_v, self.self_attn.w_o = nn.Linear(d, d), nn.Linear(d, d)
+        self.ffn = nn.Module()
+        self.ffn.w_1, self.ffn.w_2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        B, L, d = x.shape
+        a, hx = self.self_attn, self.norm1(x)
+        q, k, v = (w(hx).view(B, L, self.h, d // self.h).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
+        s = q @ k.transpose(-2, -1) / math.sqrt(d // self.h)
+        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool).tril(), float("-inf"))
+        x = x + a.w_o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, L, d))
+        return x + self.ffn.w_2(F.gelu(self.ffn.w_1(self.norm3(x))))
+
+
+class _GraderGPT(nn.Module):
+    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
+        super().__init__()
+        self.config = _GraderCfg(vocab_size, block_size, d_model, n_heads, n_layers)
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Module()
+        self.pos_emb.emb = nn.Embedding(block_size, d_model)
+        self.blocks = nn.ModuleList(_GraderBlock(d_model, n_heads) for _ in range(n_layers))
+        self.norm_f = nn.LayerNorm(d_model)
+
+    def forward(self, idx, targets=None):
+        B, L = idx.shape
+        if L > self.config.block_size:
+            raise ValueError(f"context of {L} tokens exceeds block_size={self.config.block_size}; "
+                             "crop to the last block_size tokens, e.g. idx[:, -block_size:]")
+        x = self.tok_emb(idx) + self.pos_emb.emb(torch.arange(L))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.norm_f(x) @ self.tok_emb.weight.T
+        loss = None if targets is None else F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
+        return logits, loss
+'''
+
+GREEDY_SETUP = GPT_SETUP + '''
+def _grader_greedy(I):
+    m = _GraderGPT(*I["cfg"])
+    m.load_state_dict({k[2:]: v for k, v in I.items() if k.startswith("w:")}, strict=True)
+    m = m.double().eval()
+    return greedy_decode(m, I["idx"], I["n"])
+'''
+CFG_NAMES = ("vocab_size", "block_size", "d_model", "n_heads", "n_layers")
+
+
+def greedy_inputs(rng, trial):
+    V, H = int(rng.integers(5, 13)), int(rng.choice([1, 2]))
+    d_model, n_layers, block_size = H * int(rng.integers(2, 5)), int(rng.integers(1, 3)), int(rng.integers(4, 9))
+    ref = GPT(GPTConfig(V, block_size, d_model, H, n_layers))
+    inp = {"cfg": [V, block_size, d_model, H, n_layers]}
+    for name, p in ref.state_dict().items():
+        if name == "lm_head.weight":
+            continue  # tied to tok_emb.weight
+        scale = 0.3 if name.endswith("bias") else 1.0
+        base = 1.0 if name.startswith(("norm", "blocks")) and "norm" in name and name.endswith("weight") else 0.0
+        inp["w:" + name] = base + scale * rng.standard_normal(tuple(p.shape))
+    B = int(rng.integers(1, 4)) if trial != 2 else 3
+    T = int(rng.integers(1, block_size + 1)) if trial != 2 else block_size  # trial 2 slides the window every step
+    inp["idx"] = rng.integers(0, V, size=(B, T))
+    inp["n"] = [0 if rng.random() < 0.2 else int(rng.integers(1, 4)), int(rng.integers(3, 8)), int(rng.integers(5, 8))][trial]
+    return inp
+
+
+def greedy_ref(**inp):
+    model = GPT(GPTConfig(*inp["cfg"])).double().eval()
+    state = {k[2:]: torch.as_tensor(v, dtype=torch.float32).double() for k, v in inp.items() if k.startswith("w:")}
+    state["lm_head.weight"] = state["tok_emb.weight"]
+    model.load_state_dict(state)
+    return model.generate(torch.as_tensor(inp["idx"]), inp["n"], greedy=True, use_cache=False)
+
+
+def greedy_first_position(**inp):
+    model = GPT(GPTConfig(*inp["cfg"])).double().eval()
+    state = {k[2:]: torch.as_tensor(v, dtype=torch.float32).double() for k, v in inp.items() if k.startswith("w:")}
+    state["lm_head.weight"] = state["tok_emb.weight"]
+    model.load_state_dict(state)
+    idx = torch.as_tensor(inp["idx"])
+    for _ in range(inp["n"]):
+        logits, _ = model(idx[:, -model.config.block_size:])
+        idx = torch.cat([idx, logits[:, 0].argmax(-1, keepdim=True)], dim=1)
+    return idx
+
+
+# ------------------------------------------------------------------ other inputs and references
+def shift_inputs(rng):
+    B, T = int(rng.integers(1, 5)), int(rng.integers(2, 9))
+    return {"idx": rng.integers(0, 50, size=(B, T + 1))}
+
+
+def loss_inputs(rng):
+    B, T, V = int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(2, 12))
+    return {"logits": rng.standard_normal((B, T, V)) * 3, "targets": rng.integers(0, V, size=(B, T))}
+
+
+def loss_ref(logits, targets, reduce="mean"):
+    x = t64(logits)
+    return F.cross_entropy(x.reshape(-1, x.shape[-1]), torch.as_tensor(targets).reshape(-1), reduction=reduce)
+
+
+def top_k_inputs(rng, trial):
+    shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
+    k = int(rng.integers(1, shape[-1])) if trial != 2 else shape[-1] + int(rng.integers(1, 4))
+    return {"logits": rng.standard_normal(shape) * 2, "k": k}
+
+
+def top_p_inputs(rng, trial):
+    shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
+    p = [float(rng.uniform(0.3, 0.9)), float(rng.uniform(0.05, 0.6)), 1.0][trial % 3]
+    return {"logits": rng.standard_normal(shape) * 2, "p": p}
+
+
+def top_p_no_unsort(logits, p):
+    x = t64(logits)
+    sx, _ = torch.sort(x, dim=-1, descending=True)
+    probs = sx.softmax(-1)
+    drop = (probs.cumsum(-1) - probs) >= p
+    return x.masked_fill(drop, float("-inf"))
+
+
+def top_p_drop_crossing(logits, p):
+    x = t64(logits)
+    sx, order = torch.sort(x, dim=-1, descending=True)
+    drop_sorted = sx.softmax(-1).cumsum(-1) > p
+    return x.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), float("-inf"))
+
+
+def cache_inputs(rng, trial):
+    B, H, d_k, d_v = int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    S_old, L_new = [(0, int(rng.integers(2, 6))), (int(rng.integers(1, 6)), 1), (int(rng.integers(1, 5)), int(rng.integers(2, 4)))][trial]
+    inp = {"q": rng.standard_normal((B, H, L_new, d_k)), "k": rng.standard_normal((B, H, L_new, d_k)),
+           "v": rng.standard_normal((B, H, L_new, d_v)), "cache_k": None, "cache_v": None}
+    if S_old:
+        inp["cache_k"] = rng.standard_normal((B, H, S_old, d_k))
+        inp["cache_v"] = rng.standard_normal((B, H, S_old, d_v))
+    return inp
+
+
+def cache_ref(q, k, v, cache_k, cache_v, mask_fn=None, new_first=False):
+    cache = KVCache()
+    if cache_k is not None and not new_first:
+        cache.update(t64(cache_k), t64(cache_v))
+    k_all, v_all = cache.update(t64(k), t64(v))
+    if cache_k is not None and new_first:
+        cache.update(t64(cache_k), t64(cache_v))
+        k_all, v_all = cache.k, cache.v
+    L, S = q.shape[2], k_all.shape[2]
+    mask = causal_mask(L, S) if mask_fn is None else mask_fn(L, S)
+    out, _ = ref_sdpa(t64(q), k_all, v_all, mask)
+    return out, k_all, v_all
+
+
+CHECKS = [
+    ByHandCheck("test_targets_by_hand", cell="targets_by_hand", variable="y", skill="next_token_targets",
+                key=f"{A}/test_targets_by_hand"),
+    FunctionCheck(
+        "test_shift_targets", target="shift_targets", inputs=shift_inputs, call="shift_targets(_I['idx'])",
+        reference=lambda idx: (torch.as_tensor(idx)[:, :-1], torch.as_tensor(idx)[:, 1:]),
+        mistakes={"targets not shifted (y equals x)": lambda idx: (idx[:, :-1], idx[:, :-1]),
+                  "shifted the wrong way (x and y swapped)": lambda idx: (idx[:, 1:], idx[:, :-1])}),
+    FunctionCheck(
+        "test_next_token_loss", target="next_token_loss", inputs=loss_inputs,
+        call="next_token_loss(_I['logits'], _I['targets'])", reference=loss_ref, atol=1e-4,
+        mistakes={"summed over positions instead of averaging": lambda logits, targets: loss_ref(logits, targets, "sum"),
+                  "missing minus sign (log-likelihood instead of loss)": lambda logits, targets: -loss_ref(logits, targets)},
+        forbid_attrs=("cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"), forbid_ops=("nll_loss",)),
+    FunctionCheck(
+        "test_greedy_decode", target="greedy_decode", inputs=greedy_inputs, trials=3, setup=GREEDY_SETUP,
+        call="_grader_greedy(_I)", reference=greedy_ref, atol=0.0, rtol=0.0,
+        mistakes={"next token taken from the FIRST position's logits": greedy_first_position},
+        forbid_attrs=("generate", "sample_next_token")),
+    FunctionCheck(
+        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=3,
+        call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
+        mistakes={"keeps k + 1 tokens": lambda logits, k: ref_top_k(t64(logits), k + 1),
+                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k)}),
+    FunctionCheck(
+        "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
+        call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),
+        mistakes={"the kept set is not mapped back to vocabulary order": top_p_no_unsort,
+                  "the token that crosses p is dropped": top_p_drop_crossing}),
+    FunctionCheck(
+        "test_attend_with_cache", target="attend_with_cache", inputs=cache_inputs, trials=3, atol=1e-4,
+        call="attend_with_cache(_I['q'], _I['k'], _I['v'], _I['cache_k'], _I['cache_v'])", reference=cache_ref,
+        mistakes={"causal mask aligned to the first key (new query i sees keys j <= i)":
+                  lambda **i: cache_ref(**i, mask_fn=lambda L, S: torch.ones(L, S, dtype=torch.bool).tril()),
+                  "no causal mask among the new tokens": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
+                  "new keys/values placed before the cached ones": lambda **i: cache_ref(**i, new_first=True)},
+        forbid_attrs=("scaled_dot_product_attention", "MultiheadAttention"), forbid_ops=("scaled_dot_product",)),
+    ByHandCheck("test_cache_bytes_by_hand", cell="cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes",
+                key=f"{A}/test_cache_bytes_by_hand"),
+]
+TIMEOUT = 20
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_SHIFT = '''
+def shift_targets(idx):
+    """Shift."""
+    return {expr}
+'''
+_LOSS = '''
+def next_token_loss(logits, targets):
+    """Loss."""
+{body}
+'''
+_GREEDY = '''
+@torch.no_grad()
+def greedy_decode(model, idx, n):
+    """Greedy."""
+    block_size = model.config.block_size
+    for _ in range(n):
+        logits, _ = model({window})
+        next_id = logits[:, {pos}, :].argmax(dim=-1)
+        idx = torch.cat([idx, next_id[:, None]], dim=1)
+    return idx
+'''
+_TOPK = '''
+def top_k_filter(logits, k):
+    """Top-k."""
+{body}
+'''
+_TOPP = '''
+def top_p_filter(logits, p):
+    """Top-p."""
+    sorted_logits, order = logits.sort(dim=-1, descending=True)
+    probs = sorted_logits.softmax(dim=-1)
+{body}
+'''
+_CACHE = '''
+def attend_with_cache(q, k, v, cache_k=None, cache_v=None):
+    """Cached attention."""
+    k_all = k if cache_k is None else torch.cat([{order_k}], dim=2)
+    v_all = v if cache_v is None else torch.cat([{order_v}], dim=2)
+    L_new, S = q.shape[2], k_all.shape[2]
+    scores = q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1])
+{mask}
+    return scores.softmax(dim=-1) @ v_all, k_all, v_all
+'''
+_MASK_OK = "    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(diagonal=S - L_new), float('-inf'))"
+
+WRONG = {
+    "by_hand_targets_not_shifted": Wrong("targets_by_hand", ("test_targets_by_hand",), mistake="target_no_shift"),
+    "shift_none": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, :-1], idx[:, :-1]")),
+    "shift_wrong_way": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, 1:], idx[:, :-1]")),
+    "loss_sum": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
+        "    lp = logits.log_softmax(-1)\n    return -lp.gather(-1, targets[..., None]).sum()"))),
+    "loss_last_position_only": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
+        "    lp = logits[:, -1].log_softmax(-1)\n    return -lp.gather(-1, targets[:, -1:]).mean()"))),
+    "loss_probabilities_not_log": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
+        "    p = logits.softmax(-1)\n    return -p.gather(-1, targets[..., None]).mean()"))),
+    "loss_uses_cross_entropy": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
+        "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))"))),
+    "greedy_first_position": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
+        window="idx[:, -block_size:]", pos="0")),
+    "greedy_no_crop": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(window="idx", pos="-1")),
+    "greedy_crop_off_by_one": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
+        window="idx[:, -(block_size - 1):]", pos="-1")),
+    "top_k_keeps_k_plus_one": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
+        "    kth = logits.topk(min(k + 1, logits.shape[-1]), dim=-1).values[..., -1:]\n"
+        "    return logits.masked_fill(logits < kth, float('-inf'))"))),
+    "top_k_no_clamp": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
+        "    kth = logits.topk(k, dim=-1).values[..., -1:]\n    return logits.masked_fill(logits < kth, float('-inf'))"))),
+    "top_k_zero_instead_of_inf": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
+        "    kth = logits.topk(min(k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
+        "    return logits.masked_fill(logits < kth, 0.0)"))),
+    "top_p_no_unsort": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
+        "    drop = (probs.cumsum(-1) - probs) >= p\n    return logits.masked_fill(drop, float('-inf'))"))),
+    "top_p_drops_crossing_token": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
+        "    drop_sorted = probs.cumsum(-1) > p\n"
+        "    return logits.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), float('-inf'))"))),
+    "cache_mask_top_left": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
+        order_k="cache_k, k", order_v="cache_v, v",
+        mask="    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(), float('-inf'))")),
+    "cache_no_mask": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
+        order_k="cache_k, k", order_v="cache_v, v", mask="    pass")),
+    "cache_new_first": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
+        order_k="k, cache_k", order_v="v, cache_v", mask=_MASK_OK)),
+    "by_hand_cache_bytes_no_factor_two": Wrong("cache_bytes_by_hand", ("test_cache_bytes_by_hand",),
+                                               mistake="kv_forget_factor_two"),
+}
