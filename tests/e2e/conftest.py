@@ -97,9 +97,9 @@ class LabServer:
     """A running ``jupyter lab`` process; ``url(path)`` gives an address with the token."""
 
     def __init__(self, root: Path, home: Path, port: int, token: str, log: Path,
-                 proc: subprocess.Popen):
-        self.root, self.home, self.port, self.token, self.log, self.proc = (
-            root, home, port, token, log, proc)
+                 proc: subprocess.Popen, env: dict[str, str]):
+        self.root, self.home, self.port, self.token, self.log, self.proc, self.env = (
+            root, home, port, token, log, proc, env)
         self.base = f"http://127.0.0.1:{port}"
 
     def url(self, path: str) -> str:
@@ -181,7 +181,7 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=fh, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-    server = LabServer(root, home, port, token, log, proc)
+    server = LabServer(root, home, port, token, log, proc, env)
     try:
         _wait_ready(server, timeout=90)
         yield server

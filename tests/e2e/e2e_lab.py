@@ -56,8 +56,9 @@ class Lab:
 
     # ------------------------------------------------------------------ navigation
     def open(self, path: str) -> None:
-        """Open ``path`` (relative to the server root) and wait for its kernel to be idle."""
-        self.page.goto(self.server.url(f"/lab/tree/{path}"))
+        """Open ``path`` (relative to the server root) alone in a fresh workspace (``?reset``:
+        tabs from earlier steps are not restored) and wait for its kernel to be idle."""
+        self.page.goto(self.server.url(f"/lab/tree/{path}?reset"))
         self.wait_notebook()
 
     def reload(self) -> None:
@@ -137,8 +138,19 @@ class Lab:
         self.wait_executed([index])
 
     def source(self, index: int) -> str:
-        lines = self.cell(index).locator(".cm-content .cm-line").all_text_contents()
-        return "\n".join(lines)
+        """The text the cell's editor shows (scrolled into view: editors render lazily)."""
+        cell = self.cell(index)
+        cell.scroll_into_view_if_needed()
+        line = cell.locator(".cm-content .cm-line")
+        line.first.wait_for(state="attached", timeout=self.timeout_ms)
+        deadline = time.monotonic() + 10
+        text = ""
+        while time.monotonic() < deadline:
+            text = "\n".join(line.all_text_contents())
+            if text.strip():
+                break
+            self.page.wait_for_timeout(100)  # poll: the editor fills in after it attaches
+        return text
 
     def set_source(self, index: int, code: str) -> None:
         """Replace the text of cell ``index`` as a student would: click, select all, type."""
