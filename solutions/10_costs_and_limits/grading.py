@@ -1,0 +1,194 @@
+"""Grading spec for exercise 10 (see autograder/AUTHORING.md). Never released to students.
+
+Configurations are drawn at grading time from a generator the grader seeds with os.urandom.
+References run in the grader: memory from the bytes of real tensors / attnlab's KVCache on
+small cases and the same formula on large ones, FLOPs from torch's FlopCounterMode on
+attnlab's MultiHeadAttention, parameters from attnlab.nn.count_parameters on the same module
+the sandbox builds.
+"""
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from attnlab.nn import KVCache, MultiHeadAttention
+from attnlab.nn import count_parameters as ref_count
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "10_costs_and_limits"
+
+
+def as_int(x):
+    return torch.tensor(int(x), dtype=torch.float64)  # exact for the sizes drawn here (< 2**53)
+
+
+# ------------------------------------------------------------------ attention weights
+def score_inputs(rng, trial):
+    if trial == 0:  # small: the reference allocates the tensor
+        return {"B": int(rng.integers(1, 4)), "H": int(rng.integers(1, 5)), "L": int(rng.integers(2, 40)),
+                "dtype_bytes": int(rng.choice([2, 4, 8]))}
+    return {"B": int(rng.integers(1, 33)), "H": int(rng.choice([8, 12, 16, 32])), "L": int(rng.choice([512, 2048, 8192])),
+            "dtype_bytes": 2}
+
+
+def score_ref(B, H, L, dtype_bytes):
+    if B * H * L * L <= 50_000:
+        dtype = {2: torch.float16, 4: torch.float32, 8: torch.float64}[dtype_bytes]
+        w = torch.zeros(B, H, L, L, dtype=dtype)
+        return as_int(w.numel() * w.element_size())
+    return as_int(B * H * L * L * dtype_bytes)
+
+
+# ------------------------------------------------------------------ KV cache
+def kv_inputs(rng, trial):
+    if trial == 0:
+        H = int(rng.integers(1, 4))
+        return {"n_layers": int(rng.integers(1, 4)), "B": int(rng.integers(1, 4)), "t": int(rng.integers(1, 12)),
+                "d_model": H * int(rng.integers(1, 5)), "bytes_per": 4}
+    return {"n_layers": int(rng.integers(6, 81)), "B": int(rng.integers(1, 65)), "t": int(rng.choice([1024, 4096, 32768])),
+            "d_model": int(rng.choice([768, 4096, 8192])), "bytes_per": int(rng.choice([1, 2, 4]))}
+
+
+def kv_ref(n_layers, B, t, d_model, bytes_per):
+    if n_layers * B * t * d_model <= 50_000 and bytes_per == 4:
+        total = 0
+        for _ in range(n_layers):  # one real cache per layer, filled with t positions
+            c = KVCache()
+            c.update(torch.zeros(B, 1, t, d_model), torch.zeros(B, 1, t, d_model))
+            total += c.k.numel() * c.k.element_size() + c.v.numel() * c.v.element_size()
+        return as_int(total)
+    return as_int(2 * n_layers * B * t * d_model * bytes_per)
+
+
+# ------------------------------------------------------------------ FLOPs
+def flops_inputs(rng, trial):
+    H = int(rng.choice([1, 2, 3, 4]))
+    L = int(rng.integers(1, 9))
+    return {"B": int(rng.integers(1, 4)), "L": L, "S": L if trial == 0 else int(rng.integers(1, 9)),
+            "d_model": H * int(rng.integers(1, 5)), "n_heads": H}
+
+
+def flops_ref(B, L, S, d_model, n_heads):
+    mha = MultiHeadAttention(d_model, n_heads)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        mha(torch.zeros(B, L, d_model), torch.zeros(B, S, d_model), torch.zeros(B, S, d_model), need_weights=True)
+    return as_int(counter.get_total_flops())
+
+
+# ------------------------------------------------------------------ parameters
+MODULE_SETUP = '''
+def _grader_module(I):
+    V, d, h = I["V"], I["d"], I["h"]
+    torch.manual_seed(0)
+    m = nn.ModuleDict({"emb": nn.Embedding(V, d), "mlp": nn.Sequential(nn.Linear(d, h), nn.GELU(), nn.Linear(h, d)),
+                       "norm": nn.LayerNorm(d), "head": nn.Linear(d, V, bias=False)})
+    if I["tie"]:
+        m["head"].weight = m["emb"].weight
+    m.register_buffer("mask", torch.ones(I["buf"], I["buf"], dtype=torch.bool))
+    if I["freeze"]:
+        m["norm"].requires_grad_(False)
+        m["emb"].weight.requires_grad_(False)
+    return m
+'''
+
+
+def params_inputs(rng, trial):
+    return {"V": int(rng.integers(3, 30)), "d": int(rng.integers(2, 9)), "h": int(rng.integers(2, 20)),
+            "tie": trial != 1, "buf": int(rng.integers(2, 9)), "freeze": trial == 2, "trainable_only": trial >= 2}
+
+
+def params_ref(**inp):
+    ns = {"torch": torch, "nn": nn}
+    exec(MODULE_SETUP, ns)  # the same course-written module builder as in the sandbox
+    return as_int(ref_count(ns["_grader_module"](inp), trainable_only=inp["trainable_only"]))
+
+
+CHECKS = [
+    ByHandCheck("test_memory_by_hand", cell="memory_by_hand", variable="weight_bytes", skill="attention_memory",
+                key=f"{A}/test_memory_by_hand"),
+    ByHandCheck("test_flops_by_hand", cell="flops_by_hand", variable="flops", skill="attention_flops",
+                key=f"{A}/test_flops_by_hand"),
+    FunctionCheck(
+        "test_attention_score_bytes", target="attention_score_bytes", inputs=score_inputs, trials=2, rtol=0, atol=0,
+        call="attention_score_bytes(_I['B'], _I['H'], _I['L'], _I['dtype_bytes'])", reference=score_ref,
+        mistakes={"heads not counted": lambda B, H, L, dtype_bytes: as_int(B * L * L * dtype_bytes),
+                  "L instead of L² entries per head": lambda B, H, L, dtype_bytes: as_int(B * H * L * dtype_bytes)}),
+    FunctionCheck(
+        "test_kv_cache_bytes", target="kv_cache_bytes", inputs=kv_inputs, trials=2, rtol=0, atol=0,
+        call="kv_cache_bytes(_I['n_layers'], _I['B'], _I['t'], _I['d_model'], _I['bytes_per'])", reference=kv_ref,
+        mistakes={"only keys (or only values) counted": lambda **i: as_int(kv_ref(**i) / 2),
+                  "one layer only": lambda **i: as_int(kv_ref(**i) / i["n_layers"])}),
+    FunctionCheck(
+        "test_mha_flops", target="mha_flops", inputs=flops_inputs, trials=3, rtol=0, atol=0,
+        call="mha_flops(_I['B'], _I['L'], _I['S'], _I['d_model'], _I['n_heads'])", reference=flops_ref,
+        mistakes={"attention products multiplied by the number of heads once too often":
+                  lambda B, L, S, d_model, n_heads: as_int(4 * B * (L + S) * d_model**2 + 4 * B * L * S * d_model * n_heads),
+                  "multiply-adds counted as 1 FLOP": lambda **i: as_int(flops_ref(**i) / 2)},
+        forbid_attrs=("FlopCounterMode", "flop_counter")),
+    FunctionCheck(
+        "test_count_parameters", target="count_parameters", inputs=params_inputs, trials=3, rtol=0, atol=0,
+        setup=MODULE_SETUP, call="count_parameters(_grader_module(_I), trainable_only=_I['trainable_only'])",
+        reference=params_ref,
+        mistakes={"tied weight counted twice or buffers counted (state_dict instead of parameters)":
+                  lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values()))}),
+]
+TIMEOUT = 10
+
+
+def _module(inp):
+    ns = {"torch": torch, "nn": nn}
+    exec(MODULE_SETUP, ns)
+    return ns["_grader_module"](inp)
+
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_SCORE = '''
+def attention_score_bytes(B, H, L, dtype_bytes):
+    """Bytes."""
+    return {expr}
+'''
+_KV = '''
+def kv_cache_bytes(n_layers, B, t, d_model, bytes_per):
+    """Bytes."""
+    return {expr}
+'''
+_FLOPS = '''
+def mha_flops(B, L, S, d_model, n_heads):
+    """FLOPs."""
+    d_k = d_model // n_heads
+    return {expr}
+'''
+_COUNT = '''
+def count_parameters(module, trainable_only=False):
+    """Count."""
+    return {expr}
+'''
+
+WRONG = {
+    "by_hand_memory_forget_heads": Wrong("memory_by_hand", ("test_memory_by_hand",), mistake="scores_forget_heads"),
+    "by_hand_flops_no_factor_two": Wrong("flops_by_hand", ("test_flops_by_hand",), mistake="flops_forget_factor_two"),
+    "score_bytes_forget_heads": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
+                                      _SCORE.format(expr="B * L * L * dtype_bytes")),
+    "score_bytes_linear_in_L": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
+                                     _SCORE.format(expr="B * H * L * dtype_bytes")),
+    "score_bytes_fixed_float32": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
+                                       _SCORE.format(expr="B * H * L * L * 4")),
+    "kv_forget_factor_two": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",),
+                                  _KV.format(expr="n_layers * B * t * d_model * bytes_per")),
+    "kv_forget_layers": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",), _KV.format(expr="2 * B * t * d_model * bytes_per")),
+    "kv_returns_float": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",),
+                              _KV.format(expr="2 * n_layers * B * t * d_model * bytes_per / 2**30")),
+    "flops_heads_twice": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
+        expr="4 * B * L * d_model**2 + 4 * B * S * d_model**2 + 4 * B * L * S * d_model * n_heads")),
+    "flops_self_attention_only": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
+        expr="8 * B * L * d_model**2 + 4 * B * L * L * d_model")),
+    "flops_multiply_add_as_one": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
+        expr="2 * B * L * d_model**2 + 2 * B * S * d_model**2 + 2 * B * L * S * d_model")),
+    "flops_no_projections": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(expr="4 * B * L * S * d_model")),
+    "count_state_dict": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
+        expr="sum(t.numel() for t in module.state_dict().values())")),
+    "count_ignores_trainable_only": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
+        expr="sum(p.numel() for p in module.parameters())")),
+    "count_named_modules_double": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
+        expr="sum(p.numel() for m in module.modules() for p in m.parameters(recurse=False) "
+             "if p.requires_grad or not trainable_only)")),
+}
