@@ -1,6 +1,7 @@
 """Every lesson notebook executes top to bottom, headless, without an error."""
 from __future__ import annotations
 
+import base64
 import os
 import time
 from pathlib import Path
@@ -23,13 +24,15 @@ def test_lessons_exist_in_order():
 
 def run_notebook(path: Path, tmp_path: Path, timeout: int = 120) -> tuple[nbformat.NotebookNode, float]:
     nb = nbformat.read(path, as_version=4)
-    env = {**os.environ, "ATTNLAB_CI": "1", "ATTNLAB_HOME": str(tmp_path / "home"), "MPLBACKEND": "Agg"}
+    env = {**os.environ, "ATTNLAB_CI": "1", "ATTNLAB_HOME": str(tmp_path / "home")}
+    env.pop("MPLBACKEND", None)  # the kernel uses matplotlib-inline, so figures become outputs
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
     # nbclient starts the kernel with the test process's environment
     old = dict(os.environ)
+    os.environ.clear()
     os.environ.update(env)
     start = time.perf_counter()
     try:
@@ -52,4 +55,14 @@ def test_lesson_executes(path, tmp_path):
         for out in cell.get("outputs", []) if out.get("output_type") == "error"
     ]
     assert not errors, f"{path.name} produced error outputs: {errors[:1]}"
+    images = [
+        out["data"]["image/png"] for cell in nb.cells if cell.cell_type == "code"
+        for out in cell.get("outputs", []) if "image/png" in out.get("data", {})
+    ]
+    assert images, f"{path.name} drew no figure (every lesson has at least one)"
+    # keep the figures for a human look: artifacts/lessons/<lesson>_<n>.png (gitignored)
+    out_dir = ROOT / "artifacts" / "lessons"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for i, png in enumerate(images):
+        (out_dir / f"{path.stem}_{i:02d}.png").write_bytes(base64.b64decode(png))
     assert seconds < 120, f"{path.name} took {seconds:.0f} s headless; keep lessons under a minute"
