@@ -135,7 +135,7 @@ def attention_heatmap(
 
 
 def mask_heatmap(mask, tokens_q=None, tokens_k=None, title: str | None = "mask", ax=None):
-    """Draw a boolean attention mask: filled = may attend (True), blank = blocked (False).
+    """Draw a boolean attention mask: dark ✓ = may attend (True), light ✗ = blocked (False).
 
     Args:
         mask: ``(L, S)`` bool (True = may attend, attnlab's convention) or 0/1 numbers.
@@ -154,6 +154,6 @@ def mask_heatmap(mask, tokens_q=None, tokens_k=None, title: str | None = "mask",
     if rows <= 16 and cols <= 16:
         for i in range(rows):
             for j in range(cols):
-                ax.text(j, i, "✓" if arr[i, j] else "·", ha="center", va="center",
-                        color="white" if arr[i, j] else "grey", fontsize=9)
+                ax.text(j, i, "✓" if arr[i, j] else "✗", ha="center", va="center",
+                        color="white" if arr[i, j] else "#b03a2e", fontsize=9)
     return ax
