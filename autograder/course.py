@@ -82,13 +82,18 @@ def generate(root, assignment: str, db_url=None) -> Path:
 def release(names: list[str] | None = None, dest: Path = EXERCISES) -> list[Path]:
     """Regenerate ``dest/<name>`` for each assignment from ``solutions/`` (the one command)."""
     out = []
-    for name in names or assignments():
-        with tempfile.TemporaryDirectory(prefix="attnlab-release-") as tmp:
-            rel = generate(tmp, name)
+    with tempfile.TemporaryDirectory(prefix="attnlab-release-") as tmp:
+        api = None
+        for name in names or assignments():
+            stage_source(tmp, name)
+            api = api or api_for(tmp)  # one gradebook and one API for all sets: much faster
+            res = api.generate_assignment(name, force=True, create=True)
+            if not res["success"]:
+                raise RuntimeError(f"generate_assignment {name} failed:\n{res.get('error') or res.get('log')}")
             target = Path(dest) / name
             if target.exists():
                 shutil.rmtree(target)
-            shutil.copytree(rel, target)
+            shutil.copytree(Path(tmp) / "release" / name, target)
             for nb_path in target.glob("*.ipynb"):
                 _normalise(nb_path)
             out.append(target)

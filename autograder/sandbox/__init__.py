@@ -18,7 +18,9 @@ ZYGOTE = Path(__file__).with_name("zygote.py")
 #: the venv are mounted back read-only).  Extra paths (course root, gradebook) are added.
 DEFAULT_HIDE = ["/root", "/home", "/work", "/tmp", "/var/tmp", "/run", "/srv", "/opt",
                 "/media", "/dev/shm", "/var/lib", "/var/log", "/var/cache"]
-BASE_UID = 61000
+#: Sandbox uids are ``BASE_UID + 16 * pid + slot``: unique per grading process, so two grading runs
+#: on one machine never share a uid (cleanup kills *every* process of the uid).
+BASE_UID = 1_000_000
 
 
 class SandboxUnavailable(RuntimeError):
@@ -46,7 +48,7 @@ class Sandbox:
         reason = sandbox_support()
         if reason:
             raise SandboxUnavailable(reason)
-        self.uid = BASE_UID + slot
+        self.uid = BASE_UID + 16 * os.getpid() + (slot % 16)
         hide_paths = list(DEFAULT_HIDE)
         for p in hide or []:
             p = os.path.realpath(p)

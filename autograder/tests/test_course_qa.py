@@ -100,3 +100,28 @@ def test_signatures_match_reference(assignment):
             got = [a.arg for a in fwd.args.args + fwd.args.kwonlyargs]
             assert got == list(inspect.signature(ref).parameters)
     assert checked, f"{assignment}: no graded function with an attnlab.nn counterpart found"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment", GRADED)
+def test_source_notebook_passes_its_visible_tests(assignment, tmp_path, monkeypatch):
+    """The instructor's source runs headless in a real kernel and every visible check passes."""
+    import os
+    import sys
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from autograder.course import SOLUTIONS
+    monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path))
+    monkeypatch.setenv("ATTNLAB_CI", "1")
+    monkeypatch.setenv("ATTNLAB_LEARNER", "qa-instructor")
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    path = SOLUTIONS / assignment / f"{assignment}.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not any(o.output_type == "error" for o in outputs)
+    assert sum("visible checks passed" in o.get("text", "") for o in outputs) >= 2
