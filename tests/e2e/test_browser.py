@@ -328,7 +328,7 @@ def course_source(server) -> Path:
 def _formgrader_lists(page, server, names: list[str]) -> bool:
     """Open formgrader; True when its table lists every name, False when it lists none."""
     page.goto(server.url("/formgrader"))
-    table = page.locator("table.dataTable").first
+    table = page.locator("table").first  # DataTables styles it only after the data arrived
     table.wait_for(timeout=30_000)
     deadline = time.monotonic() + 30
     while "Loading" in (text := table.text_content() or ""):  # then rows, or 'No data available'
