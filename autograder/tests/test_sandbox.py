@@ -37,6 +37,9 @@ def _net_out():
 def box(tmp_path_factory):
     secret = tmp_path_factory.mktemp("course") / "gradebook.db"
     secret.write_text("grades")
+    other = secret.parent / "submitted" / "bob" / "02" / "02.ipynb"
+    other.parent.mkdir(parents=True)
+    other.write_text("{}")
     os.chmod(secret, 0o644)
     with Sandbox(slot=7, hide=[str(secret.parent)]) as sb:
         yield sb, secret
@@ -55,10 +58,13 @@ def test_files_network_and_privileges_are_out_of_reach(box):
         "repo": REPO / "pyproject.toml",
         "gradebook": secret,
         "attnlab_src": REPO / "src" / "attnlab" / "nn" / "attention.py",
+        "nbgrader_config": REPO / "nbgrader_config.py",
+        "other_student": secret.parent / "submitted" / "bob" / "02" / "02.ipynb",
         "root_home": "/root/.bash_history",
     }
     extract = ("__result__ = {" + ", ".join(f"'{k}': attempt(lambda: _read('{v}'))" for k, v in targets.items())
                + f", 'write_gradebook': attempt(lambda: _write('{secret}'))"
+               + f", 'write_config': attempt(lambda: _write('{REPO / 'autograder' / 'nbgrader_config.py'}'))"
                + ", 'loopback': attempt(_net), 'internet': attempt(_net_out)"
                + ", 'import_attnlab': attempt(lambda: __import__('attnlab'))"
                + ", 'kill_parent': attempt(lambda: os.kill(os.getppid(), 9))"
@@ -67,7 +73,7 @@ def test_files_network_and_privileges_are_out_of_reach(box):
     res = run(sb, extract)
     assert res["status"] == "ok", res
     got = {k: v for k, v in res["trials"][0]["value"]["__dict__"].items()}
-    for key in list(targets) + ["write_gradebook", "loopback", "internet", "import_attnlab", "kill_parent", "kill_init"]:
+    for key in list(targets) + ["write_gradebook", "write_config", "loopback", "internet", "import_attnlab", "kill_parent", "kill_init"]:
         assert got[key] != "ALLOWED", (key, got)
     assert got["uid"] == str(sb.uid)
     assert secret.read_text() == "grades"
