@@ -1,0 +1,297 @@
+"""Grading spec for exercise 07 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs and models are drawn at grading time from a generator the grader seeds with
+os.urandom; reference masks come from attnlab.nn (causal_mask, padding_mask,
+combine_masks) and run in the grader, outside the student's sandbox.
+"""
+import math
+
+import numpy as np
+import torch
+
+from attnlab.nn import causal_mask, combine_masks
+from attnlab.nn import padding_mask as ref_padding
+from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+
+A = "07_encoder_decoder"
+_trial = {"pad": 0, "masks": 0}
+
+
+# ------------------------------------------------------------------ padding_mask
+def pad_inputs(rng):
+    _trial["pad"] += 1
+    B, S = int(rng.integers(1, 5)), int(rng.integers(2, 9))
+    lengths = rng.integers(1, S + 1, size=B)
+    lengths[0] = S  # one full sequence, one of length 1, as edge cases
+    if B > 1:
+        lengths[-1] = 1
+    as_list = _trial["pad"] % 2 == 0
+    return {"lengths": [int(n) for n in lengths] if as_list else lengths.astype(np.int64), "S": S}
+
+
+PAD_SETUP = """
+def _pad_call(f, I):
+    m = f(I['lengths'], I['S'])
+    errors = []
+    for bad in ([0, 1], [I['S'] + 1]):
+        try:
+            f(bad, I['S'])
+            errors.append(False)
+        except ValueError:
+            errors.append(True)
+    return m, all(errors)
+"""
+
+
+def ref_pad(lengths, S):
+    return ref_padding(torch.as_tensor(np.asarray(lengths), dtype=torch.long), S), True
+
+
+def _pad_np(lengths, S, shift=0):
+    return np.arange(S)[None, :] < (np.asarray(lengths)[:, None] + shift)
+
+
+# ------------------------------------------------------------------ encoder_decoder_masks
+def masks_inputs(rng):
+    _trial["masks"] += 1
+    B = int(rng.integers(1, 4))
+    S = int(rng.integers(3, 8))
+    L = int(rng.choice([n for n in range(3, 8) if n != S]))  # S != L: catches swapped paddings
+    src = rng.integers(1, S + 1, size=B)
+    tgt = rng.integers(1, L + 1, size=B)
+    src[0], tgt[-1] = max(1, S - 2), max(1, L - 1)  # some padding on both sides
+    as_list = _trial["masks"] % 2 == 0
+    conv = (lambda a: [int(n) for n in a]) if as_list else (lambda a: a.astype(np.int64))
+    return {"src_lengths": conv(src), "tgt_lengths": conv(tgt), "S": S, "L": L}
+
+
+def ref_masks(src_lengths, tgt_lengths, S, L, mistake=None):
+    src = ref_padding(torch.as_tensor(np.asarray(src_lengths)), S)  # (B, S)
+    tgt = ref_padding(torch.as_tensor(np.asarray(tgt_lengths)), L)  # (B, L)
+    B = src.shape[0]
+    enc = combine_masks(src[:, None, :]).expand(B, S, S)
+    dec = combine_masks(causal_mask(L), tgt[:, None, :])  # (B, L, L)
+    cross = combine_masks(src[:, None, :]).expand(B, L, S)
+    if mistake == "causal_encoder":
+        enc = combine_masks(causal_mask(S), src[:, None, :])
+    elif mistake == "causal_cross":
+        cross = combine_masks(torch.ones(L, S, dtype=torch.bool).tril(), cross)
+    elif mistake == "no_causal_decoder":
+        dec = tgt[:, None, :].expand(B, L, L)
+    elif mistake == "no_pad_decoder":
+        dec = causal_mask(L).expand(B, L, L)
+    elif mistake == "query_rows":
+        enc = src[:, :, None].expand(B, S, S)
+        dec = combine_masks(causal_mask(L), tgt[:, :, None])
+    elif mistake == "inverted":
+        enc, dec, cross = ~enc, ~dec, ~cross
+    return enc, dec, cross
+
+
+# ------------------------------------------------------------------ depends_on_future
+_KINDS = ["causal", "open", "peek_next", "peek_last", "ffn", "causal_stack", "leaky_second_layer", "shift_back",
+          "open_pre_ln"]
+
+
+def future_inputs(rng):
+    d, L, B = int(rng.choice([4, 6, 8])), int(rng.integers(4, 8)), int(rng.integers(1, 3))
+    g = lambda *s: rng.standard_normal(s) / math.sqrt(s[0])  # noqa: E731
+    return {"x": rng.standard_normal((B, L, d)), "t": int(rng.integers(1, L - 1)),  # t <= L - 2
+            "wq": g(d, d), "wk": g(d, d), "wv": g(d, d), "w1": g(d, 2 * d), "w2": g(2 * d, d)}
+
+
+# Sandbox side: fresh models built with plain torch from the grader's weights.
+FUTURE_SETUP = """
+class _Attn(nn.Module):
+    def __init__(self, I, allow, pre_ln=False):
+        super().__init__()
+        self.I, self.allow, self.pre_ln = I, allow, pre_ln  # allow(L) -> (L, L) bool, True = may attend
+    def forward(self, x):
+        I = self.I
+        t = F.layer_norm(x, x.shape[-1:]) if self.pre_ln else x
+        s = (t @ I['wq']) @ (t @ I['wk']).transpose(-2, -1) / math.sqrt(t.shape[-1])
+        s = s.masked_fill(~self.allow(t.shape[1]), float('-inf'))
+        return x + torch.softmax(s, dim=-1) @ (t @ I['wv'])
+
+class _FFN(nn.Module):
+    def __init__(self, I):
+        super().__init__()
+        self.I = I
+    def forward(self, t):
+        return t + torch.relu(t @ self.I['w1']) @ self.I['w2']
+
+class _ShiftBack(nn.Module):
+    def forward(self, t):  # output i = input i - 1 (position 0 gets zeros): causal
+        return torch.cat([torch.zeros_like(t[:, :1]), t[:, :-1]], dim=1)
+
+def _tril(L, k=0):
+    return torch.ones(L, L, dtype=torch.bool).tril(k)
+
+def _last(L):
+    m = _tril(L)
+    m[:, -1] = True
+    return m
+
+def _models(I):
+    full = lambda L: torch.ones(L, L, dtype=torch.bool)
+    return [_Attn(I, _tril), _Attn(I, full), _Attn(I, lambda L: _tril(L, 1)), _Attn(I, _last), _FFN(I),
+            nn.Sequential(_Attn(I, _tril), _FFN(I), _Attn(I, _tril)),
+            nn.Sequential(_Attn(I, _tril), _Attn(I, full), _Attn(I, _tril)), _ShiftBack(),
+            _Attn(I, full, pre_ln=True)]
+
+def _future_call(f, I):
+    return [bool(f(m, I['x'].clone(), int(I['t']))) for m in _models(I)]
+"""
+
+
+def _allow(kind, L):
+    """The model's attention pattern(s), built with attnlab's causal_mask."""
+    causal = causal_mask(L)
+    if kind in ("causal", "causal_stack", "ffn", "shift_back"):
+        return causal  # a position-wise FFN and a backward shift see no later position either
+    if kind in ("open", "open_pre_ln"):
+        return torch.ones(L, L, dtype=torch.bool)
+    if kind == "peek_next":
+        return causal_mask(L, L + 1)[:, :L]  # j <= i + 1 (the KV-cache alignment, last key dropped)
+    if kind == "peek_last":
+        m = causal.clone()
+        m[:, -1] = True
+        return m
+    if kind == "leaky_second_layer":
+        return torch.ones(L, L, dtype=torch.bool)  # one unmasked layer in the stack
+    raise KeyError(kind)
+
+
+def ref_future(x, t, wq, wk, wv, w1, w2, mistake=None):
+    L = x.shape[1]
+    out = []
+    for kind in _KINDS:
+        allow = _allow(kind, L)
+        if mistake == "only_t":
+            out.append(bool(allow[:t, t].any()))
+        elif mistake == "includes_t":
+            out.append(kind != "shift_back")  # output t reads input t in every model but the backward shift
+        else:
+            out.append(bool(allow[:t, t:].any()))  # a query before t may attend a key at >= t
+    return np.array(out)
+
+
+CHECKS = [
+    ByHandCheck("test_mask_by_hand", cell="mask_by_hand", variable="mask", skill="choose_mask",
+                key=f"{A}/test_mask_by_hand"),
+    ByHandCheck("test_cross_shape_by_hand", cell="cross_shape_by_hand", variable="shape",
+                skill="cross_attention_shapes", key=f"{A}/test_cross_shape_by_hand"),
+    FunctionCheck(
+        "test_padding_mask", target="padding_mask", inputs=pad_inputs, setup=PAD_SETUP,
+        call="_pad_call(padding_mask, _I)", reference=ref_pad, trials=4, atol=0.0, rtol=0.0,
+        mistakes={"inverted polarity (True must mark the real tokens)":
+                      lambda lengths, S: (~_pad_np(lengths, S), True),
+                  "off by one: a sequence of length n has real tokens at positions 0 .. n-1":
+                      lambda lengths, S: (_pad_np(lengths, S, 1), True),
+                  "invalid lengths (< 1 or > S) do not raise ValueError":
+                      lambda lengths, S: (_pad_np(lengths, S), False)}),
+    FunctionCheck(
+        "test_encoder_decoder_masks", target="encoder_decoder_masks", inputs=masks_inputs,
+        call="encoder_decoder_masks(_I['src_lengths'], _I['tgt_lengths'], _I['S'], _I['L'])",
+        reference=ref_masks, trials=4, atol=0.0, rtol=0.0,
+        mistakes={"a causal mask in the encoder's self-attention (the encoder sees the whole source)":
+                      lambda **r: ref_masks(**r, mistake="causal_encoder"),
+                  "a causal mask in cross-attention (the whole source is known)":
+                      lambda **r: ref_masks(**r, mistake="causal_cross"),
+                  "the decoder's self-attention has no causal mask": lambda **r: ref_masks(**r, mistake="no_causal_decoder"),
+                  "the decoder's self-attention ignores the target padding":
+                      lambda **r: ref_masks(**r, mistake="no_pad_decoder"),
+                  "padding hides query rows instead of key columns": lambda **r: ref_masks(**r, mistake="query_rows"),
+                  "inverted polarity (True must mean may attend)": lambda **r: ref_masks(**r, mistake="inverted")}),
+    FunctionCheck(
+        "test_depends_on_future", target="depends_on_future", inputs=future_inputs, setup=FUTURE_SETUP,
+        call="_future_call(depends_on_future, _I)", reference=ref_future, trials=3, atol=0.0, rtol=0.0,
+        mistakes={"only position t is perturbed (a model may peek further ahead, e.g. at the last token)":
+                      lambda **r: ref_future(**r, mistake="only_t"),
+                  "the output at position t itself is compared too (it may depend on input t)":
+                      lambda **r: ref_future(**r, mistake="includes_t"),
+                  "every model is reported causal: is the perturbed copy really different from x "
+                  "(x.clone(), not an alias)?": lambda **r: np.zeros(len(_KINDS), dtype=bool),
+                  "every model is reported leaky": lambda **r: np.ones(len(_KINDS), dtype=bool),
+                  "a leaky model with a LayerNorm before attention is reported causal: a constant shift of every "
+                  "feature is erased by LayerNorm, perturb with random noise":
+                      lambda **r: ref_future(**r) & (np.arange(len(_KINDS)) != _KINDS.index("open_pre_ln"))}),
+]
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_PAD = '''
+def padding_mask(lengths, S):
+    """Padding mask."""
+    lengths = torch.as_tensor(lengths)
+{check}    return {expr}
+'''
+_PAD_CHECK = ("    if bool((lengths < 1).any()) or bool((lengths > S).any()):\n"
+              "        raise ValueError('every length must be in 1 .. S')\n")
+_MASKS = '''
+def encoder_decoder_masks(src_lengths, tgt_lengths, S, L):
+    """Masks."""
+    src, tgt = padding_mask(src_lengths, S), padding_mask(tgt_lengths, L)
+    B = src.shape[0]
+    causal = torch.ones(L, L, dtype=torch.bool).tril()
+{body}
+'''
+_ENC_OK = "    enc = src[:, None, :].expand(B, S, S)\n"
+_DEC_OK = "    dec = causal[None] & tgt[:, None, :]\n"
+_CROSS_OK = "    cross = src[:, None, :].expand(B, L, S)\n"
+_RET = "    return enc, dec, cross"
+_FUT = '''
+def depends_on_future(model, x, t):
+    """Perturbation test."""
+{body}
+'''
+
+WRONG = {
+    "by_hand_mask_inverted": Wrong("mask_by_hand", ("test_mask_by_hand",), mistake="inverted_mask"),
+    "by_hand_cross_shape_swapped": Wrong("cross_shape_by_hand", ("test_cross_shape_by_hand",),
+                                         mistake="cross_shape_swapped"),
+    "pad_inverted": Wrong("padding_mask", ("test_padding_mask", "test_encoder_decoder_masks"), _PAD.format(
+        check=_PAD_CHECK, expr="torch.arange(S)[None, :] >= lengths[:, None]")),
+    "pad_off_by_one": Wrong("padding_mask", ("test_padding_mask", "test_encoder_decoder_masks"), _PAD.format(
+        check=_PAD_CHECK, expr="torch.arange(S)[None, :] <= lengths[:, None]")),
+    "pad_no_validation": Wrong("padding_mask", ("test_padding_mask",), _PAD.format(
+        check="", expr="torch.arange(S)[None, :] < lengths[:, None]")),
+    "masks_causal_encoder": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body="    enc = torch.ones(S, S, dtype=torch.bool).tril()[None] & src[:, None, :]\n" + _DEC_OK + _CROSS_OK + _RET)),
+    "masks_causal_cross": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body=_ENC_OK + _DEC_OK + "    cross = torch.ones(L, S, dtype=torch.bool).tril()[None] & src[:, None, :]\n"
+        + _RET)),
+    "masks_decoder_without_causal": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body=_ENC_OK + "    dec = tgt[:, None, :].expand(B, L, L)\n" + _CROSS_OK + _RET)),
+    "masks_decoder_without_padding": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body=_ENC_OK + "    dec = causal[None].expand(B, L, L)\n" + _CROSS_OK + _RET)),
+    "masks_cross_uses_target_padding": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body=_ENC_OK + _DEC_OK + "    cross = tgt[:, :, None].expand(B, L, S)\n" + _RET)),
+    "masks_padding_on_query_rows": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body="    enc = src[:, :, None].expand(B, S, S)\n    dec = causal[None] & tgt[:, :, None]\n" + _CROSS_OK + _RET)),
+    "masks_unexpanded": Wrong("encoder_decoder_masks", ("test_encoder_decoder_masks",), _MASKS.format(
+        body="    enc = src[:, None, :]\n" + _DEC_OK + "    cross = src[:, None, :]\n" + _RET)),
+    "future_perturbs_only_t": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x.clone()\n    changed[:, t] += torch.randn_like(changed[:, t])\n"
+        "    with torch.no_grad():\n"
+        "        return not torch.allclose(model(x)[:, :t], model(changed)[:, :t], atol=1e-6)"))),
+    "future_compares_position_t": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x.clone()\n    changed[:, t:] += torch.randn_like(changed[:, t:])\n"
+        "    with torch.no_grad():\n"
+        "        return not torch.allclose(model(x)[:, :t + 1], model(changed)[:, :t + 1], atol=1e-6)"))),
+    "future_aliases_input": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x\n    changed[:, t:] += torch.randn_like(changed[:, t:])\n"
+        "    with torch.no_grad():\n"
+        "        return not torch.allclose(model(x)[:, :t], model(changed)[:, :t], atol=1e-6)"))),
+    "future_compares_all_positions": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x.clone()\n    changed[:, t:] += torch.randn_like(changed[:, t:])\n"
+        "    with torch.no_grad():\n"
+        "        return not torch.allclose(model(x), model(changed), atol=1e-6)"))),
+    "future_constant_shift_erased_by_layernorm": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x.clone()\n    changed[:, t:] += 1.0\n"
+        "    with torch.no_grad():\n"
+        "        return not torch.allclose(model(x)[:, :t], model(changed)[:, :t], atol=1e-6)"))),
+    "future_inverted_answer": Wrong("depends_on_future", ("test_depends_on_future",), _FUT.format(body=(
+        "    changed = x.clone()\n    changed[:, t:] += torch.randn_like(changed[:, t:])\n"
+        "    with torch.no_grad():\n"
+        "        return torch.allclose(model(x)[:, :t], model(changed)[:, :t], atol=1e-6)"))),
+}
