@@ -75,12 +75,24 @@ class Sandbox:
         (n,) = struct.unpack(">Q", head)
         return json.loads(self.proc.stdout.read(n).decode())
 
-    def run(self, job: dict) -> dict:
-        """Run one job (all checks of one submission); raises if the sandbox died."""
+    def run(self, job: dict, deadline: float | None = None) -> dict:
+        """Run one job (all checks of one submission); raises if the sandbox died or hung.
+
+        ``deadline`` (seconds) defaults to every check's timeout plus a margin; past it the
+        sandbox is killed (a fresh one is started for the next submission).
+        """
+        import select
         if self.proc.poll() is not None:
             raise RuntimeError("sandbox process is not running")
+        if deadline is None:
+            deadline = (float(job.get("timeout", 10)) + 5) * max(1, len(job.get("checks", []))) + 30
         self.proc.stdin.write(_frame(job))
         self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], deadline)
+        if not ready:
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError(f"sandbox did not answer within {deadline:.0f} s and was restarted")
         reply = self._read()
         if reply is None:
             raise RuntimeError("sandbox process died while grading")
