@@ -7,6 +7,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
+# Tools installed in the venv (jupyter, nbgrader, alembic which nbgrader's gradebook calls) come first.
+export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 if [ "${1:-}" = "--check" ] || [ "${ATTNLAB_HEADLESS:-0}" = "1" ]; then
   exec .venv/bin/python scripts/smoke.py
 fi

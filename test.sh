@@ -5,6 +5,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
+# Tools installed in the venv (jupyter, nbgrader, alembic which nbgrader's gradebook calls) come first.
+export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 # The browser test needs Debian's chromium; install it when we can (root/apt), else
 # tests/e2e skips with the reason printed in the summary.
 bash scripts/ensure_chromium.sh || true
