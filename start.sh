@@ -12,5 +12,7 @@ export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 if [ "${1:-}" = "--check" ] || [ "${ATTNLAB_HEADLESS:-0}" = "1" ]; then
   exec .venv/bin/python scripts/smoke.py
 fi
+extra=()
+if [ "$(id -u)" = "0" ]; then extra+=(--allow-root); fi  # e.g. inside a container
 exec .venv/bin/jupyter lab --ServerApp.root_dir="$ROOT" \
-  --LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb "$@"
+  --LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb ${extra[@]+"${extra[@]}"} "$@"
