@@ -89,8 +89,11 @@ def start_command(root: Path) -> list[str]:
         (root / "scripts" / "setup.sh").write_text(
             "#!/usr/bin/env bash\n# e2e test copy: the environment is already set up\nexit 0\n")
         return ["bash", str(root / "start.sh")]
-    return [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={root}",
-            "--LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb"]
+    cmd = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={root}",
+           "--LabApp.default_url=/lab/tree/lessons/00_orientation.ipynb"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # as start.sh does in containers/CI
+        cmd.append("--allow-root")
+    return cmd
 
 
 class LabServer:
@@ -176,8 +179,6 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
         "--no-browser", f"--port={port}", "--ip=127.0.0.1",
         f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0",
     ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers/CI run as root
-        cmd.append("--allow-root")
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=fh, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)

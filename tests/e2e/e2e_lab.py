@@ -133,8 +133,15 @@ class Lab:
 
     def run_cell(self, index: int) -> None:
         """Run cell ``index`` in place (Ctrl+Enter in command mode) and wait for it."""
+        prompt = self.cell(index).locator(".jp-InputArea-prompt").first
+        before = (prompt.text_content() or "").strip()
         self.select(index)
         self.page.keyboard.press("Control+Enter")
+        # JupyterLab shows [*] at once; don't take an old execution count for the new run
+        deadline = time.monotonic() + 5
+        while (prompt.text_content() or "").strip() == before and before != "[*]:" \
+                and time.monotonic() < deadline:
+            self.page.wait_for_timeout(50)
         self.wait_executed([index])
 
     def source(self, index: int) -> str:

@@ -216,9 +216,12 @@ def test_student_mastery_card_and_progress_kept(lesson02, lab, steps, page):
         old_seed = variant.seed
         before = _progress(card)
         card.locator(NEXT).first.click()
+        # the fresh variant is in place once the card has a new seed class and the old
+        # feedback is gone (the card clears the answer box before the feedback)
         page.wait_for_function(
-            "([el, s]) => !el.classList.contains(s)", arg=[card.element_handle(), f"attnlab-seed-{old_seed}"],
-            timeout=15_000)
+            "([el, old]) => [...el.classList].some(c => c.startsWith('attnlab-seed-') && c !== old)"
+            " && !el.querySelector('.attnlab-feedback').textContent.trim()",
+            arg=[card.element_handle(), f"attnlab-seed-{old_seed}"], timeout=15_000)
         skill, variant = _card_variant(card)
         _answer(card, format_answer(variant.answer, variant.kind, variant.decimals))
         _wait_feedback(page, card, "Correct")
