@@ -1,0 +1,363 @@
+"""Grading spec for exercise 09 (see autograder/AUTHORING.md). Never released to students.
+
+Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
+The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
+training run is built there from ``GPT_SETUP`` (same layout and parameter names as
+``attnlab.nn.GPT``; shared with exercise 08's grading.py), and the Tiny Shakespeare slice
+travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
+
+* ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
+  start positions, reproducible with a generator), since any uniform draw is correct.
+* ``train_step``: one step on a float64 GPT with stale gradients present and a small
+  ``grad_clip``; the loss and updated weights are compared with the same step done in the
+  grader on ``attnlab.nn.GPT`` with the same weights.
+* training run: 100 steps with the student's get_batch + train_step, then the sandbox setup
+  (course code) measures the validation loss with its own batches and the loss of the
+  character-frequency model (train counts + 1) on the same validation text; the GPT must beat
+  it by MARGIN nats. A fixed threshold was too sensitive to the slice (the reference ended
+  anywhere in 2.32-3.01). Calibrated on 12 random slices, 2 shared cores: the reference beats
+  the frequency model by 0.75-1.05 nats (5-10 s without the sandbox's op watch); no zero_grad
+  by 0.10-0.24, targets shifted by two by -0.26-0.11, targets not shifted: far worse.
+"""
+import importlib.util
+import math
+
+import numpy as np
+import torch
+
+from attnlab.data import CharTokenizer, load_shakespeare
+from attnlab.nn import GPT, GPTConfig
+from attnlab.nn import sample_next_token as ref_sample
+from autograder.course import SOLUTIONS
+from autograder.spec import ByHandCheck, FunctionCheck, Outcome, Wrong
+
+A = "09_capstone"
+MARGIN = 0.5  # nats below the character-frequency (unigram) model on the same validation text
+STEPS = 150
+BATCH = 32
+
+
+def _gpt_setup() -> str:
+    # from the course's solutions/ (this file is copied alone into the grading folder)
+    path = SOLUTIONS / "08_training_and_decoding" / "grading.py"
+    spec = importlib.util.spec_from_file_location("_attnlab_grading_08_for_09", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.GPT_SETUP
+
+
+GPT_SETUP = _gpt_setup()
+
+
+class JudgedCheck(FunctionCheck):
+    """A FunctionCheck whose verdict comes from ``verdict(value, **raw) -> message | None``
+    (None = correct) instead of a comparison with one reference value."""
+
+    def __init__(self, *args, verdict, ok_message, **kwargs):
+        super().__init__(*args, reference=lambda **raw: None, **kwargs)
+        self.verdict, self.ok_message = verdict, ok_message
+
+    def judge(self, value, raw, student):
+        try:
+            msg = self.verdict(value, **raw)
+        except Exception as err:  # noqa: BLE001 - a malformed return value
+            msg = f"{self.target}: unexpected return value ({type(err).__name__}: {err})"
+        return Outcome(True, self.ok_message) if msg is None else Outcome(False, msg)
+
+
+# ------------------------------------------------------------------ get_batch
+BATCH_SETUP = '''
+def _grader_batches(I):
+    data = I["data"]
+    a = get_batch(data, I["L"], I["B"], torch.Generator().manual_seed(I["seed"]))
+    b = get_batch(data, I["L"], I["B"], torch.Generator().manual_seed(I["seed"]))
+    c = get_batch(data, I["L"], I["B"], torch.Generator().manual_seed(I["seed"] + 1))
+    return (a[0], a[1], b[0], c[0], str(a[0].dtype), str(a[1].dtype))
+'''
+
+
+def batch_inputs(rng):
+    N, L = int(rng.integers(12, 30)), int(rng.integers(2, 7))
+    return {"data": rng.permutation(1000)[:N], "L": L, "B": 40 * (N - L), "seed": int(rng.integers(1 << 30))}
+
+
+def batch_verdict(value, data, L, B, seed):
+    if not isinstance(value, tuple) or len(value) != 6:
+        return "get_batch must return a pair (x, y) of tensors"
+    x, y, x_again, x_other, x_dtype, y_dtype = value
+    if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray):
+        return "get_batch must return a pair (x, y) of tensors"
+    if x.shape != (B, L) or y.shape != (B, L):
+        return f"x and y must be (batch_size, block_size) = {(B, L)}, got {x.shape} and {y.shape}"
+    if x_dtype != "torch.int64" or y_dtype != "torch.int64":
+        return f"x and y must be long (int64) token ids, got {x_dtype} and {y_dtype}"
+    pos = {int(tok): i for i, tok in enumerate(data)}  # the tokens of data are distinct
+    starts = set()
+    for row_x, row_y in zip(x.astype(np.int64), y.astype(np.int64)):
+        s = pos.get(int(row_x[0]))
+        if s is None or s + L > len(data) or not np.array_equal(row_x, data[s:s + L]):
+            return "a row of x is not a contiguous window of data"
+        if s + L + 1 > len(data) or not np.array_equal(row_y, data[s + 1:s + L + 1]):
+            if np.array_equal(row_y, row_x):
+                return "y equals x: the targets must be the window shifted by one position"
+            return "a row of y is not the window of x shifted by one (y[:, t] must be data[start + t + 1])"
+        starts.add(s)
+    if not np.array_equal(x, x_again):
+        return "two calls with the same generator seed gave different batches: draw the starts with generator=generator"
+    if np.array_equal(x, x_other):
+        return "two different generator seeds gave the same batch"
+    missing = sorted(set(range(len(data) - L)) - starts)
+    if missing:
+        return (f"with N = {len(data)} and block_size = {L}, start positions {missing[:5]} never occurred in "
+                f"{B} windows: every start whose window and targets fit must be possible")
+    return None
+
+
+# ------------------------------------------------------------------ train_step
+STEP_SETUP = GPT_SETUP + '''
+def _grader_step(I):
+    torch.manual_seed(0)
+    m = _GraderGPT(*I["cfg"])
+    m.load_state_dict({k[2:]: v for k, v in I.items() if k.startswith("w:")})
+    m = m.double().train()
+    for name, p in m.named_parameters():
+        p.grad = I["g:" + name].double()  # stale gradients of a previous step
+    opt = torch.optim.SGD(m.parameters(), lr=I["lr"])
+    loss = train_step(m, opt, I["x"], I["y"], grad_clip=I["clip"])
+    state = m.state_dict()
+    return loss, torch.cat([state[k].flatten() for k in sorted(state)])
+'''
+
+
+def _ref_model(inp):
+    model = GPT(GPTConfig(*inp["cfg"])).double().train()
+    state = {k[2:]: torch.as_tensor(v, dtype=torch.float32).double() for k, v in inp.items() if k.startswith("w:")}
+    state["lm_head.weight"] = state["tok_emb.weight"]
+    model.load_state_dict(state)
+    return model
+
+
+def step_inputs(rng):
+    V, H = int(rng.integers(5, 13)), int(rng.choice([1, 2]))
+    d, n_layers, L = H * int(rng.integers(2, 5)), int(rng.integers(1, 3)), int(rng.integers(3, 8))
+    inp = {"cfg": [V, L, d, H, n_layers]}
+    ref = GPT(GPTConfig(V, L, d, H, n_layers))
+    for name, p in ref.state_dict().items():
+        if name != "lm_head.weight":
+            base = 1.0 if "norm" in name and name.endswith("weight") else 0.0
+            inp["w:" + name] = base + 0.3 * rng.standard_normal(tuple(p.shape))
+    for name, p in ref.named_parameters():
+        inp["g:" + name] = rng.standard_normal(tuple(p.shape))
+    B = int(rng.integers(1, 4))
+    inp.update({"x": rng.integers(0, V, size=(B, L)), "y": rng.integers(0, V, size=(B, L)),
+                "lr": float(rng.uniform(0.05, 0.5)), "clip": float(rng.uniform(0.01, 0.1))})
+    return inp
+
+
+def step_ref(clip_first=False, no_clip=False, no_zero=False, **inp):
+    model = _ref_model(inp)
+    for name, p in model.named_parameters():
+        p.grad = torch.as_tensor(inp["g:" + name], dtype=torch.float32).double()
+    opt = torch.optim.SGD(model.parameters(), lr=inp["lr"])
+    if not no_zero:
+        opt.zero_grad(set_to_none=True)
+    _, loss = model(torch.as_tensor(inp["x"]), torch.as_tensor(inp["y"]))
+    loss.backward()
+    if not no_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), inp["clip"])
+    opt.step()
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    return torch.tensor(loss.item(), dtype=torch.float64), torch.cat([state[k].flatten() for k in sorted(state)])
+
+
+# ------------------------------------------------------------------ training run
+RUN_SETUP = GPT_SETUP + '''
+def _grader_run(I):
+    torch.manual_seed(I["seed"])
+    m = _GraderGPT(I["V"], 32, 32, 2, 2)
+    for mod in m.modules():
+        if isinstance(mod, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(mod.weight, 0.0, 0.02)
+        if isinstance(mod, nn.Linear):
+            nn.init.zeros_(mod.bias)
+    m.train()
+    opt = torch.optim.AdamW(m.parameters(), lr=6e-3, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(I["seed"])
+    train = I["train"]
+    for _ in range(I["steps"]):
+        x, y = get_batch(train, 32, I["B"], gen)
+        train_step(m, opt, x, y, grad_clip=1.0)
+    m.eval()
+    val, total = I["val"], 0.0
+    eval_gen = torch.Generator().manual_seed(I["seed"] + 1)
+    with torch.no_grad():
+        for _ in range(4):  # the grader's own batches: windows and their true next tokens
+            s = torch.randint(len(val) - 32, (64,), generator=eval_gen)
+            o = torch.arange(32)
+            total += m(val[s[:, None] + o], val[s[:, None] + o + 1])[1].item()
+    counts = torch.bincount(train, minlength=I["V"]).double() + 1  # character frequencies, add-one
+    unigram = -(counts / counts.sum()).log()[val].mean().item()
+    return total / 4, unigram
+'''
+_TEXT = {}
+
+
+def run_inputs(rng):
+    if "ids" not in _TEXT:
+        text = load_shakespeare()
+        _TEXT["ids"] = np.array(CharTokenizer(text).encode(text), dtype=np.int64)
+    ids = _TEXT["ids"]
+    start = int(rng.integers(0, len(ids) - 24_000))
+    return {"train": ids[start:start + 20_000], "val": ids[start + 20_000:start + 24_000],
+            "V": int(ids.max()) + 1, "steps": STEPS, "B": BATCH, "seed": int(rng.integers(1 << 30))}
+
+
+def run_verdict(value, **raw):
+    if not isinstance(value, tuple) or len(value) != 2 or not all(isinstance(v, float) and math.isfinite(v) for v in value):
+        return f"the training run did not produce a finite validation loss (got {value!r})"
+    val, unigram = value
+    if val <= unigram - MARGIN:
+        return None
+    return (f"after {STEPS} training steps with your get_batch and train_step the validation loss is {val:.2f}, only "
+            f"{unigram - val:.2f} nats below the character-frequency model ({unigram:.2f}); it must be at least {MARGIN} "
+            "below: check the shift of the targets, zero_grad, backward and optimizer.step()")
+
+
+# ------------------------------------------------------------------ sample_next_token
+def sample_inputs(rng, trial):
+    B, V = 200, int(rng.integers(4, 16))
+    opts = [{"temperature": float(rng.uniform(0.5, 2.0)), "top_k": None, "top_p": None, "greedy": False},
+            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": int(rng.integers(1, V)), "top_p": None, "greedy": False},
+            {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": None, "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
+            {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
+             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": bool(rng.random() < 0.3)}][trial]
+    return {"logits": rng.standard_normal((B, V)) * 2, "seed": int(rng.integers(1 << 30)), **opts}
+
+
+def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False):
+    lg = torch.as_tensor(logits, dtype=torch.float32)  # the dtype the sandbox decodes to
+    if mult:
+        lg, temperature = lg * temperature * temperature, temperature  # logits multiplied by T instead of divided
+    return ref_sample(lg, temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy,
+                      generator=torch.Generator().manual_seed(seed))
+
+
+CHECKS = [
+    ByHandCheck("test_params_by_hand", cell="params_by_hand", variable="n_params", skill="gpt_param_count",
+                key=f"{A}/test_params_by_hand"),
+    ByHandCheck("test_uniform_by_hand", cell="uniform_by_hand", variable="start_loss", skill="uniform_loss",
+                key=f"{A}/test_uniform_by_hand"),
+    JudgedCheck("test_get_batch", target="get_batch", inputs=batch_inputs, trials=2, setup=BATCH_SETUP,
+                call="_grader_batches(_I)", verdict=batch_verdict,
+                ok_message="get_batch: windows, shift, coverage and reproducibility are right on fresh data"),
+    FunctionCheck(
+        "test_train_step", target="train_step", inputs=step_inputs, trials=2, setup=STEP_SETUP,
+        call="_grader_step(_I)", reference=step_ref, atol=1e-6, rtol=1e-6,
+        mistakes={"old gradients not cleared (no optimizer.zero_grad())": lambda **i: step_ref(no_zero=True, **i),
+                  "gradient norm not clipped": lambda **i: step_ref(no_clip=True, **i)}),
+    JudgedCheck("test_training_run", target="train_step", inputs=run_inputs, trials=1, setup=RUN_SETUP,
+                call="_grader_run(_I)", verdict=run_verdict,
+                ok_message=f"training run: after {STEPS} steps the validation loss beats the character-frequency model by at least {MARGIN} nats"),
+    FunctionCheck(
+        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=4, setup="",
+        call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
+             "greedy=_I['greedy'], generator=torch.Generator().manual_seed(_I['seed']))",
+        reference=sample_ref, atol=0, rtol=0,
+        mistakes={"logits multiplied by the temperature instead of divided": lambda **i: sample_ref(**i, mult=True)},
+        forbid_attrs=("sample_next_token", "generate")),
+]
+TIMEOUT = 60  # per item; the training run takes 5-15 s on a busy 2-core machine
+
+# ------------------------------------------------------------------ QA: realistic wrong implementations
+_BATCH = '''
+def get_batch(data, block_size, batch_size, generator=None):
+    """Batch."""
+    starts = {starts}
+    offsets = torch.arange(block_size)
+    x = data[starts[:, None] + offsets[None, :]]
+    y = data[starts[:, None] + offsets[None, :] + {shift}]
+    return {ret}
+'''
+_OK_STARTS = "torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
+_STEP = '''
+def train_step(model, optimizer, x, y, grad_clip=1.0):
+    """Step."""
+{body}
+'''
+
+WRONG = {
+    "by_hand_params_no_positions": Wrong("params_by_hand", ("test_params_by_hand",), mistake="forget_position_embedding"),
+    "by_hand_uniform_log2": Wrong("uniform_by_hand", ("test_uniform_by_hand",), mistake="log2_instead_of_ln"),
+    "batch_no_shift": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
+        starts=_OK_STARTS, shift=0, ret="x.long(), y.long()")),
+    "batch_shift_two": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
+        starts=_OK_STARTS, shift=2, ret="x.long(), y.long()")),
+    "batch_ignores_generator": Wrong("get_batch", ("test_get_batch",), _BATCH.format(
+        starts="torch.randint(len(data) - block_size, (batch_size,))", shift=1, ret="x.long(), y.long()")),
+    "batch_misses_last_start": Wrong("get_batch", ("test_get_batch",), _BATCH.format(
+        starts="torch.randint(len(data) - block_size - 1, (batch_size,), generator=generator)", shift=1,
+        ret="x.long(), y.long()")),
+    "batch_float_tokens": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
+        starts=_OK_STARTS, shift=1, ret="x.float(), y.float()")),
+    "step_no_zero_grad": Wrong("train_step", ("test_train_step", "test_training_run"), _STEP.format(body=(
+        "    _, loss = model(x, y)\n    loss.backward()\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    optimizer.step()\n    return loss.item()"))),
+    "step_no_clip": Wrong("train_step", ("test_train_step",), _STEP.format(body=(
+        "    optimizer.zero_grad()\n    _, loss = model(x, y)\n    loss.backward()\n"
+        "    optimizer.step()\n    return loss.item()"))),
+    "step_clip_before_backward": Wrong("train_step", ("test_train_step",), _STEP.format(body=(
+        "    optimizer.zero_grad()\n    _, loss = model(x, y)\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    loss.backward()\n"
+        "    optimizer.step()\n    return loss.item()"))),
+    "step_zero_grad_after_backward": Wrong("train_step", ("test_train_step", "test_training_run"), _STEP.format(body=(
+        "    _, loss = model(x, y)\n    loss.backward()\n    optimizer.zero_grad()\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    optimizer.step()\n    return loss.item()"))),
+    "sample_multiplies_temperature": Wrong("sample_next_token", ("test_sample_next_token",), '''
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
+    """Sample."""
+    if greedy:
+        return logits.argmax(dim=-1)
+    logits = logits * temperature
+    if top_k is not None:
+        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None:
+        s, order = logits.sort(dim=-1, descending=True)
+        ps = s.softmax(dim=-1)
+        drop = ps.cumsum(dim=-1) - ps >= top_p
+        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    return torch.multinomial(logits.softmax(dim=-1), num_samples=1, generator=generator).squeeze(-1)
+'''),
+    "sample_top_p_before_temperature": Wrong("sample_next_token", ("test_sample_next_token",), '''
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
+    """Sample."""
+    if greedy:
+        return logits.argmax(dim=-1)
+    if top_p is not None:
+        s, order = logits.sort(dim=-1, descending=True)
+        ps = s.softmax(dim=-1)
+        drop = ps.cumsum(dim=-1) - ps >= top_p
+        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    logits = logits / temperature
+    if top_k is not None:
+        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.multinomial(logits.softmax(dim=-1), num_samples=1, generator=generator).squeeze(-1)
+'''),
+    "sample_ignores_generator": Wrong("sample_next_token", ("test_sample_next_token",), '''
+def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
+    """Sample."""
+    if greedy:
+        return logits.argmax(dim=-1)
+    logits = logits / temperature
+    if top_k is not None:
+        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None:
+        s, order = logits.sort(dim=-1, descending=True)
+        ps = s.softmax(dim=-1)
+        drop = ps.cumsum(dim=-1) - ps >= top_p
+        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+    return torch.multinomial(logits.softmax(dim=-1), num_samples=1).squeeze(-1)
+'''),
+}
