@@ -217,5 +217,5 @@ def browser(chromium_path, tmp_path_factory):
 def artifacts_dir() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
-        old.unlink()
+        old.unlink(missing_ok=True)  # another run may be cleaning up too
     return ARTIFACTS
