@@ -1,4 +1,5 @@
 """Grading spec for exercise 05 (see autograder/AUTHORING.md). Never released to students."""
+import numpy as np
 import torch
 
 from attnlab.nn import MultiHeadAttention as RefMHA
@@ -40,9 +41,9 @@ def mha_inputs(rng, trial):
     if trial == 1:  # cross-attention with padding
         inp["key"] = rng.standard_normal((B, S, d_model))
         inp["value"] = rng.standard_normal((B, S, d_model))
-        pad = rng.random((B, S)) < 0.7
-        pad[:, 0] = True
-        inp["key_padding_mask"] = pad
+        lengths = rng.integers(1, S + 1, size=B)
+        lengths[0] = int(rng.integers(1, S))  # right padding; at least one sequence is padded
+        inp["key_padding_mask"] = np.arange(S)[None, :] < lengths[:, None]  # (B, S)
     if trial == 2:  # per-example attention mask
         m = rng.random((B, L, S)) < 0.6
         m[..., 0] = True
@@ -150,7 +151,7 @@ WRONG = {
     "mha_ignores_attn_mask": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
         "mask = attn_mask[:, None] if attn_mask.dim() == 3 else attn_mask", "mask = None")),
     "mha_padding_mask_on_queries": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
-        "pad = key_padding_mask[:, None, None, :]", "pad = key_padding_mask[:, None, :, None] if L == S else key_padding_mask[:, None, None, :].flip(-1)")),
+        "pad = key_padding_mask[:, None, None, :]", "pad = key_padding_mask[:, None, :, None]  # (B, 1, L, 1): masks queries, not keys")),
     "by_hand_shape_without_transpose": Wrong("shape_by_hand", ("test_shape_by_hand",), mistake="reshape_without_transpose"),
     "by_hand_merge_wrong_order": Wrong("merge_by_hand", ("test_merge_by_hand",), mistake="heads_wrong_order"),
     "by_hand_params_forget_w_o": Wrong("params_by_hand", ("test_params_by_hand",), mistake="forget_w_o"),
