@@ -20,11 +20,9 @@ _trial = {"pad": 0, "masks": 0}
 # ------------------------------------------------------------------ padding_mask
 def pad_inputs(rng):
     _trial["pad"] += 1
-    B, S = int(rng.integers(1, 5)), int(rng.integers(2, 9))
+    B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9))
     lengths = rng.integers(1, S + 1, size=B)
-    lengths[0] = S  # one full sequence, one of length 1, as edge cases
-    if B > 1:
-        lengths[-1] = 1
+    lengths[0], lengths[-1] = S, 1  # edge cases: one full sequence and one of length 1
     as_list = _trial["pad"] % 2 == 0
     return {"lengths": [int(n) for n in lengths] if as_list else lengths.astype(np.int64), "S": S}
 
@@ -59,7 +57,7 @@ def masks_inputs(rng):
     L = int(rng.choice([n for n in range(3, 8) if n != S]))  # S != L: catches swapped paddings
     src = rng.integers(1, S + 1, size=B)
     tgt = rng.integers(1, L + 1, size=B)
-    src[0], tgt[-1] = max(1, S - 2), max(1, L - 1)  # some padding on both sides
+    src[0], tgt[-1] = max(2, S - 2), L - 1  # some padding on both sides (S, L >= 3)
     as_list = _trial["masks"] % 2 == 0
     conv = (lambda a: [int(n) for n in a]) if as_list else (lambda a: a.astype(np.int64))
     return {"src_lengths": conv(src), "tgt_lengths": conv(tgt), "S": S, "L": L}
