@@ -15,9 +15,9 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   (course code) measures the validation loss with its own batches and the loss of the
   character-frequency model (train counts + 1) on the same validation text; the GPT must beat
   it by MARGIN nats. A fixed threshold was too sensitive to the slice (the reference ended
-  anywhere in 2.32-3.01). Calibrated on 12 random slices, 2 shared cores: the reference beats
-  the frequency model by 0.75-1.05 nats (5-10 s without the sandbox's op watch); no zero_grad
-  by 0.10-0.24, targets shifted by two by -0.26-0.11, targets not shifted: far worse.
+  anywhere in 2.26-3.01). Calibrated on 28 random slices, 2 shared cores: the reference beats
+  the frequency model by 0.60-1.09 nats (2-10 s without the sandbox's op watch); no zero_grad
+  by 0.10-0.24 (6 slices), targets shifted by two by -0.26-0.11, targets not shifted: far worse.
 """
 import importlib.util
 import math
@@ -32,7 +32,7 @@ from autograder.course import SOLUTIONS
 from autograder.spec import ByHandCheck, FunctionCheck, Outcome, Wrong
 
 A = "09_capstone"
-MARGIN = 0.5  # nats below the character-frequency (unigram) model on the same validation text
+MARGIN = 0.4  # nats below the character-frequency (unigram) model on the same validation text
 STEPS = 150
 BATCH = 32
 
