@@ -2,7 +2,8 @@
 
 A thin wrapper around ``autograder/nbgrader_config.py`` (the real configuration). The course folder
 (submitted/, autograded/, feedback/, gradebook.db) is ``$ATTNLAB_COURSE``, default ``autograder/course``
-(git-ignored); ``python -m autograder grade`` writes the same layout. See autograder/README.md.
+(git-ignored); ``python -m autograder grade`` writes the same layout. Assignment sources are read
+from ``solutions/``. See autograder/README.md.
 """
 import os
 import sys
@@ -14,3 +15,9 @@ if _here not in sys.path:  # config files are exec'd by Jupyter; make the autogr
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(_here, "autograder", "nbgrader_config.py"))  # noqa: F821
 c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE", os.path.join(_here, "autograder", "course"))
+# Formgrader lists the course's assignments straight from a clone: the sources are solutions/
+# (an absolute source_directory is joined as-is by nbgrader's CourseDirectory.format_path).
+c.CourseDirectory.source_directory = os.path.join(_here, "solutions")
+# A writable exchange inside the course folder (the default /usr/local/share/... is not).
+c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
+os.makedirs(c.Exchange.root, exist_ok=True)
