@@ -359,7 +359,7 @@ def instructor_formgrader_lists_assignments(lab, lab_server, steps, page):
 # ---------------------------------------------------------------------------- the test
 def test_student_and_instructor_in_a_real_browser(lab, lab_server, steps, page):
     """One test, so that one worker runs the parts in order on one server and one browser
-    (pytest-xdist's ``xdist_group`` does not group tests under pytest 9; see docs/e2e.md)."""
+   ."""
     parts = [student_lesson02_heatmap_and_slider, student_mastery_card_and_progress_kept,
              student_exercise_03_masks, instructor_formgrader_lists_assignments]
     skipped: list[str] = []
