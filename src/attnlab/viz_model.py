@@ -154,9 +154,10 @@ def head_pattern_scores(maps: Sequence[torch.Tensor], tokens) -> dict[str, np.nd
 def name_heads(scores: dict[str, np.ndarray], threshold: float = 0.4) -> np.ndarray:
     """Give each head a short name from its strongest pattern in :func:`head_pattern_scores`.
 
-    A head is called "previous-token", "self", "first-token" when that target gets at least
-    ``threshold`` of its weight on average, "space", "newline" or "punctuation" when it puts
-    more than twice the uniform share (and over ``threshold / 2``) there, else "mixed".
+    "previous-token", "self" or "first-token" when that key gets at least ``threshold`` of the
+    weight on average; "space", "newline" or "punctuation" when that class gets more than twice
+    the uniform share and at least ``threshold / 2`` (and more than any positional pattern);
+    otherwise "local" when self + previous together get at least ``threshold + 0.1``, else "mixed".
     """
     shape = scores["previous"].shape
     names = np.full(shape, "mixed", dtype=object)
@@ -169,6 +170,8 @@ def name_heads(scores: dict[str, np.ndarray], threshold: float = 0.4) -> np.ndar
             ratio = scores[key][idx] / max(scores[f"uniform_{key}"][idx], 1e-9)
             if scores[key][idx] >= threshold / 2 and ratio > 2 and scores[key][idx] > best_value:
                 best, best_value = key, scores[key][idx]
+        if best == "mixed" and scores["previous"][idx] + scores["self"][idx] >= threshold + 0.1:
+            best = "local"
         names[idx] = {"previous": "previous-token", "first": "first-token"}.get(best, best)
     return names
 
