@@ -65,4 +65,7 @@ def test_lesson_executes(path, tmp_path):
     out_dir.mkdir(parents=True, exist_ok=True)
     for i, png in enumerate(images):
         (out_dir / f"{path.stem}_{i:02d}.png").write_bytes(base64.b64decode(png))
-    assert seconds < 120, f"{path.name} took {seconds:.0f} s headless; keep lessons under a minute"
+    # Wall time is recorded, not asserted (speed targets live in benchmarks): the per-cell
+    # timeout above catches a hang; artifacts/lessons/timings.txt shows what each lesson took.
+    with open(out_dir / "timings.txt", "a") as log:
+        log.write(f"{path.stem}\t{seconds:.1f} s\n")
