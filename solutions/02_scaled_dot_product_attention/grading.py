@@ -24,29 +24,32 @@ def qk_inputs(rng):
     return {"q": rng.standard_normal((B, L, d)), "k": rng.standard_normal((B, S, d))}
 
 
-def softmax_inputs(rng):
+def softmax_inputs(rng, trial):
     shape = tuple(int(n) for n in rng.integers(2, 6, size=rng.integers(2, 4)))
-    scale = rng.choice([1.0, 40.0])  # large logits catch an exp() without the max shift
-    return {"x": rng.standard_normal(shape) * scale, "dim": int(rng.integers(-len(shape), len(shape)))}
+    x = rng.standard_normal(shape) * float(rng.choice([1.0, 40.0]))
+    dim = int(rng.integers(-len(shape), len(shape)))
+    if trial == 0:  # one logit above 88.7: exp() overflows in float32 unless the max is subtracted first
+        x.flat[int(rng.integers(x.size))] = float(rng.uniform(100.0, 120.0))
+    if trial == 1:  # not the last axis: catches a softmax over the last axis whatever `dim` says
+        dim = int(rng.integers(0, len(shape) - 1))
+    if trial == 2:  # the last axis, given as -1: catches a softmax over a fixed other axis
+        dim = -1
+    return {"x": x, "dim": dim}
 
 
-def sdpa_inputs(rng, with_mask):
+def sdpa_inputs(rng, trial):
+    """Trial 0 without a mask; later trials with a mask that blocks at least one key of a row
+    and keeps at least one key in every row."""
     B, H, L, S = (int(n) for n in rng.integers(1, 4, size=4) + np.array([0, 0, 1, 1]))
     d_k, d_v = int(rng.integers(2, 9)), int(rng.integers(2, 9))
     mask = None
-    if with_mask:
+    if trial > 0:
         mask = rng.random((B, 1, L, S)) < 0.6
-        mask[..., int(rng.integers(S))] = True  # every query row keeps at least one key
+        keep = int(rng.integers(S))
+        mask[..., keep] = True  # every query row keeps at least one key
+        mask[0, 0, int(rng.integers(L)), (keep + 1 + int(rng.integers(S - 1))) % S] = False  # S >= 2
     return {"q": rng.standard_normal((B, H, L, d_k)), "k": rng.standard_normal((B, H, S, d_k)),
             "v": rng.standard_normal((B, H, S, d_v)), "mask": mask}
-
-
-_trial = {"n": 0}
-
-
-def sdpa_inputs_cycle(rng):
-    _trial["n"] += 1
-    return sdpa_inputs(rng, with_mask=_trial["n"] % 3 != 1)
 
 
 # ------------------------------------------------------------------ references and known mistakes
@@ -93,7 +96,7 @@ CHECKS = [
         mistakes={"softmax over the last axis whatever `dim` says": lambda x, dim: ref_softmax(x, -1)},
         forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),
     FunctionCheck(
-        "test_sdpa", target="scaled_dot_product_attention", inputs=sdpa_inputs_cycle,
+        "test_sdpa", target="scaled_dot_product_attention", inputs=sdpa_inputs,
         call="scaled_dot_product_attention(_I['q'], _I['k'], _I['v'], mask=_I['mask'])",
         reference=sdpa_ref, trials=3, atol=1e-4,
         mistakes={"mask applied after the softmax": sdpa_mask_after, "no 1/√d_k scale": sdpa_unscaled},

@@ -28,7 +28,9 @@ def padding_inputs(rng, trial):
 
 def combine_inputs(rng):
     B, L, S = (int(n) for n in rng.integers(1, 5, size=3))
-    return {"a": rng.random((L, S)) < 0.6, "b": rng.random((B, 1, S)) < 0.6, "c": rng.random((B, L, 1)) < 0.8}
+    a, b, c = rng.random((L, S)) < 0.6, rng.random((B, 1, S)) < 0.6, rng.random((B, L, 1)) < 0.8
+    a[0, 0], b[0, 0, 0] = False, True  # the masks disagree somewhere, so AND and OR always differ
+    return {"a": a, "b": b, "c": c}
 
 
 def future_inputs(rng):
