@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course import api_for, generate, load_config
+from .course import api_for, load_config
 
 _API = None
 _ROOT = None
@@ -47,6 +47,7 @@ def _grade_one(args):
         rp.parent.mkdir(parents=True, exist_ok=True)
         rp.write_text(json.dumps(rep, indent=1))
     rep["seconds"] = time.perf_counter() - t0
+    rep["assignment"] = assignment
     return rep
 
 
@@ -70,6 +71,7 @@ class Summary:
     reports: list[dict] = field(default_factory=list)
     wall_s: float = 0.0
     csv: Path | None = None
+    error: str | None = None  # the assignment could not be generated (nothing graded)
 
     @property
     def graded(self):
@@ -100,37 +102,74 @@ def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int
           feedback: bool = True, csv_path=None, progress: bool = True,
           item_timeout: float | None = None) -> Summary:
     """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir``."""
+    summary = grade_many(submissions_dir, [assignment], db_url=db_url, jobs=jobs, feedback=feedback,
+                         csv_paths={assignment: csv_path}, progress=progress,
+                         item_timeout=item_timeout)[assignment]
+    if summary.error:
+        raise RuntimeError(summary.error)
+    return summary
+
+
+def grade_many(submissions_dir, assignments: list[str], db_url: str | None = None, jobs: int = 2,
+               feedback: bool = True, csv_paths: dict | None = None, progress: bool = True,
+               item_timeout: float | None = None, generate: bool = True) -> dict[str, "Summary"]:
+    """Autograde several assignments of one course in ONE session: one gradebook, one pool of
+    ``jobs`` workers, each keeping its sandbox for every submission of every assignment.
+
+    Returns ``{assignment: Summary}``; a set whose ``generate_assignment`` fails gets a Summary
+    with ``error`` set and no reports (the others are graded).  The slowest sets (largest
+    ``TIMEOUT``) are started first so that the workers finish together.  CSV: ``csv_paths[a]``,
+    else ``grades.csv`` for a single assignment and ``grades-<a>.csv`` for several.
+    """
+    from .course import generate_many
     from .sandbox import SandboxUnavailable, sandbox_support
+    from .spec import load_spec
     reason = sandbox_support()
     if reason:
         raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {reason}")
     t0 = time.perf_counter()
     root = os.path.abspath(submissions_dir)
-    generate(root, assignment, db_url)
-    students = sorted(p.parent.name for p in Path(root, "submitted").glob(f"*/{assignment}") if p.is_dir())
-    summary = Summary()
+    # generate=False: the caller already ran generate_many(root, ...) (e.g. the QA tests, which
+    # also compare that release with exercises/)
+    errors = generate_many(root, list(assignments), db_url) if generate else {}
+    summaries = {a: Summary(error=errors.get(a)) for a in assignments}
+    ready = [a for a in assignments if a not in errors]
+    cost = {}
+    for a in ready:
+        try:
+            cost[a] = load_spec(Path(root, "source", a, "grading.py")).timeout
+        except Exception:  # noqa: BLE001 - the workers report the broken spec per submission
+            cost[a] = 0.0
+    tasks = [(a, s) for a in sorted(ready, key=lambda a: -cost[a])
+             for s in sorted(p.parent.name for p in Path(root, "submitted").glob(f"*/{a}") if p.is_dir())]
     ctx = mp.get_context("fork")
     slots = ctx.Queue()
     for i in range(jobs):
         slots.put(i)
-    tasks = [(assignment, s) for s in students]
-    with ctx.Pool(max(1, min(jobs, len(tasks) or 1)), initializer=_init_worker,
-                  initargs=(root, db_url, slots, item_timeout), maxtasksperchild=None) as pool:
-        it = pool.imap_unordered(_grade_one, tasks)
-        if progress:
-            from tqdm import tqdm
-            it = tqdm(it, total=len(tasks), desc=f"grading {assignment}", unit="sub")
-        for rep in it:
-            summary.reports.append(rep)
-    summary.reports.sort(key=lambda r: r["student"])
-    api = api_for(root, db_url)
-    if feedback and summary.graded:
-        res = api.generate_feedback(assignment, force=True)
-        if not res["success"]:
-            raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
-    summary.csv = export(root, assignment, db_url, csv_path)
-    summary.wall_s = time.perf_counter() - t0
-    return summary
+    if tasks:
+        with ctx.Pool(max(1, min(jobs, len(tasks))), initializer=_init_worker,
+                      initargs=(root, db_url, slots, item_timeout), maxtasksperchild=None) as pool:
+            it = pool.imap_unordered(_grade_one, tasks)
+            if progress:
+                from tqdm import tqdm
+                it = tqdm(it, total=len(tasks), desc=f"grading {', '.join(ready)}", unit="sub")
+            for rep in it:
+                summaries[rep["assignment"]].reports.append(rep)
+    api = api_for(root, db_url) if ready else None
+    csv_paths = csv_paths or {}
+    for a in ready:
+        summary = summaries[a]
+        summary.reports.sort(key=lambda r: r["student"])
+        if feedback and summary.graded:
+            res = api.generate_feedback(a, force=True)
+            if not res["success"]:
+                raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
+        default = Path(root) / ("grades.csv" if len(assignments) == 1 else f"grades-{a}.csv")
+        summary.csv = export(root, a, db_url, csv_paths.get(a) or default)
+    wall = time.perf_counter() - t0
+    for summary in summaries.values():
+        summary.wall_s = wall
+    return summaries
 
 
 def export(root, assignment, db_url=None, csv_path=None) -> Path:

@@ -9,6 +9,7 @@ assignment's ``grading.py``.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from pathlib import Path
 
@@ -20,14 +21,23 @@ from .spec import ByHandCheck, load_spec
 _MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
+@functools.lru_cache(maxsize=None)
 def spec(assignment: str):
+    """The set's grading spec (loaded once per process)."""
     return load_spec(SOLUTIONS / assignment / "grading.py")
 
 
-def release_notebook(assignment: str):
+@functools.lru_cache(maxsize=None)
+def _release(assignment: str):
     return nbformat.read(str(EXERCISES / assignment / f"{assignment}.ipynb"), as_version=4)
 
 
+def release_notebook(assignment: str):
+    """A fresh copy of the committed student notebook ``exercises/<A>/<A>.ipynb``."""
+    return copy.deepcopy(_release(assignment))
+
+
+@functools.lru_cache(maxsize=None)
 def _source_solutions(assignment: str) -> dict[str, str]:
     nb = nbformat.read(str(SOLUTIONS / assignment / f"{assignment}.ipynb"), as_version=4)
     out = {}

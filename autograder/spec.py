@@ -94,7 +94,25 @@ def _to_array(x: Any) -> np.ndarray:
 
 
 def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float) -> str | None:
-    """Compare plain values; return ``None`` if equal, else a message that gives no answer."""
+    """Compare plain values; return ``None`` if equal, else a message that gives no answer.
+
+    ``expected`` may be an array/tensor, ``None``, a number, a string, a tuple/list of these,
+    or a dict of these (keys compared as strings, as the sandbox sends them).
+    """
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return f"{label}: expected a dict with keys {sorted(map(str, expected))}, got a {type(got).__name__}"
+        keys = {str(k): v for k, v in expected.items()}
+        if set(map(str, got)) != set(keys):
+            return f"{label}: dict keys {sorted(map(str, got))}, expected {sorted(keys)}"
+        got = {str(k): v for k, v in got.items()}
+        for k, e in keys.items():
+            msg = compare_values(got[k], e, f"{label}[{k!r}]", rtol, atol)
+            if msg:
+                return msg
+        return None
+    if isinstance(expected, str):
+        return None if got == expected else f"{label}: returned {type(got).__name__} {got!r:.40}, which differs from the reference"
     if isinstance(expected, (tuple, list)) and not _is_numeric_list(expected):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             n = len(got) if isinstance(got, (tuple, list)) else type(got).__name__
@@ -145,7 +163,8 @@ class FunctionCheck:
 
     ``grade_id``: the test cell.  ``target``: the function/class the student writes (the
     static scan looks at it and at the helpers it calls).  ``inputs(rng) -> dict`` (or
-    ``inputs(rng, trial)`` to vary the case per trial) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
+    ``inputs(rng, trial)``, called with ``trial = 0 .. trials-1``, to force one case per trial so
+    that a QA mistake cannot hide behind a degenerate draw; see :func:`takes_trial`) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
     function(**inputs) giving what a known mistake would return (used for the message).
@@ -171,8 +190,7 @@ class FunctionCheck:
 
     def jobs(self, rng: np.random.Generator) -> tuple[dict, list[dict]]:
         """``(sandbox_check, [grader_inputs per trial])`` for ``trials`` fresh input draws."""
-        import inspect
-        with_index = len(inspect.signature(self.inputs).parameters) >= 2  # inputs(rng, trial)
+        with_index = takes_trial(self.inputs)  # inputs(rng, trial): a forced case per trial
         raws = [self.inputs(rng, i) if with_index else self.inputs(rng) for i in range(self.trials)]
         return ({"id": self.grade_id, "setup": DECODE + self.setup, "extract": f"__result__ = {self.call}",
                  "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
@@ -192,7 +210,21 @@ class FunctionCheck:
         return Outcome(False, msg)
 
 
+def takes_trial(inputs: Callable) -> bool:
+    """True when ``inputs`` is written ``inputs(rng, trial)``: a second positional parameter that is
+    named ``trial`` or has no default.  Such a function is called as ``inputs(rng, i)`` with the
+    trial index ``i = 0 .. trials-1`` so each trial can force one case (e.g. trial 0: S > L)."""
+    import inspect
+    params = [p for p in inspect.signature(inputs).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(params) >= 2 and (params[1].name == "trial" or params[1].default is params[1].empty)
+
+
 def _plainify(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plainify(v) for k, v in x.items()}
+    if isinstance(x, str):
+        return x
     if isinstance(x, (tuple, list)) and x and not _is_numeric_list(list(x)):
         return tuple(_plainify(v) for v in x)
     if x is None:
@@ -333,5 +365,5 @@ def rng_from_urandom() -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
-__all__ = ["FunctionCheck", "ByHandCheck", "Wrong", "AssignmentSpec", "load_spec", "Outcome",
+__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Wrong", "AssignmentSpec", "load_spec", "Outcome",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]

@@ -208,7 +208,7 @@ def attacked_class(tmp_path_factory):
     return root, summary, {r["student"]: r for r in summary.reports}
 
 
-pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading")]
+pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-2")]
 
 
 def test_honest_student_unaffected(attacked_class):

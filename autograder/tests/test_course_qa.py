@@ -1,7 +1,8 @@
 """Course QA for every set with a grading.py: reference = 100%, untouched = 0, and each
 wrong implementation of the set's WRONG library loses exactly the items it breaks.
 
-All submissions of a set are graded in ONE pipeline run (one class folder)."""
+All sets' QA classes are graded in ONE pipeline session (one course folder, the sandbox workers
+reused across sets): see the ``qa_graded`` fixture in conftest.py."""
 from __future__ import annotations
 
 import ast
@@ -10,36 +11,17 @@ import inspect
 import pytest
 
 from autograder import qa
-from autograder.pipeline import grade
 
 from .conftest import GRADED, needs_sandbox
-
-
-def _class(assignment, root):
-    qa.write(root, "reference", assignment, qa.reference_submission(assignment, "reference"))
-    qa.write(root, "untouched", assignment, qa.release_notebook(assignment))
-    cases = {}
-    for name in qa.spec(assignment).wrong:
-        student = next(f"wrong-{name}-{i}" for i in range(50) if qa.mistake_differs(assignment, f"wrong-{name}-{i}", name))
-        qa.write(root, student, assignment, qa.wrong_submission(assignment, student, name))
-        cases[name] = student
-    return cases
-
-
-@pytest.fixture(scope="module", params=GRADED)
-def graded_class(request, tmp_path_factory):
-    assignment = request.param
-    root = tmp_path_factory.mktemp(f"qa-{assignment}")
-    cases = _class(assignment, root)
-    summary = grade(root, assignment, jobs=2, feedback=False, progress=False)
-    return assignment, cases, {r["student"]: r for r in summary.reports}
 
 
 @needs_sandbox
 @pytest.mark.slow
 @pytest.mark.xdist_group("grading")
-def test_reference_untouched_and_wrong_implementations(graded_class):
-    assignment, cases, reports = graded_class
+@pytest.mark.parametrize("assignment", GRADED)
+def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
+    cases, reports, error = qa_graded[assignment]
+    assert not error, error
     ref = reports["reference"]
     assert ref["status"] == "graded", ref
     bad = {g: i["message"] for g, i in ref["items"].items() if not i["ok"]}
@@ -48,6 +30,7 @@ def test_reference_untouched_and_wrong_implementations(graded_class):
     untouched = reports["untouched"]
     assert untouched["status"] == "graded" and untouched["score"] == 0, untouched
     spec = qa.spec(assignment)
+    assert set(cases) == set(spec.wrong)
     problems = []
     for name, student in cases.items():
         rep = reports[student]
@@ -60,6 +43,7 @@ def test_reference_untouched_and_wrong_implementations(graded_class):
 
 
 def _defs(assignment):
+    """Top-level functions and classes of the release's answer cells (methods stay in their class)."""
     nb = qa.release_notebook(assignment)
     out = {}
     for c in nb.cells:
@@ -68,42 +52,73 @@ def _defs(assignment):
                 tree = ast.parse(c.source)
             except SyntaxError:
                 continue
-            for node in ast.walk(tree):
+            for node in tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                     out[node.name] = node
     return out
 
 
+def _ast_params(node: ast.FunctionDef) -> list[tuple[str, str]]:
+    """``(name, kind)`` of a def's parameters, kinds named as ``inspect.Parameter`` names them."""
+    a = node.args
+    return ([(x.arg, "POSITIONAL_ONLY") for x in a.posonlyargs]
+            + [(x.arg, "POSITIONAL_OR_KEYWORD") for x in a.args]
+            + ([(a.vararg.arg, "VAR_POSITIONAL")] if a.vararg else [])
+            + [(x.arg, "KEYWORD_ONLY") for x in a.kwonlyargs]
+            + ([(a.kwarg.arg, "VAR_KEYWORD")] if a.kwarg else []))
+
+
+def _ref_params(fn) -> list[tuple[str, str]]:
+    return [(p.name, p.kind.name) for p in inspect.signature(fn).parameters.values()]
+
+
+#: Classes whose methods must also copy the reference docstrings (other graded classes: signatures only;
+#: 06's FeedForward.forward has its own exercise docstring).
+DOCSTRING_CLASSES = ("MultiHeadAttention",)
+
+
+def _same_api(assignment, name, node, ref, docstring=True):
+    if docstring:
+        assert ast.get_docstring(node, clean=True) == inspect.getdoc(ref), \
+            f"{assignment}: docstring of {name} differs from attnlab.nn"
+    got, want = _ast_params(node), _ref_params(ref)
+    assert got == want, f"{assignment}: {name}{got} vs attnlab.nn {want}"
+
+
+def test_signature_comparison_sees_parameter_kinds():
+    """`def f(masks)` is not `def f(*masks)`; `*masks` itself matches."""
+    def combine(*masks):
+        pass
+    star, plain = (ast.parse(f"def combine({p}):\n    pass").body[0] for p in ("*masks", "masks"))
+    assert _ast_params(star) == _ref_params(combine)
+    assert _ast_params(plain) != _ref_params(combine)
+
+
 @pytest.mark.parametrize("assignment", GRADED)
 def test_signatures_match_reference(assignment):
-    """Graded functions keep the name, signature and docstring of their attnlab.nn counterpart."""
+    """Graded functions (and methods of graded classes) that have an ``attnlab.nn`` counterpart
+    keep its name, signature (parameter names and kinds, ``*args`` included) and docstring
+    (methods: signature; docstring too for ``DOCSTRING_CLASSES``).
+    Functions without a counterpart (helpers such as ``softmax`` in 02) are skipped."""
     import attnlab.nn as ann
-    defs = _defs(assignment)
     checked = 0
-    for name, node in defs.items():
+    for name, node in _defs(assignment).items():
         ref = getattr(ann, name, None)
-        if not inspect.isfunction(ref) or not isinstance(node, ast.FunctionDef):
-            continue
-        checked += 1
-        assert ast.get_docstring(node, clean=True) == inspect.getdoc(ref), f"{assignment}: docstring of {name} differs from attnlab.nn"
-        ref_params = list(inspect.signature(ref).parameters)
-        a = node.args
-        got = [x.arg for x in a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs
-               + ([a.kwarg] if a.kwarg else [])]
-        assert got == ref_params, f"{assignment}: {name}{got} vs attnlab.nn {ref_params}"
-    for cls in ("MultiHeadAttention",):
-        if cls in defs:
-            fwd = next(n for n in defs[cls].body if isinstance(n, ast.FunctionDef) and n.name == "forward")
-            ref = getattr(ann, cls).forward
+        if isinstance(node, ast.FunctionDef) and inspect.isfunction(ref):
+            _same_api(assignment, name, node, ref)
             checked += 1
-            assert ast.get_docstring(fwd, clean=True) == inspect.getdoc(ref)
-            got = [a.arg for a in fwd.args.args + fwd.args.kwonlyargs]
-            assert got == list(inspect.signature(ref).parameters)
+        elif isinstance(node, ast.ClassDef) and inspect.isclass(ref):
+            for meth in node.body:
+                if (isinstance(meth, ast.FunctionDef) and not meth.name.startswith("__")
+                        and inspect.isfunction(getattr(ref, meth.name, None))):
+                    _same_api(assignment, f"{name}.{meth.name}", meth, getattr(ref, meth.name),
+                              docstring=name in DOCSTRING_CLASSES)
+                    checked += 1
     assert checked, f"{assignment}: no graded function with an attnlab.nn counterpart found"
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("grading")
+@pytest.mark.xdist_group("grading-2")
 @pytest.mark.parametrize("assignment", GRADED)
 def test_source_notebook_passes_its_visible_tests(assignment, tmp_path, monkeypatch):
     """The instructor's source runs headless in a real kernel and every visible check passes."""

@@ -10,7 +10,7 @@ from autograder.sandbox import Sandbox
 
 from .conftest import needs_sandbox
 
-pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading")]
+pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-2")]
 
 PROBE = r'''
 import os, socket

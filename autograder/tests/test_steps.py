@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from autograder import qa, scan
-from autograder.spec import ByHandCheck, compare_values, decode
+from autograder.spec import ByHandCheck, FunctionCheck, compare_values, decode, takes_trial
 from autograder.steps import SubmissionError, VerifySubmission, solution_cells
 
 A = "02_scaled_dot_product_attention"
@@ -89,3 +89,34 @@ def test_compare_and_decode():
     assert "bool" in compare_values(np.ones((1, 2)), np.ones((1, 2), bool), "m", 0, 0)
     with pytest.raises(TypeError, match="subclass"):
         decode({"__unsupported__": "x.Always", "subclass_of": ["torch.Tensor"]})
+
+
+def test_dicts_and_strings_compare_by_key():
+    import numpy as np
+    ref = {"scores": np.ones((1, 2)), "kind": "causal", "n": 3}
+    got = {"scores": np.ones((1, 2)), "kind": "causal", "n": 3}
+    assert compare_values(got, ref, "f", 1e-6, 1e-6) is None
+    assert "['n']" in compare_values({**got, "n": 4}, ref, "f", 1e-6, 1e-6)
+    assert "dict keys" in compare_values({"scores": got["scores"]}, ref, "f", 1e-6, 1e-6)
+    assert "expected a dict" in compare_values(np.ones((1, 2)), ref, "f", 1e-6, 1e-6)
+    assert "differs" in compare_values({**got, "kind": "padding"}, ref, "f", 1e-6, 1e-6)
+    # what the sandbox sends back for a dict (keys as strings), through the check's judge
+    check = FunctionCheck("t", target="f", inputs=lambda rng: {}, call="f()", reference=lambda: ref)
+    sent = decode({"__dict__": {"scores": {"__array__": [[1.0, 1.0]], "shape": [1, 2]}, "kind": "causal",
+                                "n": {"__scalar__": 3.0, "int": True}}})
+    assert check.judge(sent, {}, "s").ok
+
+
+def test_inputs_can_force_a_case_per_trial():
+    import numpy as np
+    assert takes_trial(lambda rng, trial: {}) and takes_trial(lambda rng, trial=0: {})
+    assert not takes_trial(lambda rng: {}) and not takes_trial(lambda rng, scale=2.0: {})
+    seen = []
+
+    def inputs(rng, trial):
+        seen.append(trial)
+        return {"L": [1, 3, 5][trial]}
+    check = FunctionCheck("t", target="f", inputs=inputs, call="f(_I['L'])", reference=lambda L: L, trials=3)
+    sandbox_job, raws = check.jobs(np.random.default_rng(0))
+    assert seen == [0, 1, 2] and [r["L"] for r in raws] == [1, 3, 5]
+    assert [t["L"] for t in sandbox_job["trials"]] == [1, 3, 5]
