@@ -72,6 +72,16 @@ def relative_shift_matrix(k: int, d_model: int, base: float = 10000.0) -> Tensor
     return m
 
 
+def _check_positions(x: Tensor, offset: int, d_model: int, max_len: int, fix: str) -> int:
+    """Validate ``x: (B, L, d_model)`` against a table of ``max_len`` positions; return L."""
+    check_rank(x, "x", 3, "(B, L, d_model)")
+    check_last_dim(x, "x", d_model)
+    L = x.shape[1]
+    if offset + L > max_len:
+        raise ValueError(f"positions {offset}..{offset + L - 1} exceed max_len={max_len}{fix}")
+    return L
+
+
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal table to ``x: (B, L, d_model)`` (Vaswani et al. 2017, §3.5).
 
@@ -89,14 +99,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + PE[offset : offset + L]``, shape ``(B, L, d_model)``."""
-        check_rank(x, "x", 3, "(B, L, d_model)")
-        check_last_dim(x, "x", self.d_model)
-        L = x.shape[1]
-        if offset + L > self.max_len:
-            raise ValueError(
-                f"positions {offset}..{offset + L - 1} exceed max_len={self.max_len}; "
-                f"build SinusoidalPositionalEncoding with a larger max_len."
-            )
+        L = _check_positions(x, offset, self.d_model, self.max_len,
+                             "; build SinusoidalPositionalEncoding with a larger max_len.")
         return x + self.pe[offset : offset + L]  # (B, L, d_model) + (L, d_model)
 
 
@@ -124,14 +128,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + emb[offset : offset + L]``, shape ``(B, L, d_model)``."""
-        check_rank(x, "x", 3, "(B, L, d_model)")
-        check_last_dim(x, "x", self.d_model)
-        L = x.shape[1]
-        if offset + L > self.max_len:
-            raise ValueError(
-                f"positions {offset}..{offset + L - 1} exceed max_len={self.max_len} learned "
-                f"positions; crop the input to the last {self.max_len} tokens."
-            )
+        L = _check_positions(x, offset, self.d_model, self.max_len,
+                             f" learned positions; crop the input to the last {self.max_len} tokens.")
         return x + self.emb.weight[offset : offset + L]  # (B, L, d_model) + (L, d_model)
 
 
