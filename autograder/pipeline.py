@@ -24,6 +24,11 @@ def _init_worker(root, db_url, slots, item_timeout=None):
     global _API, _ROOT
     os.environ["ATTNLAB_GRADER_SLOT"] = str(slots.get())
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # The pool forks from a parent that may have run a multi-threaded torch op already; an
+    # OpenMP pool inherited across fork() deadlocks on its next parallel region, so each
+    # worker runs torch on one thread (parallelism comes from the worker processes).
+    import torch
+    torch.set_num_threads(1)
     _ROOT = root
     _API = api_for(root, db_url, item_timeout)
 

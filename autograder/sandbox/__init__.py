@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
-#: Directories replaced by empty tmpfs mounts inside the sandbox (the Python install and
-#: the venv are mounted back read-only).  Extra paths (course root, gradebook) are added.
-DEFAULT_HIDE = ["/root", "/home", "/work", "/tmp", "/var/tmp", "/run", "/srv", "/opt",
-                "/media", "/dev/shm", "/var/lib", "/var/log", "/var/cache"]
+#: Inside the sandbox only the operating system's top-level directories stay visible
+#: (``zygote.VISIBLE_TOP``: ``/usr``, ``/etc``, ``/lib``, ...); everything else is an empty
+#: tmpfs, and the Python installation and the venv are mounted back read-only.  ``hide``
+#: paths (the course root, the gradebook) are hidden as well, wherever they are.
 #: Sandbox uids are ``BASE_UID + 16 * pid + slot``: unique per grading process, so two grading runs
 #: on one machine never share a uid (cleanup kills *every* process of the uid).
 BASE_UID = 1_000_000
@@ -49,11 +49,7 @@ class Sandbox:
         if reason:
             raise SandboxUnavailable(reason)
         self.uid = BASE_UID + 16 * os.getpid() + (slot % 16)
-        hide_paths = list(DEFAULT_HIDE)
-        for p in hide or []:
-            p = os.path.realpath(p)
-            if not any(p == h or p.startswith(h + "/") for h in DEFAULT_HIDE):
-                hide_paths.append(p)
+        hide_paths = sorted({os.path.realpath(p) for p in hide or []})
         keep = sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)})
         config = {"uid": self.uid, "hide": hide_paths, "keep": keep}
         cmd = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--kill-child",

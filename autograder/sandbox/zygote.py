@@ -4,9 +4,10 @@ This file is started by :mod:`autograder.sandbox` as
 ``unshare --mount --net --pid --fork --mount-proc --kill-child <python> -I zygote.py CONFIG``
 and never imports anything from the course.  It is PID 1 of a fresh PID namespace, has
 no network (a fresh network namespace with no interface up) and, after start-up, a
-private mount namespace in which the course, the submissions, the gradebook, ``/tmp``
-and ``/root`` are replaced by empty tmpfs mounts; only the Python installation and the
-virtual environment (without ``attnlab``, whose source tree is hidden) are mounted back.
+private mount namespace in which every top-level directory except the operating system's
+(``/usr``, ``/etc``, ``/lib``, ...; see ``VISIBLE_TOP``) is replaced by an empty tmpfs; only
+the Python installation and the virtual environment (without ``attnlab``, whose source
+tree is hidden) are mounted back, read-only.
 
 Protocol on stdin/stdout: frames of ``8-byte big-endian length + UTF-8 JSON``.  A job is
 ``{"cells": [[cell_id, python_source], ...], "checks": [{"id", "setup", "extract",
@@ -67,10 +68,23 @@ def _mount(*args):
                    stderr=subprocess.PIPE)
 
 
+#: Top-level entries of ``/`` that stay visible (the operating system: programs, shared
+#: libraries, configuration).  Everything else at the top level (``/work``, ``/root``,
+#: ``/home``, ``/tmp``, ``/opt``, ``/srv``, ``/var``, ``/mnt``, a checkout at ``/check``,
+#: an ``/old_root`` left by a container runtime, ...) is replaced by an empty tmpfs: an
+#: allowlist, so a repository or course in an unexpected place is hidden too.
+VISIBLE_TOP = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc"}
+
+
 def isolate_filesystem(hide, keep):
-    """Hide ``hide`` paths behind empty tmpfs mounts, then mount ``keep`` paths back."""
+    """Hide everything but the OS (``VISIBLE_TOP``) and ``hide`` paths, then mount ``keep`` back.
+
+    ``keep`` (the Python installation and the virtual environment) is mounted back read-only
+    at its own path; ``hide`` adds paths inside the visible part (and ``/dev/shm``).
+    """
     keep = [k for k in keep if os.path.isdir(k)]
     stage = "/mnt"
+    os.makedirs(stage, exist_ok=True)
     _mount("-t", "tmpfs", "-o", "mode=755", "tmpfs", stage)
     staged = []
     for i, path in enumerate(keep):
@@ -78,10 +92,13 @@ def isolate_filesystem(hide, keep):
         os.mkdir(dst)
         _mount("--bind", path, dst)
         staged.append((dst, path))
-    for path in hide:
-        if os.path.isdir(path) and path != stage:
+    top = [os.path.join("/", name) for name in sorted(os.listdir("/")) if name not in VISIBLE_TOP]
+    for path in top + list(hide) + ["/dev/shm"]:
+        if path == stage or os.path.islink(path):
+            continue  # a top-level symlink (/bin -> usr/bin) points into what stays visible
+        if os.path.isdir(path):
             _mount("-t", "tmpfs", "-o", "mode=755,size=64m", "tmpfs", path)
-        elif os.path.isfile(path):
+        elif os.path.exists(path):
             _mount("--bind", "/dev/null", path)
     for dst, path in staged:
         os.makedirs(path, exist_ok=True)
