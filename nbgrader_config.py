@@ -21,3 +21,9 @@ c.CourseDirectory.source_directory = os.path.join(_here, "solutions")
 # A writable exchange inside the course folder (the default /usr/local/share/... is not).
 c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
 os.makedirs(c.Exchange.root, exist_ok=True)
+# A PostgreSQL (or other SQLAlchemy) gradebook instead of COURSE/gradebook.db: the same URL that
+# `python -m autograder grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
+# grading pipeline share one gradebook. postgresql://... means the psycopg 3 driver.
+if os.environ.get("ATTNLAB_DB"):
+    from autograder.course import normalize_db_url
+    c.CourseDirectory.db_url = normalize_db_url(os.environ["ATTNLAB_DB"])

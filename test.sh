@@ -10,6 +10,8 @@ export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 # The browser test needs Debian's chromium; install it when we can (root/apt), else
 # tests/e2e skips with the reason printed in the summary.
 bash scripts/ensure_chromium.sh || true
+# The gradebook-on-PostgreSQL test needs Debian's postgresql server binaries (same rule).
+bash scripts/ensure_postgres.sh || true
 export PYTHONHASHSEED=0 MPLBACKEND=Agg
 set +e
 .venv/bin/python -m pytest -n "${ATTNLAB_TEST_WORKERS:-2}" --dist loadgroup "$@"

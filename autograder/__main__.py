@@ -34,16 +34,21 @@ def check_release(names):
 @cli.command()
 @click.argument("submissions_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--assignment", "-a", required=True, help="e.g. 02_scaled_dot_product_attention")
-@click.option("--db", "db_url", default=None, help="Gradebook URL (default sqlite:///SUBMISSIONS_DIR/gradebook.db; "
-              "e.g. postgresql://user@host/course for a large course).")
+@click.option("--db", "db_url", default=None, envvar="ATTNLAB_DB", show_envvar=True, help="Gradebook URL (default sqlite:///SUBMISSIONS_DIR/gradebook.db; "
+              "e.g. postgresql://user@host/course for a large course; psycopg 3 is the driver).")
 @click.option("--jobs", "-j", default=2, show_default=True, help="Submissions graded in parallel.")
 @click.option("--csv", "csv_path", default=None, help="Grades CSV (default SUBMISSIONS_DIR/grades.csv).")
 @click.option("--no-feedback", is_flag=True, help="Skip the per-student feedback HTML.")
 def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback):
     """Autograde SUBMISSIONS_DIR/submitted/*/ASSIGNMENT, write feedback and grades CSV."""
+    from .course import GradebookUnavailable
     from .pipeline import grade as do_grade
-    summary = do_grade(submissions_dir, assignment, db_url=db_url, jobs=jobs,
-                       feedback=not no_feedback, csv_path=csv_path)
+    from .sandbox import SandboxUnavailable
+    try:
+        summary = do_grade(submissions_dir, assignment, db_url=db_url, jobs=jobs,
+                           feedback=not no_feedback, csv_path=csv_path)
+    except (GradebookUnavailable, SandboxUnavailable) as e:
+        raise click.ClickException(str(e)) from None
     click.echo(summary.text())
 
 

@@ -30,6 +30,63 @@ def assignments() -> list[str]:
                   if p.is_dir() and (p / f"{p.name}.ipynb").exists())
 
 
+class GradebookUnavailable(RuntimeError):
+    """The ``--db`` URL is malformed, names a driver that is not installed, or cannot be reached."""
+
+
+def normalize_db_url(db_url: str | None) -> str | None:
+    """The gradebook URL SQLAlchemy should use.
+
+    ``postgresql://...`` and ``postgres://...`` mean the psycopg 3 driver that attnlab ships
+    (SQLAlchemy's bare ``postgresql://`` would ask for psycopg2, which is not installed);
+    a URL naming a driver explicitly (``postgresql+psycopg2://``) or another database is
+    left as it is.  ``None`` stays ``None`` (the course's SQLite file).
+    """
+    if not db_url:
+        return None
+    for prefix in ("postgresql://", "postgres://"):
+        if db_url.startswith(prefix):
+            return "postgresql+psycopg://" + db_url[len(prefix):]
+    return db_url
+
+
+def check_gradebook(db_url: str | None) -> None:
+    """Connect once to ``db_url`` and raise :class:`GradebookUnavailable` with a clear message.
+
+    Run before grading so a typo or a stopped server is one sentence, not a traceback from a
+    worker process.  SQLite URLs are not checked (nbgrader creates the file).
+    """
+    db_url = normalize_db_url(db_url)
+    if not db_url or db_url.startswith("sqlite"):
+        return
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+    try:
+        url = make_url(db_url)
+    except ArgumentError as e:
+        raise GradebookUnavailable(f"--db {db_url!r} is not a database URL ({e}); "
+                                   "use e.g. postgresql://USER@HOST:5432/DBNAME") from None
+    shown = url.render_as_string(hide_password=True)
+    try:
+        engine = create_engine(url, connect_args={"connect_timeout": 10}
+                               if url.get_backend_name() == "postgresql" else {})
+    except (NoSuchModuleError, ImportError) as e:
+        raise GradebookUnavailable(f"no driver for gradebook URL {shown}: {e}. attnlab installs "
+                                   "psycopg 3: write the URL as postgresql://... or "
+                                   "postgresql+psycopg://...") from None
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+    except SQLAlchemyError as e:
+        reason = str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+        raise GradebookUnavailable(f"cannot open the gradebook at {shown}: {reason}. Check that the "
+                                   "server is running, the database exists (createdb) and the user "
+                                   "may connect; nothing was graded.") from None
+    finally:
+        engine.dispose()
+
+
 def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout: float | None = None):
     """nbgrader Config for a course rooted at ``root`` (gradebook default: root/gradebook.db)."""
     _quiet_imports()
@@ -37,7 +94,7 @@ def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout
     cfg = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
     root = os.path.abspath(root)
     cfg.CourseDirectory.root = root
-    cfg.CourseDirectory.db_url = db_url or f"sqlite:///{os.path.join(root, 'gradebook.db')}"
+    cfg.CourseDirectory.db_url = normalize_db_url(db_url) or f"sqlite:///{os.path.join(root, 'gradebook.db')}"
     cfg.Exchange.root = os.path.join(root, ".exchange")
     cfg.Application.log_level = "WARN"
     if item_timeout:

@@ -132,6 +132,8 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     reason = sandbox_support()
     if reason:
         raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {reason}")
+    from .course import check_gradebook
+    check_gradebook(db_url)  # a bad --db URL or a stopped server: one clear error, nothing graded
     t0 = time.perf_counter()
     root = os.path.abspath(submissions_dir)
     # generate=False: the caller already ran generate_many(root, ...) (e.g. the QA tests, which
