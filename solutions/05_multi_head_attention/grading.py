@@ -81,6 +81,8 @@ def ref_mha(**inp):
 CHECKS = [
     ByHandCheck("test_shape_by_hand", cell="shape_by_hand", variable="shape", skill="mha_shape_trace",
                 key=f"{A}/test_shape_by_hand"),
+    ByHandCheck("test_scores_shape_by_hand", cell="scores_shape_by_hand", variable="scores_shape",
+                skill="mha_scores_shape", key=f"{A}/test_scores_shape_by_hand"),
     ByHandCheck("test_merge_by_hand", cell="merge_by_hand", variable="merged", skill="merge_heads_values",
                 key=f"{A}/test_merge_by_hand"),
     ByHandCheck("test_params_by_hand", cell="params_by_hand", variable="n_params", skill="mha_param_count",
@@ -152,6 +154,9 @@ WRONG = {
     "mha_padding_mask_on_queries": Wrong("mha_forward", ("test_mha_forward",), _mha_wrong(
         "pad = key_padding_mask[:, None, None, :]", "pad = key_padding_mask[:, None, :, None]  # (B, 1, L, 1): masks queries, not keys")),
     "by_hand_shape_without_transpose": Wrong("shape_by_hand", ("test_shape_by_hand",), mistake="reshape_without_transpose"),
+    "by_hand_scores_without_head_axis": Wrong("scores_shape_by_hand", ("test_scores_shape_by_hand",),
+                                              mistake="scores_without_head_axis"),
+    "by_hand_scores_as_output": Wrong("scores_shape_by_hand", ("test_scores_shape_by_hand",), mistake="scores_as_output"),
     "by_hand_merge_wrong_order": Wrong("merge_by_hand", ("test_merge_by_hand",), mistake="heads_wrong_order"),
     "by_hand_params_forget_w_o": Wrong("params_by_hand", ("test_params_by_hand",), mistake="forget_w_o"),
 }

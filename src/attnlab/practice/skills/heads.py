@@ -35,6 +35,50 @@ register(Skill(
 ))
 
 
+def _scores_build(rng):
+    while True:
+        B, L = rng.randint(2, 6), rng.choice([5, 7, 9, 12, 16])
+        cross = rng.random() < 0.5
+        S = rng.choice([s for s in (6, 8, 10, 11, 20) if s != L]) if cross else L
+        d_model = rng.choice([32, 48, 64, 96, 128])
+        heads = [h for h in (2, 3, 4, 6, 8)
+                 if d_model % h == 0 and len({B, L, S, h, d_model // h}) == (4 if S == L else 5)]
+        if heads:
+            break
+    n_heads = rng.choice(heads)
+    where = (f"cross-attention: the queries come from a decoder input of shape (B, L, d_model) = ({B}, {L}, {d_model}) "
+             f"and the keys and values from an encoder output of shape (B, S, d_model) = ({B}, {S}, {d_model})"
+             if cross else f"self-attention on x of shape (B, L, d_model) = ({B}, {L}, {d_model})")
+    prompt = (f"In MultiHeadAttention(d_model={d_model}, n_heads={n_heads}), {where}. After the projections and "
+              "split_heads, what is the shape of the **scores Q Kᵀ / √d_k** (and of the attention weights)? "
+              "Answer like (2, 3, 4, 5).")
+    return prompt, {"B": B, "L": L, "S": S, "d_model": d_model, "n_heads": n_heads}
+
+
+def _scores(d):
+    from attnlab.nn import scaled_dot_product_attention, split_heads
+
+    q = split_heads(torch.zeros(d["B"], d["L"], d["d_model"]), d["n_heads"])  # (B, H, L, d_k)
+    kv = split_heads(torch.zeros(d["B"], d["S"], d["d_model"]), d["n_heads"])  # (B, H, S, d_k)
+    _, weights = scaled_dot_product_attention(q, kv, kv)  # weights: (B, H, L, S), the scores' shape
+    return tuple(weights.shape)
+
+
+register(Skill(
+    name="mha_scores_shape", lesson="05", title="Attention-score shape inside multi-head attention", kind="shape",
+    build=_scores_build, solve=_scores,
+    mistakes={
+        "scores_without_head_axis": lambda d: (d["B"], d["L"], d["S"]),
+        "scores_keys_first": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]) if d["S"] != d["L"] else None,
+        "scores_as_output": lambda d: (d["B"], d["n_heads"], d["L"], d["d_model"] // d["n_heads"]),
+        "keys_length_from_queries": lambda d: (d["B"], d["n_heads"], d["L"], d["L"]) if d["S"] != d["L"] else None,
+        "reshape_without_transpose": lambda d: (d["B"], d["L"], d["n_heads"], d["S"]),
+    },
+    hints=("Each head compares every query with every key, batch by batch.",
+           "Q: (B, H, L, d_k) and Kᵀ: (B, H, d_k, S), so Q Kᵀ is (B, H, L, S): one row per query, one column per key."),
+))
+
+
 def _split_build(rng):
     x = [rng.sample(range(10), 4) for _ in range(2)]
     head = rng.randrange(2)
