@@ -192,3 +192,13 @@ def test_cost_helpers():
     x = [10, 20, 40, 80]
     assert fit_loglog_slope(x, [3 * v**2 for v in x]) == pytest.approx(2.0)
     assert score_matrix_bytes(1024, B=2, H=4, dtype=torch.float16) == 2 * 4 * 1024 * 1024 * 2
+
+
+def test_auto_device_picks_the_gpu_when_one_is_visible(monkeypatch):
+    from attnlab.training import TrainConfig
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert TrainConfig().resolved_device() == "cuda"
+    assert TrainConfig(device="cpu").resolved_device() == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert TrainConfig().resolved_device() == "cpu"
