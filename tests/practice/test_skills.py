@@ -104,3 +104,15 @@ def test_matrix_forms():
         assert equivalent(m, form, "matrix"), form
     assert not equivalent(m, [[1, 2, 0], [3, 4, 0]], "matrix")
     assert equivalent([0, 2], {2, 0}, "int_set") and equivalent([0, 2], "2, 0", "int_set")
+
+
+def test_a_shape_with_the_wrong_number_of_axes_is_reported_as_such():
+    from attnlab.practice import get_skill
+
+    v = get_skill("mha_scores_shape").variant(0)
+    B, H, L, S = v.answer
+    msg = v.check((B, L, S)).message  # a named misconception wins over the generic message
+    assert "head axis" in msg
+    msg = v.check((B + 1, H)).message
+    assert "2 axes" in msg and "has 4" in msg and str(S) not in msg  # no answer given away
+    assert "entry 0" in v.check((B + 1, H, L, S)).message

@@ -152,6 +152,9 @@ def _describe(diff: Difference, skill: Skill) -> str:
     if diff.reason == "shape":
         return (f"Your answer has shape {diff.given_shape}, but this result has shape {diff.expected_shape}. "
                 "Check which axis is which.")
+    if diff.reason == "length" and skill.kind == "shape":
+        return (f"Your shape has {diff.given_shape[0]} axes but this tensor has {diff.expected_shape[0]}. "
+                "Give one entry per axis.")
     if diff.reason == "length":
         return (f"Your answer has {diff.given_shape[0]} entries but should have {diff.expected_shape[0]}. "
                 "Check that you have one entry per item asked for.")
