@@ -41,6 +41,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+def shakespeare_splits():
+    """``(tokenizer, train_data, val_data)``: Tiny Shakespeare as characters, first 90 % / last 10 %."""
+    from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
+
+    text = load_shakespeare()
+    tok = CharTokenizer(text)
+    data = torch.tensor(tok.encode(text), dtype=torch.long)  # (N,)
+    return (tok, *train_val_split(data, 0.9))
+
+
 def build_model(vocab_size: int, fused: bool, seed: int = 1337, block_size: int = 64):
     from attnlab.nn import GPT, GPTConfig
 
@@ -91,15 +101,11 @@ def main(argv=None) -> dict:
         return results
 
     torch.set_num_threads(args.threads)
-    from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
     from attnlab.nn import count_parameters
     from attnlab.training import train
     from attnlab.viz_model import attention_cost_curve, fit_loglog_slope
 
-    text = load_shakespeare()
-    tok = CharTokenizer(text)
-    data = torch.tensor(tok.encode(text), dtype=torch.long)
-    train_data, val_data = train_val_split(data, 0.9)
+    tok, train_data, val_data = shakespeare_splits()
 
     print(f"[1/4] main run: {args.iters} iters, fused attention, {args.threads} threads", flush=True)
     model = build_model(tok.vocab_size, fused=True)

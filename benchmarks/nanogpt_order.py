@@ -46,7 +46,7 @@ import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_capstone import build_model, recipe  # noqa: E402  (attnlab's model, the recipe's settings)
+from bench_capstone import build_model, recipe, shakespeare_splits  # noqa: E402  (attnlab's model, the recipe's settings)
 from seed_variance import full_split_loss  # noqa: E402
 
 
@@ -179,12 +179,8 @@ def main(argv=None) -> dict:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
 
-    text = load_shakespeare()
-    tok = CharTokenizer(text)
-    data = torch.tensor(tok.encode(text), dtype=torch.long)
-    train_data, val_data = train_val_split(data, 0.9)
+    tok, train_data, val_data = shakespeare_splits()
     kinds = ("attnlab", "reference") if args.model == "both" else (args.model,)
     runs = []
     for seed in args.seeds:

@@ -20,7 +20,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_capstone import build_model, recipe  # noqa: E402  (same model and schedule)
+from bench_capstone import build_model, recipe, shakespeare_splits  # noqa: E402  (same model and schedule)
 
 
 @torch.no_grad()
@@ -45,13 +45,9 @@ def main(argv=None) -> dict:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
     from attnlab.training import train
 
-    text = load_shakespeare()
-    tok = CharTokenizer(text)
-    data = torch.tensor(tok.encode(text), dtype=torch.long)
-    train_data, val_data = train_val_split(data, 0.9)
+    tok, train_data, val_data = shakespeare_splits()
     runs = []
     for seed in args.seeds:
         model = build_model(tok.vocab_size, fused=True, seed=seed)
