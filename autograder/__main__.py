@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {release,grade,check-release}`` (see README.md)."""
+"""Command line: ``python -m autograder {release,grade,check-release,clear-flag}`` (see README.md)."""
 from __future__ import annotations
 
 import sys
@@ -39,17 +39,36 @@ def check_release(names):
 @click.option("--jobs", "-j", default=2, show_default=True, help="Submissions graded in parallel.")
 @click.option("--csv", "csv_path", default=None, help="Grades CSV (default SUBMISSIONS_DIR/grades.csv).")
 @click.option("--no-feedback", is_flag=True, help="Skip the per-student feedback HTML.")
-def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback):
+@click.option("--max-notebook-mb", type=float, default=None,
+              help="Refuse larger notebooks (default 20, c.SubmissionIntake.max_notebook_bytes).")
+def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_notebook_mb):
     """Autograde SUBMISSIONS_DIR/submitted/*/ASSIGNMENT, write feedback and grades CSV."""
     from .course import GradebookUnavailable
     from .pipeline import grade as do_grade
     from .sandbox import SandboxUnavailable
     try:
         summary = do_grade(submissions_dir, assignment, db_url=db_url, jobs=jobs,
-                           feedback=not no_feedback, csv_path=csv_path)
+                           feedback=not no_feedback, csv_path=csv_path,
+                           max_notebook_bytes=int(max_notebook_mb * 2**20) if max_notebook_mb else None)
     except (GradebookUnavailable, SandboxUnavailable) as e:
         raise click.ClickException(str(e)) from None
     click.echo(summary.text())
+
+
+@cli.command("clear-flag")
+@click.argument("course_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--student", "-s", required=True, help="The student id (folder name), exactly.")
+@click.option("--db", "db_url", default=None, envvar="ATTNLAB_DB", show_envvar=True,
+              help="Gradebook URL, as for grade.")
+def clear_flag(course_dir, assignment, student, db_url):
+    """After review: unflag STUDENT's ASSIGNMENT and restore the credit the grader withheld."""
+    from .review import ReviewError, clear_flag as do_clear
+    try:
+        done = do_clear(course_dir, assignment, student, db_url=db_url)
+    except ReviewError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(done.text(student))
 
 
 if __name__ == "__main__":

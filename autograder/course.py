@@ -96,6 +96,9 @@ def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout
     cfg.CourseDirectory.root = root
     cfg.CourseDirectory.db_url = normalize_db_url(db_url) or f"sqlite:///{os.path.join(root, 'gradebook.db')}"
     cfg.Exchange.root = os.path.join(root, ".exchange")
+    # nbgrader grades the checked copies autograder.intake.stage writes, never submitted/ itself
+    from .intake import STAGED_DIR
+    cfg.CourseDirectory.submitted_directory = STAGED_DIR
     cfg.Application.log_level = "WARN"
     if item_timeout:
         cfg.SandboxGrade.timeout = float(item_timeout)

@@ -1,10 +1,18 @@
 """Grades CSV that also says *why*: an nbgrader ``ExportPlugin`` adding status and flags.
 
 Plain ``nbgrader export`` shows a crashed or rejected submission as ``0.0``, exactly like
-a wrong one.  This plugin adds ``status`` (graded / flagged / error / missing), the
-autograded score, and the reasons, from the reports the grading steps write under
-``<course>/reports/<assignment>/<student>.json``.  Usable from the nbgrader CLI too:
-``nbgrader export --exporter=autograder.export.AttnlabCsvExport``.
+a wrong one.  This plugin adds ``status``, the autograded score, and the reasons, from the
+reports the grading steps write under ``<course>/reports/<assignment>/<student>.json``.
+attnlab's nbgrader configuration makes it nbgrader's default exporter, so from the repository
+root ``nbgrader export`` (or ``nbgrader export --exporter=autograder.export.AttnlabCsvExport``)
+writes ``<course>/grades.csv`` with these columns.
+
+``status``: ``graded``; ``manual_pending`` (autograded, but the assignment's manually graded
+answers are not graded yet, so ``score`` is not final); ``flagged`` (the grader withheld
+credit for review, see ``flags``; ``python -m autograder clear-flag``); ``error`` (not graded,
+``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).
+Text cells pass through :func:`autograder.intake.csv_cell` (no control characters, no
+spreadsheet formulas).
 """
 from __future__ import annotations
 
@@ -15,40 +23,80 @@ import os
 from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
+from .intake import csv_cell
+
+FIELDS = ["assignment", "student_id", "score", "max_score", "autograded_score", "status",
+          "flags", "reason"]
+
+
+def status_of(report: dict | None, submission) -> str:
+    """One submission's status (see the module docstring); ``submission`` is nbgrader's
+    ``Submission`` or None when the student has none."""
+    if report is None:
+        return "missing" if submission is None else ("manual_pending" if submission.needs_manual_grade
+                                                     else "graded")
+    status = report.get("status", "error")
+    if status == "graded" and submission is not None and submission.needs_manual_grade:
+        return "manual_pending"
+    return status
+
 
 class AttnlabCsvExport(ExportPlugin):
     """Export one row per (assignment, student) with score, status and reasons."""
 
-    course_root = Unicode("", help="Course root holding reports/ (default: the cwd).").tag(config=True)
+    course_root = Unicode("", help="Course root holding reports/ (default: the course directory "
+                          "of the nbgrader configuration, CourseDirectory.root).").tag(config=True)
+
+    def _root(self) -> str:
+        if self.course_root:
+            return self.course_root
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            from nbgrader.coursedir import CourseDirectory
+            coursedir = CourseDirectory(config=self.config)
+        return coursedir.root
 
     def export(self, gradebook):
-        dest = self.to or "grades.csv"
-        root = self.course_root or os.getcwd()
-        fields = ["assignment", "student_id", "score", "max_score", "autograded_score", "status",
-                  "flags", "reason"]
-        with open(dest, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=fields)
+        """Write the CSV to ``to`` (default ``<course>/grades.csv``); returns its path."""
+        root = self._root()
+        dest = self.to or os.path.join(root, "grades.csv")
+        with open(dest, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS)
             writer.writeheader()
             for assignment in gradebook.assignments:
                 if self.assignment and assignment.name not in self.assignment:
                     continue
-                for student in gradebook.students:
-                    if self.student and student.id not in self.student:
+                # students the gradebook knows, and those refused before nbgrader saw them
+                reports = os.path.join(root, "reports", assignment.name)
+                ids = {s.id for s in gradebook.students} | (
+                    {n[:-5] for n in os.listdir(reports) if n.endswith(".json")} if os.path.isdir(reports) else set())
+                for student_id in sorted(ids):
+                    if self.student and student_id not in self.student:
                         continue
-                    rep_path = os.path.join(root, "reports", assignment.name, f"{student.id}.json")
-                    rep = json.load(open(rep_path)) if os.path.exists(rep_path) else None
+                    rep_path = os.path.join(reports, f"{student_id}.json")
                     try:
-                        sub = gradebook.find_submission(assignment.name, student.id)
+                        with open(rep_path, encoding="utf-8") as rf:
+                            rep = json.load(rf)
+                    except (OSError, ValueError):
+                        rep = None
+                    try:
+                        sub = gradebook.find_submission(assignment.name, student_id)
                         score, auto = sub.score, sub.code_score
                     except Exception:  # noqa: BLE001 - nbgrader raises MissingEntry
                         sub, score, auto = None, 0.0, 0.0
                     if sub is None and rep is None:
                         continue
-                    status = rep["status"] if rep else ("missing" if sub is None else "graded")
+                    status = status_of(rep, sub)
+                    reason = rep.get("reason", "") if rep else ""
+                    extra = ([rep["kept_previous"]] if rep and rep.get("kept_previous") else []) \
+                        + (list(rep.get("notes", [])) if rep else [])
+                    if status == "manual_pending":
+                        extra.append("manually graded answers not graded yet (formgrader)")
                     writer.writerow({
-                        "assignment": assignment.name, "student_id": student.id,
+                        "assignment": csv_cell(assignment.name), "student_id": csv_cell(student_id),
                         "score": score if status != "error" else "",
                         "max_score": assignment.max_score, "autograded_score": auto if status != "error" else "",
-                        "status": status, "flags": " | ".join(rep.get("flags", [])) if rep else "",
-                        "reason": rep.get("reason", "") if rep else ""})
+                        "status": status,
+                        "flags": csv_cell(" | ".join(rep.get("flags", []))) if rep else "",
+                        "reason": csv_cell(" | ".join([reason] * bool(reason) + extra))})
         return dest

@@ -9,6 +9,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
+from autograder.export import AttnlabCsvExport
 from autograder.steps import SandboxGrade, VerifySubmission
 
 c = get_config()  # noqa: F821 - provided by traitlets when this file is loaded
@@ -27,3 +28,7 @@ c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests,
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
 c.LimitOutput.max_lines = 200
+# `nbgrader export` writes COURSE/grades.csv with status, flags and reasons (autograder/export.py)
+c.ExportApp.plugin_class = AttnlabCsvExport
+# What the grader reads from a submission folder (autograder/intake.py); e.g. a smaller cap:
+# c.SubmissionIntake.max_notebook_bytes = 10 * 2**20

@@ -4,6 +4,9 @@ Input layout (nbgrader's): ``SUBMISSIONS_DIR/submitted/<student>/<assignment>/*.
 ``SUBMISSIONS_DIR`` becomes the nbgrader course root for this run: ``source/`` is staged
 from ``solutions/``, ``release/`` and the gradebook are (re)generated there, and the
 results land in ``autograded/``, ``feedback/``, ``reports/`` and ``grades.csv``.
+nbgrader never reads ``submitted/`` itself: each submission's notebook (and timestamp) is
+checked and copied to ``.intake/`` first (:mod:`autograder.intake`), and each student folder
+is graded as exactly itself (:func:`autograder.intake.autograde_exact`).
 """
 from __future__ import annotations
 
@@ -15,13 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import api_for, load_config
+from .intake import (SubmissionIntake, SubmissionRefused, autograde_exact, feedback_exact, safe_text, stage,
+                     submission_folders)
 
 _API = None
 _ROOT = None
+_LIMITS = None
 
 
-def _init_worker(root, db_url, slots, item_timeout=None):
-    global _API, _ROOT
+def _init_worker(root, db_url, slots, item_timeout=None, limits=None):
+    global _API, _ROOT, _LIMITS
     os.environ["ATTNLAB_GRADER_SLOT"] = str(slots.get())
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The pool forks from a parent that may have run a multi-threaded torch op already; an
@@ -31,33 +37,40 @@ def _init_worker(root, db_url, slots, item_timeout=None):
     torch.set_num_threads(1)
     _ROOT = root
     _API = api_for(root, db_url, item_timeout)
+    _LIMITS = limits or SubmissionIntake(config=_API.config)
 
 
 def _grade_one(args):
     assignment, student = args
-    from .steps import report_path
+    from .steps import read_report, report_path, write_report
     rp = report_path(_ROOT, assignment, student)
-    if rp.exists():
-        rp.unlink()
+    before = rp.stat().st_mtime_ns if rp.exists() else None  # kept: SandboxGrade may fall back on it
     t0 = time.perf_counter()
+    notes = []
     try:
-        res = _API.autograde(assignment, student, force=True, create=True)
+        notes = stage(_ROOT, assignment, student, _LIMITS).notes
+        res = autograde_exact(_API, assignment, student)
         ok, err = res["success"], (res.get("error") or "") + "\n" + (res.get("log") or "")
+    except SubmissionRefused as e:
+        ok, err = False, f"SubmissionError: {e}"
     except Exception as e:  # noqa: BLE001 - one bad submission must not stop the class
         ok, err = False, f"{type(e).__name__}: {e}"
-    rep = json.loads(rp.read_text()) if rp.exists() else None
+    fresh = rp.exists() and rp.stat().st_mtime_ns != before
+    rep = read_report(_ROOT, assignment, student) if fresh else None
     if rep is None or (not ok and rep.get("status") != "error"):
         rep = {"student": student, "assignment": assignment, "status": "error",
                "reason": _reason(err), "items": {}, "flags": []}
-        rp.parent.mkdir(parents=True, exist_ok=True)
-        rp.write_text(json.dumps(rep, indent=1))
+    if notes:
+        rep["notes"] = list(rep.get("notes", [])) + notes
     rep["seconds"] = time.perf_counter() - t0
     rep["assignment"] = assignment
-    return rep
+    write_report(_ROOT, assignment, student, rep)
+    return json.loads(rp.read_text())
 
 
 def _reason(log: str) -> str:
-    """The most useful line of an nbgrader failure log."""
+    """A sentence saying why nbgrader could not grade a submission, taken from its log (never
+    "see the above traceback": that traceback is shown nowhere)."""
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     for ln in reversed(lines):
         if "SubmissionError" in ln:
@@ -66,9 +79,14 @@ def _reason(log: str) -> str:
         if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
             return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit"
     for ln in reversed(lines):
-        if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln:
+        if "RecursionError" in ln or "maximum recursion depth" in ln:
+            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit"
+    for ln in reversed(lines):
+        if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln \
+                and "see the above traceback" not in ln.lower() and "There was an error processing" not in ln:
             return ln[:300]
-    return lines[-1][:300] if lines else "unknown error"
+    return "nbgrader could not process this submission and gave no reason; grade it alone with " \
+        "`nbgrader autograde` to see its log"
 
 
 @dataclass
@@ -83,6 +101,11 @@ class Summary:
         return [r for r in self.reports if r["status"] in ("graded", "flagged")]
 
     @property
+    def kept(self):
+        """Reports where re-grading failed and the previous result was kept."""
+        return [r for r in self.reports if r.get("kept_previous")]
+
+    @property
     def failed(self):
         return [r for r in self.reports if r["status"] == "error"]
 
@@ -94,10 +117,15 @@ class Summary:
         out = [f"graded {len(self.graded)}, failed {len(self.failed)}, flagged for review "
                f"{len(self.flagged)} (of {len(self.reports)} submissions, {self.wall_s:.1f} s)"]
         for r in self.failed:
-            out.append(f"  FAILED  {r['student']}: {r.get('reason')}")
+            out.append(f"  FAILED  {safe_text(r['student'])}: {safe_text(r.get('reason'))}")
+        for r in self.kept:
+            out.append(f"  KEPT    {safe_text(r['student'])}: {safe_text(r['kept_previous'])}")
         for r in self.flagged:
             for f in r["flags"][:3]:
-                out.append(f"  FLAGGED {r['student']}: {f}")
+                out.append(f"  FLAGGED {safe_text(r['student'])}: {safe_text(f)}")
+        for r in self.reports:
+            for n in r.get("notes", [])[:3]:
+                out.append(f"  NOTE    {safe_text(r['student'])}: {safe_text(n)}")
         if self.csv:
             out.append(f"grades: {self.csv}")
         return "\n".join(out)
@@ -105,11 +133,11 @@ class Summary:
 
 def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int = 2,
           feedback: bool = True, csv_path=None, progress: bool = True,
-          item_timeout: float | None = None) -> Summary:
+          item_timeout: float | None = None, max_notebook_bytes: int | None = None) -> Summary:
     """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir``."""
     summary = grade_many(submissions_dir, [assignment], db_url=db_url, jobs=jobs, feedback=feedback,
                          csv_paths={assignment: csv_path}, progress=progress,
-                         item_timeout=item_timeout)[assignment]
+                         item_timeout=item_timeout, max_notebook_bytes=max_notebook_bytes)[assignment]
     if summary.error:
         raise RuntimeError(summary.error)
     return summary
@@ -117,7 +145,8 @@ def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int
 
 def grade_many(submissions_dir, assignments: list[str], db_url: str | None = None, jobs: int = 2,
                feedback: bool = True, csv_paths: dict | None = None, progress: bool = True,
-               item_timeout: float | None = None, generate: bool = True) -> dict[str, "Summary"]:
+               item_timeout: float | None = None, generate: bool = True,
+               max_notebook_bytes: int | None = None) -> dict[str, "Summary"]:
     """Autograde several assignments of one course in ONE session: one gradebook, one pool of
     ``jobs`` workers, each keeping its sandbox for every submission of every assignment.
 
@@ -125,6 +154,8 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     with ``error`` set and no reports (the others are graded).  The slowest sets (largest
     ``TIMEOUT``) are started first so that the workers finish together.  CSV: ``csv_paths[a]``,
     else ``grades.csv`` for a single assignment and ``grades-<a>.csv`` for several.
+    ``max_notebook_bytes``: overrides ``c.SubmissionIntake.max_notebook_bytes`` (a larger
+    notebook is refused with its size as the reason).
     """
     from .course import generate_many
     from .sandbox import SandboxUnavailable, sandbox_support
@@ -147,15 +178,17 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
             cost[a] = load_spec(Path(root, "source", a, "grading.py")).timeout
         except Exception:  # noqa: BLE001 - the workers report the broken spec per submission
             cost[a] = 0.0
-    tasks = [(a, s) for a in sorted(ready, key=lambda a: -cost[a])
-             for s in sorted(p.parent.name for p in Path(root, "submitted").glob(f"*/{a}") if p.is_dir())]
+    limits = SubmissionIntake(config=load_config(root, db_url))
+    if max_notebook_bytes:
+        limits.max_notebook_bytes = int(max_notebook_bytes)
+    tasks = [(a, s) for a in sorted(ready, key=lambda a: -cost[a]) for s in submission_folders(root, a)]
     ctx = mp.get_context("fork")
     slots = ctx.Queue()
     for i in range(jobs):
         slots.put(i)
     if tasks:
         with ctx.Pool(max(1, min(jobs, len(tasks))), initializer=_init_worker,
-                      initargs=(root, db_url, slots, item_timeout), maxtasksperchild=None) as pool:
+                      initargs=(root, db_url, slots, item_timeout, limits), maxtasksperchild=None) as pool:
             it = pool.imap_unordered(_grade_one, tasks)
             if progress:
                 from tqdm import tqdm
@@ -168,7 +201,7 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
         summary = summaries[a]
         summary.reports.sort(key=lambda r: r["student"])
         if feedback and summary.graded:
-            res = api.generate_feedback(a, force=True)
+            res = feedback_exact(api, a, [r["student"] for r in summary.graded])
             if not res["success"]:
                 raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
         default = Path(root) / ("grades.csv" if len(assignments) == 1 else f"grades-{a}.csv")
@@ -180,11 +213,14 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
 
 
 def export(root, assignment, db_url=None, csv_path=None) -> Path:
+    """Write the grades CSV (:class:`autograder.export.AttnlabCsvExport`) for ``assignment``
+    (a name or a list of names) to ``csv_path`` (default ``root/grades.csv``)."""
     from nbgrader.api import Gradebook
     from .export import AttnlabCsvExport
     cfg = load_config(root, db_url)
     dest = Path(csv_path or Path(root) / "grades.csv")
-    plugin = AttnlabCsvExport(config=cfg, course_root=root, to=str(dest), assignment=[assignment])
+    names = [assignment] if isinstance(assignment, str) else list(assignment)
+    plugin = AttnlabCsvExport(config=cfg, course_root=str(root), to=str(dest), assignment=names)
     with Gradebook(cfg.CourseDirectory.db_url, "attnlab") as gb:
         plugin.export(gb)
     return dest

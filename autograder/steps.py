@@ -30,9 +30,13 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import Float, Integer, Unicode
 
 from . import scan
+from .intake import (STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply, safe_json,
+                     safe_text, take)
 from .spec import decode, load_spec, rng_from_urandom
 
-EXPECTED_KERNEL = "python3"
+#: Kernelspec names a submission may carry: Jupyter's default and the course's own kernel
+#: ("Python 3 (attnlab)", installed by scripts/setup.sh); the one home of this list.
+ACCEPTED_KERNELS = ("python3", "attnlab")
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
 #: notebook, which the student controls).
 _VERIFIED: dict[tuple[str, str, str], dict] = {}
@@ -58,9 +62,19 @@ def report_path(root: str, assignment: str, student: str) -> Path:
 
 
 def write_report(root: str, assignment: str, student: str, report: dict) -> None:
+    """Write ``report`` (every string passed through :func:`autograder.intake.safe_text`: a
+    submission's text never reaches a terminal or a spreadsheet raw)."""
     path = report_path(root, assignment, student)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=1))
+    path.write_text(json.dumps(safe_json(report), indent=1))
+
+
+def read_report(root: str, assignment: str, student: str) -> dict | None:
+    """The report written by the last grading of ``student`` (None if there is none or it is unreadable)."""
+    try:
+        return json.loads(report_path(root, assignment, student).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 class VerifySubmission(NbGraderPreprocessor):
@@ -68,9 +82,14 @@ class VerifySubmission(NbGraderPreprocessor):
 
     Per-submission errors (raised, the submission is not graded): a graded or answer
     cell missing or duplicated, a cell claiming to be graded that the release does not
-    have (fake grade cell), a changed kernelspec.  Per-item tampering (recorded; that item
-    gets no credit and is flagged): a locked cell whose source or nbgrader flags changed
-    (edited or unlocked test cells).
+    have (fake grade cell), a kernelspec not in :data:`ACCEPTED_KERNELS`, and -- when
+    nbgrader reads ``submitted/`` itself (formgrader's Autograde button) rather than the
+    checked copy the pipeline stages -- a submission folder that
+    :func:`autograder.intake.take` refuses (links, pipes, oversize...).  Files nbgrader copied
+    from the submission next to the graded notebook are removed (only the notebook,
+    ``timestamp.txt`` and the assignment's own files stay, so feedback holds nothing else).
+    Per-item tampering (recorded; that item gets no credit and is flagged): a locked cell
+    whose source or nbgrader flags changed (edited or unlocked test cells).
     """
 
     enabled = True
@@ -82,6 +101,16 @@ class VerifySubmission(NbGraderPreprocessor):
             / f"{info['notebook']}.ipynb"
         key = (info["student"], info["assignment"], info["notebook"])
         try:
+            if Path(coursedir.submitted_directory).name != STAGED_DIR:
+                try:
+                    take(coursedir.format_path(coursedir.submitted_directory, info["student"],
+                                               info["assignment"]), info["assignment"],
+                         SubmissionIntake(config=self.config))
+                except SubmissionRefused as err:
+                    raise SubmissionError(str(err)) from None
+            _prune_copies(Path(coursedir.format_path(coursedir.autograded_directory, info["student"],
+                                                     info["assignment"])),
+                          Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])))
             self._verify(nb, nbformat.read(str(release), as_version=4), key)
         except SubmissionError as err:
             write_report(coursedir.root, info["assignment"], info["student"],
@@ -92,9 +121,10 @@ class VerifySubmission(NbGraderPreprocessor):
 
     def _verify(self, nb, ref, key):
         ks = nb.metadata.get("kernelspec", {}).get("name")
-        if ks != EXPECTED_KERNEL:
-            raise SubmissionError(f"the notebook's kernelspec was changed to {ks!r} (expected "
-                                  f"'{EXPECTED_KERNEL}'); restore it from exercises/ and resubmit")
+        if ks not in ACCEPTED_KERNELS:
+            raise SubmissionError(f"the notebook's kernelspec was changed to {safe_text(ks)!r} (expected "
+                                  f"one of {', '.join(map(repr, ACCEPTED_KERNELS))}); pick the kernel "
+                                  "'Python 3 (attnlab)' (Kernel > Change Kernel), save and resubmit")
         ref_cells = {}
         for cell in ref.cells:
             m = _nbg(cell)
@@ -110,10 +140,10 @@ class VerifySubmission(NbGraderPreprocessor):
                 raise SubmissionError("a cell claims to be an nbgrader cell but has no grade_id")
         for gid, cells in seen.items():
             if gid not in ref_cells:
-                raise SubmissionError(f"cell '{gid}' is not part of the assignment (a fake or "
+                raise SubmissionError(f"cell '{safe_text(gid)}' is not part of the assignment (a fake or "
                                       "renamed graded cell); remove it and resubmit")
             if len(cells) > 1:
-                raise SubmissionError(f"cell '{gid}' appears {len(cells)} times (duplicated cell); "
+                raise SubmissionError(f"cell '{safe_text(gid)}' appears {len(cells)} times (duplicated cell); "
                                       "keep one copy and resubmit")
         missing = [gid for gid in ref_cells if gid not in seen]
         if missing:
@@ -129,6 +159,20 @@ class VerifySubmission(NbGraderPreprocessor):
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
         _VERIFIED[key] = {"tampered": tampered}
+
+
+def _prune_copies(dest: Path, source: Path) -> None:
+    """Delete what nbgrader copied from a submission folder into ``dest`` (its autograded
+    folder) besides notebooks, ``timestamp.txt`` and files the assignment's source provides."""
+    if not dest.is_dir():
+        return
+    for path in sorted(dest.rglob("*"), reverse=True):
+        rel = path.relative_to(dest)
+        if path.is_symlink() or (path.is_file() and path.suffix != ".ipynb"
+                                 and str(rel) != "timestamp.txt" and not (source / rel).is_file()):
+            path.unlink()
+        elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+            path.rmdir()
 
 
 def _sandbox(root: str):
@@ -164,16 +208,79 @@ class SandboxGrade(NbGraderPreprocessor):
                         "checks (see autograder/AUTHORING.md).").tag(config=True)
 
     def preprocess(self, nb, resources):
+        """Grade ``nb``; write the report; mirror its flag onto nbgrader's ``flagged``.
+
+        Fails closed: a notebook that :class:`VerifySubmission` did not check in this process is
+        refused (``SubmissionError``).  When the grader itself cannot run (sandbox unavailable or
+        crashed, broken ``grading.py``) and an earlier grading of this student exists, that result
+        is kept -- the test cells are re-annotated from it, so nbgrader records the same scores --
+        and the report says why (``kept_previous``); without an earlier result it is an error."""
         info = resources["nbgrader"]
         student, assignment = info["student"], info["assignment"]
         coursedir = CourseDirectory(config=self.config)
-        src = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
-        spec = load_spec(src / self.spec_name)
-        verified = _VERIFIED.pop((student, assignment, info["notebook"]), {"tampered": {}})
-        report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
-                                timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb)
+        verified = _VERIFIED.pop((student, assignment, info["notebook"]), None)
+        if verified is None:
+            raise SubmissionError("internal: this notebook was not checked by VerifySubmission before "
+                                  "grading (is it first in Autograde.sanitize_preprocessors?); refusing "
+                                  "to grade it")
+        previous = read_report(coursedir.root, assignment, student)
+        try:
+            src = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+            spec = load_spec(src / self.spec_name)
+            report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
+                                    timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb)
+        except SubmissionError as err:
+            self._error(coursedir.root, assignment, student, str(err))
+            raise
+        except Exception as err:  # noqa: BLE001 - the grader could not run: keep what we had
+            why = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+            if not previous or previous.get("status") not in ("graded", "flagged") or not previous.get("items"):
+                reason = f"the grader could not run ({why}); nothing was recorded, grade again when it works"
+                self._error(coursedir.root, assignment, student, reason)
+                raise SubmissionError(reason) from err
+            self.log.error("could not re-grade %s/%s (%s): the previous result was kept",
+                           assignment, student, why)
+            report = dict(previous, kept_previous=f"re-grading failed ({why}); the previous result "
+                          "was kept")
+            annotate(nb, report["items"])
         write_report(coursedir.root, assignment, student, report)
+        record_flag(info.get("db_url") or coursedir.db_url, coursedir.course_id, assignment, student,
+                    info["notebook"], report.get("status") == "flagged",
+                    was_flagged=bool(previous and previous.get("status") == "flagged"))
         return nb, resources
+
+    @staticmethod
+    def _error(root, assignment, student, reason):
+        write_report(root, assignment, student, {"student": student, "assignment": assignment,
+                                                 "status": "error", "reason": reason, "items": {},
+                                                 "flags": []})
+
+
+def record_flag(db_url, course_id, assignment, student, notebook, flagged, was_flagged=False) -> None:
+    """Set nbgrader's own ``flagged`` (formgrader shows it) on the student's submitted notebook:
+    raised when the grader flags, cleared when a re-grade is clean after a grader flag (a flag a
+    person set in formgrader on a clean submission is left alone)."""
+    if not flagged and not was_flagged:
+        return
+    from nbgrader.api import Gradebook, MissingEntry
+    with Gradebook(db_url, course_id) as gb:
+        try:
+            sub = gb.find_submission_notebook(notebook, assignment, student)
+        except MissingEntry:
+            return
+        sub.flagged = bool(flagged)
+        gb.db.commit()
+
+
+def annotate(nb, items: dict) -> None:
+    """Write each item's verdict into its test cell's outputs (an ``error`` output for no credit),
+    which is what nbgrader's ``SaveAutoGrades`` scores and ``generate_feedback`` shows."""
+    for c in nb.cells:
+        gid = _nbg(c).get("grade_id")
+        if gid in items and c.cell_type == "code" and is_grade(c) and not is_solution(c):
+            item = items[gid]
+            c.outputs = [new_output("stream", name="stdout", text=f"✔ {item['message']}\n")] \
+                if item["ok"] else [_error_output(item["message"])]
 
 
 def solution_cells(nb) -> list[tuple[str, str]]:
@@ -220,11 +327,10 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             flags.append(f"{gid}: {flag}")
         cell = grade_cells.get(gid)
         if cell is not None:
-            cell.outputs = [new_output("stream", name="stdout", text=f"✔ {outcome}\n")] if outcome.ok \
-                else [_error_output(outcome.message)]
             points = float(_nbg(cell).get("points", 0))
             items[gid] = {"ok": outcome.ok, "message": outcome.message, "points": points if outcome.ok else 0.0,
-                          "max_points": points, "flag": flag}
+                          "max_points": points, "flag": flag, "withheld": outcome.withheld}
+    annotate(nb, items)
     for c in nb.cells:
         gid = _nbg(c).get("grade_id")
         if gid in cell_errors and c.cell_type == "code" and not is_locked(c):
@@ -238,8 +344,11 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
 
 
 class _O:
-    def __init__(self, ok, message):
-        self.ok, self.message = ok, message
+    """An item's verdict; ``withheld``: the item passed but its credit is held back for review
+    (``python -m autograder clear-flag`` restores it)."""
+
+    def __init__(self, ok, message, withheld=False):
+        self.ok, self.message, self.withheld = ok, message, withheld
 
     def __str__(self):
         return self.message
@@ -248,13 +357,20 @@ class _O:
 def _judge(check, trials, results, student, cells, tampered, suspicious, spec):
     """Return ``(outcome, flag)`` for one check."""
     gid = check.grade_id
+    try:
+        base, flag = _runtime(check, trials, results, student, cells)
+    except Exception as err:  # noqa: BLE001 - one item's failure stays in that item
+        if nested_too_deeply(err):
+            base, flag = _O(False, "no credit: returned a value nested too deeply to compare"), None
+        else:
+            base, flag = _O(False, f"could not be checked: {type(err).__name__}: {err}"[:500]), None
     if gid in tampered:
-        return _O(False, f"no credit: this test cell was tampered with ({tampered[gid]})"), \
-            f"test cell tampered: {tampered[gid]}"
-    base, flag = _runtime(check, trials, results, student, cells)
+        return _O(False, f"no credit: this test cell was tampered with ({tampered[gid]})",
+                  withheld=base.ok), f"test cell tampered: {tampered[gid]}"
     if suspicious:
         return _O(False, f"{base.message if not base.ok else 'passes'}; no credit pending instructor "
-                         f"review: the submission contains code the exercises never need ({suspicious[0]})"), flag
+                         f"review: the submission contains code the exercises never need ({suspicious[0]})",
+                  withheld=base.ok), flag
     return base, flag
 
 
