@@ -386,12 +386,13 @@ def test_formgrader_path_refuses_links_too(graded):
     assert "symbolic link" in rep["reason"]
 
 
-def test_sandbox_grade_fails_closed(tmp_path):
+def test_sandbox_grade_fails_closed(graded):
+    """A notebook VerifySubmission never saw is refused, not graded as "not tampered"."""
     from traitlets.config import Config
 
     from autograder.steps import SandboxGrade, SubmissionError
     cfg = Config()
-    cfg.CourseDirectory.root = str(tmp_path)
+    cfg.CourseDirectory.root = str(graded[0])
     resources = {"nbgrader": {"student": "nobody", "assignment": A, "notebook": A}}
     with pytest.raises(SubmissionError, match="not checked by VerifySubmission"):
         SandboxGrade(config=cfg).preprocess(_nb("nobody"), resources)
