@@ -296,7 +296,8 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
                              "folder; please keep the released name)")
             elif found:
                 raise SubmissionRefused(
-                    f"expected the notebook '{expected}' but found {len(found)} other notebooks "
+                    f"expected the notebook '{expected}' but found {len(found)} other notebook"
+                    f"{'s' if len(found) > 1 else ''} "
                     f"({', '.join(repr(safe_text(n)) for n in found[:5])}); keep one, named '{expected}'")
             else:
                 raise SubmissionRefused(f"no notebook in the submission: expected '{expected}'")

@@ -83,7 +83,7 @@ def _reason(log: str) -> str:
             return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit"
     for ln in reversed(lines):
         if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln \
-                and "see the above traceback" not in ln.lower() and "There was an error processing" not in ln:
+                and "above traceback" not in ln.lower() and "There was an error processing" not in ln:
             return ln[:300]
     return "nbgrader could not process this submission and gave no reason; grade it alone with " \
         "`nbgrader autograde` to see its log"

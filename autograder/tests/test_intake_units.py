@@ -1,0 +1,182 @@
+"""Fast checks of autograder/intake.py and the grading steps' guards (no sandbox, no nbgrader run).
+
+The class-level proof (a whole crafted class graded next to honest classmates) is
+test_intake.py; these run everywhere, also where the sandbox is unavailable.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import nbformat
+import pytest
+
+from autograder.intake import (SubmissionIntake, SubmissionRefused, csv_cell, safe_json, safe_text,
+                               stage, student_glob, take)
+
+A = "02_scaled_dot_product_attention"
+
+
+def _folder(tmp_path, student="alice"):
+    d = tmp_path / "submitted" / student / A
+    d.mkdir(parents=True)
+    return d
+
+
+def _notebook(d, name=f"{A}.ipynb", **meta):
+    nb = nbformat.v4.new_notebook(metadata=meta)
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1"))
+    nbformat.write(nb, str(d / name))
+    return d / name
+
+
+@pytest.mark.parametrize("student", ["star*", "lee[2]", "lee ", " lee", "  ", "a?b", "-rf", "zoë", ".hidden",
+                                     "[x]", "x]"])
+def test_student_glob_matches_exactly_its_folder(tmp_path, student):
+    from nbgrader.coursedir import CourseDirectory
+    for name in {student, "starlight", "lee2", "lee", "leeX", "axb", "x", "a b"}:
+        (tmp_path / name).mkdir(exist_ok=True)
+    pattern = CourseDirectory(student_id=student_glob(student)).student_id  # nbgrader strips spaces
+    assert glob.glob(os.path.join(glob.escape(str(tmp_path)), pattern)) == [str(tmp_path / student)]
+
+
+def test_safe_text_neutralises_terminal_and_bidi_controls():
+    raw = "ok\x1b[2J\x07\x9b\u202eevil\u200b\nline"
+    out = safe_text(raw)
+    assert out == "ok\\x1b[2J\\x07\\x9b\\u202eevil\\u200b\\nline"
+    assert safe_text(out) == out  # idempotent
+    assert safe_json({"k\x1b": ["\x1b", 1, None]}) == {"k\\x1b": ["\\x1b", 1, None]}
+    assert safe_text("é中文 ok") == "é中文 ok"
+
+
+@pytest.mark.parametrize("cell,expected", [("=HYPERLINK(\"x\")", "'=HYPERLINK(\"x\")"), ("+1", "'+1"),
+                                           ("-bob", "'-bob"), ("@SUM(A1)", "'@SUM(A1)"), ("bob", "bob"),
+                                           ("\x1b[31m=x", "\\x1b[31m=x")])
+def test_csv_cells_are_not_formulas(cell, expected):
+    assert csv_cell(cell) == expected
+
+
+def test_take_reads_only_the_notebook_and_timestamp(tmp_path):
+    d = _folder(tmp_path)
+    _notebook(d)
+    (d / "timestamp.txt").write_text("2026-11-20 14:03:00.000000 UTC\n")
+    (d / "extra.py").write_text("print('ignored')")
+    (d / ".ipynb_checkpoints").mkdir()
+    os.symlink("/nonexistent", d / ".ipynb_checkpoints" / "link")  # inside a skipped folder: never read
+    taken = stage(tmp_path, A, "alice")
+    assert "".join(json.loads(taken.notebook)["cells"][0]["source"]) == "x = 1"
+    assert taken.timestamp.startswith("2026-11-20")
+    staged = tmp_path / ".intake" / "alice" / A
+    assert sorted(p.name for p in staged.iterdir()) == [f"{A}.ipynb", "timestamp.txt"]
+
+
+def test_a_refused_submission_leaves_no_stale_copy(tmp_path):
+    d = _folder(tmp_path)
+    _notebook(d)
+    stage(tmp_path, A, "alice")
+    (d / f"{A}.ipynb").write_bytes(b"\xff\xfe")
+    with pytest.raises(SubmissionRefused, match="not UTF-8"):
+        stage(tmp_path, A, "alice")
+    assert not (tmp_path / ".intake" / "alice" / A).exists()
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda d: os.symlink(d.parent, d / "up"), "symbolic link"),
+    (lambda d: os.mkfifo(d / "pipe"), "named pipe"),
+    (lambda d: (d / "data").mkdir(), "a folder"),
+    (lambda d: (d / "timestamp.txt").write_text("\x00\x01"), "timestamp.txt"),
+    (lambda d: (d / "timestamp.txt").write_text("x" * 1000), "timestamp.txt is 1000 bytes"),
+])
+def test_take_refuses_what_is_not_a_regular_file(tmp_path, make, needle):
+    d = _folder(tmp_path)
+    _notebook(d)
+    make(d)
+    with pytest.raises(SubmissionRefused, match=needle):
+        take(d, A)
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b'{"cells": [', "not valid notebook JSON"),
+    (b'{"cells": [], "metadata": {"x": ' + b"[" * 3000 + b"]" * 3000 + b"}}", "nested more than 64"),
+    (b"\x89PNG\r\n", "not UTF-8"),
+    (b"[1, 2]", "not a Jupyter notebook"),
+    (b'{"cells": [], "nbformat": 3, "metadata": {}}', "notebook format 3"),
+    (b'{"cells": [7], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}', "cell 1 is not a notebook cell"),
+])
+def test_take_says_what_is_wrong_with_the_notebook(tmp_path, content, needle):
+    d = _folder(tmp_path)
+    (d / f"{A}.ipynb").write_bytes(content)
+    with pytest.raises(SubmissionRefused, match=needle):
+        take(d, A)
+
+
+def test_size_cap_is_a_setting(tmp_path):
+    d = _folder(tmp_path)
+    _notebook(d)
+    take(d, A)
+    with pytest.raises(SubmissionRefused, match="over the 100 bytes limit"):
+        take(d, A, SubmissionIntake(max_notebook_bytes=100))
+
+
+def test_misnamed_notebook(tmp_path):
+    d = _folder(tmp_path)
+    _notebook(d, f"{A} (1).ipynb")
+    assert "(1).ipynb" in take(d, A).notes[0]
+    with pytest.raises(SubmissionRefused, match="found 1 other notebook "):
+        take(d, A, SubmissionIntake(accept_single_misnamed=False))
+    _notebook(d, "other.ipynb")
+    with pytest.raises(SubmissionRefused, match="found 2 other notebooks"):
+        take(d, A)
+
+
+def test_control_characters_in_a_folder_name_are_refused(tmp_path):
+    d = _folder(tmp_path, "bob\nalice")
+    _notebook(d)
+    with pytest.raises(SubmissionRefused, match="control characters"):
+        stage(tmp_path, A, "bob\nalice")
+
+
+def test_symlinked_student_folder_is_refused(tmp_path):
+    d = _folder(tmp_path, "alice")
+    _notebook(d)
+    os.symlink(tmp_path / "submitted" / "alice", tmp_path / "submitted" / "mallory")
+    with pytest.raises(SubmissionRefused, match="symbolic link"):
+        stage(tmp_path, A, "mallory")
+
+
+def test_reason_never_points_at_an_unseen_traceback():
+    from autograder.pipeline import _reason
+    log = ("[ERROR] There was an error processing assignment: /c/submitted/x/A\n"
+           "[ERROR] Please see the the above traceback for details on the specific errors on the above failures.")
+    assert "traceback" not in _reason(log).lower()
+    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")
+
+
+class _DeepCheck:
+    """A by-hand check whose comparison overflows the stack (a value nested too deeply)."""
+
+    grade_id, kind, target, forbid_attrs = "test_x", "by_hand", None, ()
+
+    def read(self, cells):
+        return [[1]]
+
+    def judge(self, value, raw, student):
+        raise RecursionError("maximum recursion depth exceeded")
+
+
+def test_one_items_crash_stays_in_that_item():
+    from autograder.steps import _judge
+    outcome, flag = _judge(_DeepCheck(), None, {}, "s", [], {}, [], None)
+    assert not outcome.ok and "nested too deeply" in outcome.message and flag is None
+
+
+def test_course_kernel_is_accepted():
+    from autograder.steps import ACCEPTED_KERNELS, SubmissionError, VerifySubmission
+    assert {"python3", "attnlab"} <= set(ACCEPTED_KERNELS)
+    def nb(name):
+        return nbformat.v4.new_notebook(metadata={"kernelspec": {"name": name, "display_name": name}})
+    for name in ACCEPTED_KERNELS:
+        VerifySubmission()._verify(nb(name), nb("python3"), ("s", A, A))
+    with pytest.raises(SubmissionError, match="'ir'"):
+        VerifySubmission()._verify(nb("ir"), nb("python3"), ("s", A, A))
