@@ -9,8 +9,9 @@ writes ``<course>/grades.csv`` with these columns.
 
 ``status``: ``graded``; ``manual_pending`` (autograded, but the assignment's manually graded
 answers are not graded yet, so ``score`` is not final); ``flagged`` (the grader withheld
-credit for review, see ``flags``; ``python -m autograder clear-flag``); ``error`` (not graded,
-``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).
+credit for review, see ``flags``; ``python -m autograder clear-flag``; or flagged by a person in
+formgrader: nbgrader's own ``flagged`` decides, so unflagging there is seen here too); ``error``
+(not graded, ``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).
 Text cells pass through :func:`autograder.intake.csv_cell` (no control characters, no
 spreadsheet formulas).
 """
@@ -31,14 +32,16 @@ FIELDS = ["assignment", "student_id", "score", "max_score", "autograded_score", 
 
 def status_of(report: dict | None, submission) -> str:
     """One submission's status (see the module docstring); ``submission`` is nbgrader's
-    ``Submission`` or None when the student has none."""
-    if report is None:
-        return "missing" if submission is None else ("manual_pending" if submission.needs_manual_grade
-                                                     else "graded")
-    status = report.get("status", "error")
-    if status == "graded" and submission is not None and submission.needs_manual_grade:
-        return "manual_pending"
-    return status
+    ``Submission`` or None when the student has none.  Once graded, formgrader's flag (nbgrader's
+    ``SubmittedNotebook.flagged``, which the grader sets when it flags) decides ``flagged``."""
+    if submission is None:
+        return "missing" if report is None else report.get("status", "error")
+    status = report.get("status", "error") if report else "graded"
+    if status == "error":
+        return status
+    if any(nb.flagged for nb in submission.notebooks):
+        return "flagged"
+    return "manual_pending" if submission.needs_manual_grade else "graded"
 
 
 class AttnlabCsvExport(ExportPlugin):
@@ -92,6 +95,10 @@ class AttnlabCsvExport(ExportPlugin):
                         + (list(rep.get("notes", [])) if rep else [])
                     if status == "manual_pending":
                         extra.append("manually graded answers not graded yet (formgrader)")
+                    if rep and rep.get("status") == "flagged" and status != "flagged":
+                        extra.append("flag cleared in formgrader")
+                    elif status == "flagged" and not (rep and rep.get("flags")):
+                        extra.append("flagged in formgrader")
                     writer.writerow({
                         "assignment": csv_cell(assignment.name), "student_id": csv_cell(student_id),
                         "score": score if status != "error" else "",

@@ -146,7 +146,7 @@ def submission_folders(root, assignment: str) -> list[str]:
 
 # ---------------------------------------------------------------- reading a submission
 
-_KIND = {stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe (FIFO)",
+_KIND = {stat.S_IFREG: "a file", stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe (FIFO)",
          stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
 
 

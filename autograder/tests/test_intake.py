@@ -302,6 +302,22 @@ def test_grades_csv_says_manual_grading_is_pending(graded):
     assert rows["honest"]["status"] == "graded", rows["honest"]
 
 
+def test_formgrader_flag_decides_flagged_in_the_csv(graded):
+    """Flagging or unflagging in formgrader (nbgrader's own flag) is what grades.csv reports."""
+    root, _, _, _ = graded
+    from nbgrader.api import Gradebook
+
+    from autograder.pipeline import export
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attnlab") as gb:
+        gb.find_submission_notebook(A, A, "-rf").flagged = True
+        gb.db.commit()
+    rows = {r["student_id"]: r for r in _rows(export(root, A, csv_path=root / "flag-check.csv"))}
+    assert rows["'-rf"]["status"] == "flagged" and "flagged in formgrader" in rows["'-rf"]["reason"]
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attnlab") as gb:
+        gb.find_submission_notebook(A, A, "-rf").flagged = False
+        gb.db.commit()
+
+
 def test_nbgrader_export_writes_into_the_course(graded, tmp_path):
     root, _, _, _ = graded
     env = dict(os.environ, ATTNLAB_COURSE=str(root))
