@@ -196,3 +196,20 @@ def test_a_named_mistake_gets_its_reason_only_on_the_second_try(store):
     assert first.misconception == "scale_by_d_model" and "d_model / n_heads" not in first.message
     second = item.check(wrong)
     assert "d_model / n_heads" in second.message  # the why and the method
+
+
+def test_a_schema_1_progress_file_is_read_and_upgraded(tmp_path):
+    from attnlab.practice.store import SCHEMA, _checksum
+
+    payload = {"schema": 1, "learner": "old", "lesson": "03", "skills": {"sdpa_scale": {
+        "served": 3, "current": 2, "checked": True, "hinted": 0, "solved": False, "review": False, "streak": 0,
+        "mastered": False, "attempts": 3, "correct": 2, "hints": 0, "history": [[1.0, False, 0, None]]}}}
+    path = tmp_path / "progress" / "old.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(dict(payload, checksum=_checksum(payload))))
+    store = ProgressStore("old", tmp_path)
+    rec = store.get("sdpa_scale")
+    assert store.notices == [] and store.lesson == "03"
+    assert (rec.attempts, rec.current, rec.misses) == (3, 2, 1)  # the open problem had a miss
+    store.update("sdpa_scale", lambda r: r)
+    assert json.loads(path.read_text())["schema"] == SCHEMA

@@ -30,6 +30,7 @@ _PLACEHOLDER = {
     "number": "a number, e.g. 0.25", "int": "a whole number, e.g. 4096", "shape": "a shape, e.g. (2, 4, 8)",
     "matrix": "e.g. [[1, 2], [3, 4]]", "vector": "e.g. [0.1, 0.9]", "mask": "e.g. [[1, 0], [1, 1]]",
     "int_list": "e.g. [3, 1, 2]", "int_set": "e.g. [0, 2]",
+    "choice": "one letter, e.g. B", "choices": "letters, e.g. A, C", "order": "letters in order, e.g. C A B D",
 }
 
 
