@@ -107,3 +107,14 @@ def test_plain_formula_agrees_with_attnlab_nn(name):
 
 def test_every_skill_has_an_nn_reference():
     assert [s.name for s in SKILLS if s.reference is None and s.kind not in ("choice", "choices", "order")] == []
+
+
+def test_every_lesson_has_a_conceptual_item_with_named_distractors():
+    for lesson in range(1, 11):
+        concepts = [s for s in SKILLS if s.lesson == f"{lesson:02d}" and s.kind in ("choice", "choices", "order")]
+        assert concepts, f"lesson {lesson:02d} has no conceptual item"
+        for skill in concepts:
+            v = skill.variant(0)
+            if skill.kind == "choice":  # every option but the right one is a named misconception
+                assert all(tag in MISCONCEPTIONS for _, tag in v.data["options"] if tag is not None)
+            assert skill.check(v, format_answer(v.answer, skill.kind)).correct
