@@ -1,7 +1,8 @@
 """The ``attnlab`` console script: practise at the terminal and see progress.
 
     attnlab skills [--lesson 03]         every skill with its lesson
-    attnlab practice SKILL [--max N]     interactive practice (h = hint, n = new problem, q = quit)
+    attnlab practice SKILL [--max N]     interactive practice (h = hint, s = show the worked answer,
+                                         n = new problem, q = quit)
     attnlab hint SKILL                   the next hint for the open problem of SKILL
     attnlab progress                     table by lesson and skill: mastered / in progress / due
     attnlab gate LESSON [--override]     the lesson's prerequisite check, as a notebook would run it
@@ -64,15 +65,14 @@ def progress() -> None:
         table.add_column(col)
     counts: dict[str, int] = {}
     for s in all_skills():
-        rec = store.peek(s.name)
+        rec = store.get(s.name)
         state = mastery.status(store, s.name)
         counts[state] = counts.get(state, 0) + 1
         due = ""
-        if rec["mastered"] and rec["due_at"] is not None:
-            day = time.strftime("%Y-%m-%d", time.localtime(rec["due_at"]))
-            due = f"lesson {rec['due_lesson']} or {day}"
-        table.add_row(s.lesson, s.name, state, f"{min(rec['streak'], n)}/{n}", str(rec["attempts"]),
-                      str(rec["hints"]), due)
+        if rec.mastered and rec.due_at is not None:
+            day = time.strftime("%Y-%m-%d", time.localtime(rec.due_at))
+            due = f"lesson {rec.due_lesson} or {day}" if rec.due_lesson else day
+        table.add_row(s.lesson, s.name, state, f"{min(rec.streak, n)}/{n}", str(rec.attempts), str(rec.hints), due)
     console = _console()
     for notice in store.notices:
         console.print(f"Note: {notice}")
@@ -85,7 +85,7 @@ def progress() -> None:
 @click.option("--max", "max_items", type=int, default=None, help="Stop after this many problems.")
 @click.option("--until-mastered", is_flag=True, help="Stop as soon as the skill is mastered.")
 def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
-    """Practise SKILL interactively: type an answer, h for a hint, n for a new problem, q to quit."""
+    """Practise SKILL interactively: type an answer; h = hint, s = show the worked answer, n = new problem, q = quit."""
     from attnlab.practice import PracticeItem, get_skill
 
     try:
@@ -97,7 +97,7 @@ def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
     for notice in item.store.notices:
         echo(f"Note: {notice}")
     echo(f"Practising {item.skill.name}: {item.skill.title} (lesson {item.skill.lesson}). "
-         "Type an answer; h = hint, n = new problem, q = quit.")
+         "Type an answer; h = hint, s = show the worked answer, n = new problem, q = quit.")
     shown, fresh = 0, True
     while True:
         if fresh:
@@ -118,12 +118,19 @@ def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
         if text.lower() in ("h", "hint", "?"):
             echo(item.hint())
             continue
+        if text.lower() in ("s", "show", "answer", "solution"):
+            echo(item.worked_answer())
+            echo("This problem no longer counts; n for a new problem.")
+            continue
         if text.lower() in ("n", "next", "new", "skip"):
             item.next()
             fresh = True
         else:
             was_mastered = item.mastered
             feedback = item.check(text)
+            if not feedback.readable:
+                echo(f"? {feedback.message} Nothing was recorded; type the answer again.")
+                continue
             echo(item.feedback_text())
             if not feedback.correct:
                 echo("Try again, or n for a new problem (a retry does not count towards mastery).")
@@ -158,7 +165,11 @@ def hint(skill: str) -> None:
 def gate(lesson: str, override: bool) -> None:
     """Run the prerequisite check of LESSON (e.g. 03) and print it."""
     from attnlab.practice import gate as run_gate
+    from attnlab.practice.mastery import LAST_LESSON, LESSONS, is_lesson
 
+    if not is_lesson(lesson):
+        raise click.BadParameter(f"there is no lesson {lesson} in this course: the lessons are {LESSONS[0]} to "
+                                 f"{LAST_LESSON}.", param_hint="LESSON")
     run_gate(lesson, override=override)
 
 

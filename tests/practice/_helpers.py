@@ -9,6 +9,10 @@ from attnlab.practice.answers import parse, tolerance
 def perturb(answer, kind: str, decimals):
     """A wrong answer close to ``answer`` (one entry changed by more than the tolerance)."""
     value = parse(answer, kind)
+    if kind == "choice":
+        return "A" if value != "A" else "B"
+    if kind in ("choices", "order"):
+        return list(reversed(value)) if kind == "order" and len(value) > 1 else sorted(set(value) ^ {"A"}) or ["B"]
     step = max(10 * tolerance(decimals), 0.1)
     if kind == "number":
         return value + step

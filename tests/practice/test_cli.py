@@ -36,7 +36,7 @@ def test_practice_with_cliRunner_input_hint_wrong_and_quit():
     assert out.exit_code == 0, out.output
     assert "not right" in out.output and "Hint 1/2" in out.output and "does not count" in out.output
     rec = ProgressStore().peek("sdpa_scale")
-    assert rec["hints"] == 1 and rec["streak"] == 0 and rec["attempts"] == 2
+    assert rec.hints == 1 and rec.streak == 0 and rec.attempts == 2
 
 
 def test_unknown_skill_is_a_usage_error():
@@ -52,7 +52,7 @@ def test_piped_session_end_to_end_masters_a_skill(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("✔") == 3 and "Mastered" in proc.stdout
-    assert ProgressStore("pipe", tmp_path).peek("warmup_scores_shape")["mastered"] is True
+    assert ProgressStore("pipe", tmp_path).peek("warmup_scores_shape").mastered is True
 
 
 @pytest.mark.slow
@@ -75,7 +75,7 @@ def test_interactive_session_under_a_pseudo_terminal(tmp_path):
     finally:
         child.close()
     assert child.exitstatus == 0
-    assert ProgressStore("tty", tmp_path).peek("uniform_loss")["streak"] == 1
+    assert ProgressStore("tty", tmp_path).peek("uniform_loss").streak == 1
 
 
 @pytest.mark.parametrize("args", [["gate", "03"], ["gate", "03", "--override"]])
@@ -92,8 +92,7 @@ def test_progress_table_shows_mastered_in_progress_and_due():
     other = practice_item("uniform_loss")
     other.check(other.variant.answer)
     store = ProgressStore()
-    store.skill("sdpa_scale").update(due_lesson="00", due_at=15 * 86400.0)  # make the review due now
-    store.save()
+    store.update("sdpa_scale", lambda r: r.but(due_lesson="00", due_at=15 * 86400.0))  # make the review due now
     out = CliRunner().invoke(main, ["progress"])
     assert out.exit_code == 0
     rows = {line.split("│")[2].strip(): line for line in out.output.splitlines() if line.count("│") > 3}

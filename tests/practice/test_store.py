@@ -5,6 +5,7 @@ import os
 import pytest
 
 from attnlab.practice import ProgressStore
+from attnlab.practice.record import SkillRecord
 from attnlab.practice.store import SCHEMA
 
 
@@ -14,51 +15,47 @@ def _backups(store):
 
 def test_roundtrip_schema_checksum_and_no_temp_files(tmp_path):
     store = ProgressStore("ann", tmp_path)
-    store.skill("sdpa_full")["streak"] = 2
-    assert store.save()
+    store.put("sdpa_full", SkillRecord(streak=2))
     doc = json.loads(store.path.read_text())
     assert doc["schema"] == SCHEMA and len(doc["checksum"]) == 64 and doc["learner"] == "ann"
-    assert ProgressStore("ann", tmp_path).peek("sdpa_full")["streak"] == 2
+    assert ProgressStore("ann", tmp_path).peek("sdpa_full").streak == 2
     assert [p.name for p in store.path.parent.iterdir() if p.name.endswith(".tmp")] == []
     assert store.path == tmp_path / "progress" / "ann.json"
 
 
 def test_one_file_per_learner(tmp_path):
     a, b = ProgressStore("ann", tmp_path), ProgressStore("ben", tmp_path)
-    a.skill("x")["streak"] = 1
-    a.save()
-    b.save()
-    assert ProgressStore("ben", tmp_path).peek("x")["streak"] == 0
+    a.put("x", SkillRecord(streak=1))
+    b.visit("01")
+    assert ProgressStore("ben", tmp_path).peek("x").streak == 0
 
 
 def test_invalid_json_is_backed_up_and_last_good_copy_recovered(tmp_path):
     store = ProgressStore("ann", tmp_path)
-    store.skill("sdpa_full").update(mastered=True, streak=3)
-    store.save()
-    store.path.write_text('{"schema": 1, "skills": {"sdpa_full": ')  # truncated write
+    store.put("sdpa_full", SkillRecord(mastered=True, streak=3))
+    store.path.write_text('{"schema": 2, "skills": {"sdpa_full": ')  # truncated write
     with pytest.warns(UserWarning, match="not valid JSON"):
         again = ProgressStore("ann", tmp_path)
-    assert again.peek("sdpa_full")["mastered"] is True  # nothing earned is lost
+    assert again.peek("sdpa_full").mastered is True  # nothing earned is lost
     backups = _backups(again)
-    assert len(backups) == 1 and backups[0].read_text().startswith('{"schema": 1, "skills"')
+    assert len(backups) == 1 and backups[0].read_text().startswith('{"schema": 2, "skills"')
     assert any(str(backups[0]) in n for n in again.notices)
     with_warnings = ProgressStore("ann", tmp_path)  # the recovered file is clean again
-    assert with_warnings.notices == [] and with_warnings.peek("sdpa_full")["mastered"] is True
+    assert with_warnings.notices == [] and with_warnings.peek("sdpa_full").mastered is True
 
 
 def test_hand_edited_file_is_detected_backed_up_and_valid_records_kept(tmp_path):
     store = ProgressStore("ann", tmp_path)
-    store.skill("sdpa_full")["streak"] = 2
-    store.skill("causal_mask_build")["mastered"] = True
-    store.save()
+    store.put("sdpa_full", SkillRecord(streak=2))
+    store.put("causal_mask_build", SkillRecord(mastered=True))
     doc = json.loads(store.path.read_text())
     doc["skills"]["sdpa_full"]["streak"] = "many"  # invalid type: dropped
     doc["skills"]["causal_mask_build"]["attempts"] = 9  # valid: kept
     store.path.write_text(json.dumps(doc))
     with pytest.warns(UserWarning, match="changed outside attnlab"):
         again = ProgressStore("ann", tmp_path)
-    assert again.peek("causal_mask_build")["mastered"] is True
-    assert again.peek("causal_mask_build")["attempts"] == 9
+    assert again.peek("causal_mask_build").mastered is True
+    assert again.peek("causal_mask_build").attempts == 9
     assert "sdpa_full" not in again.data["skills"]
     assert len(_backups(again)) == 1 and "recovered 1 skill record" in again.notices[0]
 
@@ -80,10 +77,9 @@ def test_unwritable_home_never_crashes(tmp_path):
     home.chmod(0o500)
     try:
         store = ProgressStore("ann", home)
-        store.skill("x")["streak"] = 1
-        with pytest.warns(UserWarning, match="Could not save"):
-            assert store.save() is False
-        assert store.peek("x")["streak"] == 1
+        with pytest.warns(UserWarning, match="Could not"):
+            store.put("x", SkillRecord(streak=1))
+        assert store.peek("x").streak == 1
     finally:
         home.chmod(0o700)
 
@@ -93,10 +89,8 @@ def test_home_is_a_file_never_crashes(tmp_path):
     home.write_text("x")
     with pytest.warns(UserWarning, match="Could not read"):
         store = ProgressStore("ann", home)
-    store.skill("x")["streak"] = 1
-    with pytest.warns(UserWarning, match="Could not save"):
-        assert store.save() is False
-    assert store.peek("x")["streak"] == 1
+    store.put("x", SkillRecord(streak=1))  # already in memory only: no second warning
+    assert store.peek("x").streak == 1
 
 
 def test_two_store_objects_never_overwrite_each_others_progress(tmp_path):
@@ -107,8 +101,8 @@ def test_two_store_objects_never_overwrite_each_others_progress(tmp_path):
     assert a.check(a.variant.answer).correct
     assert b.check(b.variant.answer).correct  # b's store re-reads a's write before saving
     fresh = ProgressStore("ann", tmp_path)
-    assert fresh.peek("sdpa_scale")["streak"] == 1 and fresh.peek("uniform_loss")["streak"] == 1
+    assert fresh.peek("sdpa_scale").streak == 1 and fresh.peek("uniform_loss").streak == 1
     a.next()
     assert a.check(a.variant.answer).correct
-    assert ProgressStore("ann", tmp_path).peek("uniform_loss")["streak"] == 1
-    assert ProgressStore("ann", tmp_path).peek("sdpa_scale")["streak"] == 2
+    assert ProgressStore("ann", tmp_path).peek("uniform_loss").streak == 1
+    assert ProgressStore("ann", tmp_path).peek("sdpa_scale").streak == 2

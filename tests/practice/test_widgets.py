@@ -64,3 +64,17 @@ def test_hint_button_and_mastery_bar(tmp_path):
         card.check_button.click()
     assert card.progress.value == card.progress.max == 2 and card.progress.bar_style == "success"
     assert card.status.value == "mastered"
+
+
+def test_typo_changes_nothing_and_show_answer_is_on_request(tmp_path):
+    card = practice("concept_kv_cache", store=ProgressStore("wes", tmp_path))
+    assert "attnlab-show" in _classes(card.show_button)
+    card.answer.value = "1/0"
+    card.check_button.click()
+    assert "could not read" in card.feedback.value.lower() and card.item.store.get("concept_kv_cache").attempts == 0
+    assert card.next_button.disabled  # nothing happened: the problem stays open
+    card.show_button.click()
+    assert "Worked answer" in card.hints.value and card.expected_text() in card.hints.value
+    card.answer.value = card.expected_text()
+    card.check_button.click()
+    assert "✔" in card.feedback.value and card.progress.value == 0  # shown answers do not count

@@ -14,8 +14,10 @@ Contract used by lessons, exercises and the autograder::
     practice("sdpa_full") # one card; practice_item("sdpa_full") is the headless version
 
 Modules: ``core`` (Skill/Variant/Feedback, registry), ``skills/`` (one module per topic),
-``answers`` (parsing, tolerant comparison), ``misconceptions``, ``seeding``, ``store``,
-``mastery`` (rule, review, prerequisites), ``gates``, ``text``, ``widgets``.
+``working`` (each by-hand skill's plain formula, exact or with rounded working: the tolerance),
+``answers`` (parsing, tolerant comparison), ``misconceptions`` (the one catalogue of named
+mistakes), ``seeding``, ``record`` (the frozen SkillRecord), ``store`` (I/O only, locked),
+``mastery`` (the pure transition, review, prerequisites), ``gates``, ``text``, ``widgets``.
 See docs/mastery.md.
 """
 from .answers import AnswerFormatError, format_answer

@@ -14,7 +14,13 @@ vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
 mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend)
 int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
 int_set   integers in any order ``{0, 2}``, ``"2, 0"``
+choice    one option letter: ``"B"``, ``"b"``, ``"(b)"``, ``"B)"``
+choices   option letters in any order: ``"A, C"``, ``"ca"``, ``["A", "C"]``
+order     option letters in order: ``"C A B"``, ``"CAB"``, ``"C, A, B"``
 ========  ==========================================================================
+
+Anything that cannot be read raises :class:`AnswerFormatError` with a message saying what
+could not be read (never another exception: ``1/0`` is "cannot divide by zero").
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("number", "int", "shape", "matrix", "vector", "mask", "int_list", "int_set")
+KINDS = ("number", "int", "shape", "matrix", "vector", "mask", "int_list", "int_set", "choice", "choices", "order")
+LETTER_KINDS = ("choice", "choices", "order")
 
 
 class AnswerFormatError(ValueError):
@@ -57,6 +64,13 @@ def tolerance(decimals: int | None) -> float:
 _FRACTION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.])")
 
 
+def _fraction(m: re.Match) -> str:
+    num, den = float(m.group(1)), float(m.group(2))
+    if den == 0:
+        raise AnswerFormatError(f"{m.group(0)!r} divides by zero. Type the value itself, e.g. 0.25 or 1/4.")
+    return repr(num / den)
+
+
 def _text_to_python(text: str) -> Any:
     s = text.strip().replace("−", "-").replace("∞", "inf").replace("×", "x")
     if not s:
@@ -69,7 +83,7 @@ def _text_to_python(text: str) -> Any:
     s = re.sub(r"(?i)\bfalse\b", "False", s)
     s = re.sub(r"(?i)(?<![\w.])-\s*inf(inity)?\b", "-1e999", s)
     s = re.sub(r"(?i)(?<![\w.])inf(inity)?\b", "1e999", s)
-    s = _FRACTION.sub(lambda m: repr(float(m.group(1)) / float(m.group(2))), s)
+    s = _FRACTION.sub(_fraction, s)
     if re.fullmatch(r"\s*\d+(\s*x\s*\d+)+\s*", s):  # 2x4x8
         return tuple(int(t) for t in s.split("x"))
     if ";" in s and "[" not in s:  # MATLAB style rows: "1 0; 1 1"
@@ -130,6 +144,43 @@ def parse(answer: Any, kind: str) -> Any:
     """
     if kind not in KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; expected one of {KINDS}")
+    if kind in LETTER_KINDS:
+        return _letters(answer, kind)
+    try:
+        return _parse(answer, kind)
+    except AnswerFormatError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as err:
+        shown = answer if len(repr(answer)) < 80 else repr(answer)[:77] + "..."
+        raise AnswerFormatError(f"Could not read {shown!r} ({type(err).__name__}: {err}). "
+                                "Type numbers such as 0.25 or 1/4, or lists like [[1, 0], [1, 1]].") from None
+
+
+def _letters(answer: Any, kind: str) -> Any:
+    """Option letters: ``"b"``, ``"(B)"``, ``"A, C"``, ``"CAB"``, ``["A", "C"]``."""
+    if isinstance(answer, (list, tuple, set, frozenset)):
+        text = " ".join(str(a) for a in answer)
+    else:
+        text = str(answer)
+    letters = re.findall(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])", text)
+    if not letters and re.fullmatch(r"[\s,;()\[\]]*[A-Za-z]+[\s,;()\[\]]*", text):
+        letters = list(re.sub(r"[^A-Za-z]", "", text))  # "CAB"
+    letters = [c.upper() for c in letters]
+    if not letters:
+        raise AnswerFormatError(f"Could not read {text!r}: answer with the option letter(s), e.g. B"
+                                + (" or A, C." if kind == "choices" else " or C A B." if kind == "order" else "."))
+    if kind == "choice":
+        if len(letters) != 1:
+            raise AnswerFormatError(f"Give exactly one option letter (you gave {len(letters)}: {', '.join(letters)}).")
+        return letters[0]
+    if kind == "order":
+        if len(set(letters)) != len(letters):
+            raise AnswerFormatError("Each option appears once in an order; you repeated one: " + " ".join(letters))
+        return letters
+    return sorted(set(letters))
+
+
+def _parse(answer: Any, kind: str) -> Any:
     value = _to_python(answer)
     if kind in ("number", "int"):
         if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:
@@ -175,12 +226,26 @@ def parse(answer: Any, kind: str) -> Any:
 
 
 # ----------------------------------------------------------------------------- comparing
-def compare(expected: Any, given: Any, kind: str, decimals: int | None = None) -> Difference | None:
-    """First difference between parsed ``given`` and ``expected`` (both normalised), or None if equal."""
+def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, tol: Any = None) -> Difference | None:
+    """First difference between parsed ``given`` and ``expected`` (both normalised), or None if equal.
+
+    ``tol``: accepted absolute distance, a number or one per entry (same nesting as the answer);
+    default :func:`tolerance` of ``decimals``.
+    """
+    if tol is None:
+        tol = tolerance(decimals)
+    if kind in LETTER_KINDS:
+        if kind == "choice":
+            return None if given == expected else Difference("value", (), given)
+        g, e = list(given), list(expected)
+        if g == e:
+            return None
+        where = next((i for i, (a, b) in enumerate(zip(g, e)) if a != b), min(len(g), len(e)))
+        return Difference("value" if len(g) == len(e) else "length", (where,), None, (len(g),), (len(e),))
     if kind in ("number", "int"):
         if kind == "int":
             return None if int(given) == int(expected) else Difference("value", (), given)
-        return None if abs(float(given) - float(expected)) <= tolerance(decimals) else Difference("value", (), given)
+        return None if abs(float(given) - float(expected)) <= float(np.max(tol)) else Difference("value", (), given)
     if kind in ("shape", "int_list", "int_set"):
         g, e = list(given), list(expected)
         if kind == "shape" and len(g) != len(e):  # a wrong number of axes is the first thing to fix
@@ -198,7 +263,11 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None) -
         bad = np.argwhere(g.astype(bool) != e.astype(bool))
     else:
         gf, ef = g.astype(float), e.astype(float)
-        same = np.isclose(gf, ef, rtol=0.0, atol=tolerance(decimals)) | ((gf == ef) & np.isinf(ef))
+        tol = np.asarray(tol, dtype=float)
+        if tol.shape not in ((), ef.shape):  # a per-entry tolerance made for another shape: use its widest
+            tol = tol.max()
+        with np.errstate(invalid="ignore"):
+            same = (np.abs(gf - ef) <= tol) | ((gf == ef) & np.isinf(ef))
         bad = np.argwhere(~same)
     if len(bad) == 0:
         return None
@@ -218,6 +287,10 @@ def equivalent(expected: Any, answer: Any, kind: str, decimals: int | None = Non
 def format_answer(value: Any, kind: str, decimals: int | None = None) -> str:
     """The text a learner would type for ``value`` (used by tests, the CLI and the e2e test)."""
     value = parse(value, kind)
+    if kind == "choice":
+        return value
+    if kind in ("choices", "order"):
+        return ", ".join(value) if kind == "choices" else " ".join(value)
     if kind == "number":
         return f"{value:.{decimals}f}" if decimals is not None else repr(value)
     if kind == "int":

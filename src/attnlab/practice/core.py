@@ -14,8 +14,11 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from .answers import AnswerFormatError, Difference, compare, parse, plain
+import numpy as np
+
+from .answers import AnswerFormatError, Difference, compare, format_answer, parse, plain, tolerance
 from .misconceptions import get_misconception
+from .working import EXACT, tolerances
 
 
 def lesson_id(lesson: str | int) -> str:
@@ -32,14 +35,18 @@ class Feedback:
     """Result of checking one answer.
 
     ``correct``; ``message`` (specific, never reveals the expected answer when wrong);
-    ``misconception`` (name of the recognised mistake, or None); ``where`` (index of
-    the first wrong entry when no mistake was recognised, else None).
+    ``misconception`` (name of the recognised mistake, or None; the first of
+    ``misconceptions`` when several mistakes give this same answer); ``where`` (index of
+    the first wrong entry when no mistake was recognised, else None); ``readable`` (False
+    when the answer could not be read at all: then nothing should be recorded).
     """
 
     correct: bool
     message: str
     misconception: str | None = None
     where: tuple[int, ...] | None = None
+    misconceptions: tuple[str, ...] = ()
+    readable: bool = True
 
     def __str__(self) -> str:
         return self.message
@@ -48,7 +55,9 @@ class Feedback:
 @dataclass(frozen=True)
 class Variant:
     """One concrete problem. ``prompt`` is markdown; ``data`` holds the numbers/config
-    shown; ``answer`` is the expected answer (plain Python, from attnlab.nn)."""
+    shown; ``answer`` is the expected answer (plain Python); ``tol`` is the accepted
+    distance per entry (answers reachable by rounding the working; None: exact or
+    half a unit of ``decimals``)."""
 
     skill: str
     seed: int
@@ -58,19 +67,29 @@ class Variant:
     kind: str
     decimals: int | None = None
     tables: tuple[str, ...] = ()
+    tol: Any = None
 
-    def check(self, answer: Any) -> Feedback:
-        """Shortcut for ``get_skill(self.skill).check(self, answer)``."""
-        return get_skill(self.skill).check(self, answer)
+    def check(self, answer: Any, tier: int = 1) -> Feedback:
+        """Shortcut for ``get_skill(self.skill).check(self, answer, tier)``."""
+        return get_skill(self.skill).check(self, answer, tier)
+
+    @property
+    def problem_kind(self) -> str:
+        """The kind of problem this is within its skill (e.g. ``"S > L"``), or ``""``."""
+        return get_skill(self.skill).kind_of(self)
 
 
 @dataclass(frozen=True)
 class Skill:
     """A practisable skill tied to a lesson.
 
-    ``build(rng) -> (prompt, data)`` makes the problem; ``solve(data)`` computes the
-    expected answer with attnlab.nn; ``mistakes[name](data)`` computes the answer a
-    named misconception would produce; ``hints`` = (nudge, method).
+    ``build(rng) -> (prompt, data)`` makes the problem. The answer is the plain formula
+    ``working(data, m)`` (see :mod:`attnlab.practice.working`: exact, and with every written-down
+    value possibly rounded, which sets the tolerance) or, for exact answers, ``solve(data)``.
+    ``reference(data)`` recomputes it with ``attnlab.nn`` (tests check they agree).
+    ``mistakes[name](data)`` is the answer the named misconception produces (None: does not
+    apply); ``hints`` = (nudge, method). ``kinds`` names the kinds of problem the skill contains
+    and ``kind_of_data(data)`` says which one a problem is (mastery needs every kind).
     """
 
     name: str
@@ -78,23 +97,38 @@ class Skill:
     title: str
     kind: str
     build: Callable[[random.Random], tuple[str, dict]]
-    solve: Callable[[Mapping[str, Any]], Any]
+    solve: Callable[[Mapping[str, Any]], Any] | None
     hints: tuple[str, str]
     mistakes: Mapping[str, Callable[[Mapping[str, Any]], Any]] = field(default_factory=dict)
     decimals: int | None = None
     tables: tuple[str, ...] = ()
+    working: Callable[[Mapping[str, Any], Any], Any] | None = None
+    reference: Callable[[Mapping[str, Any]], Any] | None = None
+    kinds: tuple[str, ...] = ()
+    kind_of_data: Callable[[Mapping[str, Any]], str] | None = None
 
     def __post_init__(self) -> None:
         # Mistake functions always hand back plain Python values (lists, floats, bools, tuples),
         # whatever they compute with, so callers can print, compare or JSON-dump them.
         wrapped = {name: _plain_result(fn) for name, fn in self.mistakes.items()}
         object.__setattr__(self, "mistakes", wrapped)
+        if self.solve is None:
+            if self.working is None:
+                raise ValueError(f"skill {self.name!r} needs solve or working")
+            working = self.working
+            object.__setattr__(self, "solve", lambda d: working(d, EXACT))
+        if bool(self.kinds) != (self.kind_of_data is not None):
+            raise ValueError(f"skill {self.name!r}: give both kinds and kind_of_data, or neither")
 
     def variant(self, seed: int) -> Variant:
         """The problem for ``seed`` (same seed -> same problem). Computed once and cached;
         each call returns its own copy of ``data``/``answer`` (plain, JSON-serialisable values)."""
         v = _variant(self.name, int(seed))
         return replace(v, data=copy.deepcopy(v.data), answer=copy.deepcopy(v.answer))
+
+    def kind_of(self, variant: Variant) -> str:
+        """The kind of problem ``variant`` is (``""`` for a skill with one kind)."""
+        return self.kind_of_data(variant.data) if self.kind_of_data is not None else ""
 
     def wrong_answers(self, variant: Variant) -> dict[str, Any]:
         """The answer each applicable misconception produces for ``variant`` (those that
@@ -109,33 +143,58 @@ class Skill:
             if value is None:  # this mistake does not apply to these numbers
                 continue
             try:
-                if compare(expected, parse(value, self.kind), self.kind, self.decimals) is None:
+                if compare(expected, parse(value, self.kind), self.kind, self.decimals, variant.tol) is None:
                     continue
             except AnswerFormatError:
                 pass
             out[name] = value
         return out
 
-    def check(self, variant: Variant, answer: Any) -> Feedback:
-        """Check ``answer`` (any accepted form, see attnlab.practice.answers) for ``variant``."""
+    def diagnose(self, variant: Variant, answer: Any) -> tuple[str, ...]:
+        """Every named mistake whose answer (with rounded working) ``answer`` matches, in catalogue order."""
+        given = parse(answer, self.kind)
+        names = []
+        for name, wrong in self.wrong_answers(variant).items():
+            try:
+                if compare(parse(wrong, self.kind), given, self.kind, self.decimals, variant.tol) is None:
+                    names.append(name)
+            except AnswerFormatError:
+                continue
+        return tuple(names)
+
+    def check(self, variant: Variant, answer: Any, tier: int = 1) -> Feedback:
+        """Check ``answer`` (any accepted form, see attnlab.practice.answers) for ``variant``.
+
+        ``tier`` 1 says what is wrong; tier 2 (after a second miss or a hint) adds why and the method.
+        An unreadable answer gives ``Feedback(readable=False)`` saying what could not be read.
+        """
         if variant.skill != self.name:
             raise ValueError(f"variant belongs to skill {variant.skill!r}, not {self.name!r}")
         try:
             given = parse(answer, self.kind)
         except AnswerFormatError as err:
-            return Feedback(False, f"I could not read that answer: {err}")
+            return Feedback(False, f"I could not read that answer: {err}", readable=False)
         expected = parse(variant.answer, self.kind)
-        diff = compare(expected, given, self.kind, self.decimals)
+        diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
-        for name, wrong in self.wrong_answers(variant).items():
-            try:
-                if compare(parse(wrong, self.kind), given, self.kind, self.decimals) is None:
-                    m = get_misconception(name)
-                    return Feedback(False, f"Not quite: it looks like {m.title}. {m.why}", misconception=name)
-            except AnswerFormatError:
-                continue
-        return Feedback(False, _describe(diff, self), where=diff.where)
+        names = self.diagnose(variant, given)
+        method = f" Method: {self.hints[1]}" if tier >= 2 else ""
+        if names:
+            found = [get_misconception(n) for n in names]
+            if len(found) == 1:
+                text = f"Not quite: it looks like {found[0].title}."
+            else:
+                text = ("Not quite: this is what you get if " + " or if ".join(m.title for m in found)
+                        + " (both give this number here). Which one did you do?")
+            if tier >= 2:
+                text += " " + " ".join(m.why for m in found)
+            return Feedback(False, text + method, misconception=names[0], misconceptions=names)
+        return Feedback(False, _describe(diff, self) + method, where=diff.where)
+
+    def worked(self, variant: Variant) -> str:
+        """The worked answer: the method and the expected answer (shown only when asked for)."""
+        return f"Method: {self.hints[1]} Answer: {format_answer(variant.answer, self.kind, self.decimals)}"
 
 
 def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
@@ -147,7 +206,7 @@ def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[s
 
 
 def _describe(diff: Difference, skill: Skill) -> str:
-    """Point at the first wrong entry without giving the expected value away."""
+    """Say what is wrong without giving the expected value away (or confirming the rest of the answer)."""
     precision = f" (to {skill.decimals} decimals)" if skill.decimals is not None else ""
     if diff.reason == "shape":
         return (f"Your answer has shape {diff.given_shape}, but this result has shape {diff.expected_shape}. "
@@ -155,12 +214,16 @@ def _describe(diff: Difference, skill: Skill) -> str:
     if diff.reason == "length" and skill.kind == "shape":
         return (f"Your shape has {diff.given_shape[0]} axes but this tensor has {diff.expected_shape[0]}. "
                 "Give one entry per axis.")
+    if skill.kind in ("int_set", "choices"):
+        return "That is not the right set. Recheck each item against the rule (a hint shows the method)."
+    if skill.kind in ("choice", "order"):
+        return "That is not it. Think about what each option would imply (a hint shows the method)."
     if diff.reason == "length":
         return (f"Your answer has {diff.given_shape[0]} entries but should have {diff.expected_shape[0]}. "
                 "Check that you have one entry per item asked for.")
     if not diff.where:
         return f"{diff.given} is not right{precision}. Recheck the computation (a hint shows the method)."
-    if skill.kind in ("shape", "int_list", "int_set", "vector"):
+    if skill.kind in ("shape", "int_list", "vector"):
         label = f"entry {diff.where[0]} (counting from 0)"
     elif len(diff.where) == 2:
         label = f"row {diff.where[0]}, column {diff.where[1]} (counting from 0)"
@@ -169,7 +232,7 @@ def _describe(diff: Difference, skill: Skill) -> str:
     given = diff.given
     if skill.kind == "mask":
         given = "True (may attend)" if bool(given) else "False (blocked)"
-    return f"The first wrong entry is {label}: your value {given} is off{precision}. Earlier entries are right."
+    return f"Look again at {label}: your value {given} is off{precision}."
 
 
 # ----------------------------------------------------------------------------- registry
@@ -211,10 +274,47 @@ def get_skill(name: str) -> Skill:
     raise KeyError(f"unknown skill {name!r}.{hint}")
 
 
-@functools.lru_cache(maxsize=512)
+_TRIES = 60  # rebuilds allowed to keep every named mistake's answer apart from the accepted ones
+
+
+@functools.lru_cache(maxsize=2048)
 def _variant(name: str, seed: int) -> Variant:
+    """Build the problem for ``seed``; rebuild (same random stream) while a named mistake's answer would
+    fall among the accepted answers (or the working cannot be bounded), so every mistake stays rejected."""
     skill = get_skill(name)
     rng = random.Random(seed)
-    prompt, data = skill.build(rng)
-    answer = plain(skill.solve(data))
-    return Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables)
+    for _ in range(_TRIES):
+        prompt, data = skill.build(rng)
+        answer = plain(skill.solve(data))
+        try:
+            tol = tolerances(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
+        except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
+            continue
+        v = Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables, tol)
+        if _mistakes_apart(skill, v):
+            return v
+    return v
+
+
+def _mistakes_apart(skill: Skill, v: Variant) -> bool:
+    """True if no mistake's answer is within twice the tolerance of the right one without equalling it."""
+    if skill.decimals is None:
+        return True
+    expected = parse(v.answer, skill.kind)
+    wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
+    for wrong in skill.mistakes.values():
+        try:
+            value = wrong(v.data)
+            if value is None:
+                continue
+            value = parse(value, skill.kind)
+        except Exception:  # noqa: BLE001 - a mistake that cannot be computed does not apply
+            continue
+        same = compare(expected, value, skill.kind, None, 1e-6) is None
+        if not same and compare(expected, value, skill.kind, None, wide) is None:
+            return False
+    return True
+
+
+def _scaled(tol: Any, factor: float) -> Any:
+    return (np.asarray(tol, dtype=float) * factor).tolist() if isinstance(tol, list) else tol * factor

@@ -50,6 +50,7 @@ class GateResult:
     overridden: bool = False
     reviews: tuple[str, ...] = ()
     message: str = ""
+    known: bool = True  # False: no such lesson in the course
 
     @property
     def open(self) -> bool:
@@ -63,6 +64,11 @@ class GateResult:
 
     def _ipython_display_(self) -> None:  # already displayed by gate(); avoid showing it twice
         return None
+
+
+def _no_such_lesson(lesson) -> str:
+    return (f"There is no lesson {lesson!s} in this course: the lessons are {mastery.LESSONS[0]} to "
+            f"{mastery.LAST_LESSON}. Check the number (nothing was recorded).")
 
 
 def _override_env() -> bool:
@@ -82,6 +88,10 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
     """
     try:
         lid = lesson_id(lesson)
+        if not mastery.is_lesson(lid):
+            text = _no_such_lesson(lesson)
+            print(text)
+            return GateResult(lid, (), False, (), text, known=False)
         store = store if store is not None else ProgressStore()
         store.visit(lid)
         missing = tuple(s for s in mastery.prerequisites(lid) if not mastery.is_mastered(store, s))
@@ -94,9 +104,9 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
         else:
             lines.append("these prerequisite skills are not mastered yet:")
             for name in missing:
-                item = store.peek(name)
+                item = store.get(name)
                 lines.append(f"  - {name}: {get_skill(name).title} (lesson {get_skill(name).lesson}, "
-                             f"{item['streak']}/{mastery.mastery_threshold()} in a row)")
+                             f"{item.streak}/{mastery.mastery_threshold()} in a row)")
                 if not overridden and not _in_kernel():
                     lines.append(f"    Problem: {PracticeItem(name, store).prompt}")
             if overridden:
@@ -142,6 +152,10 @@ def mastery_check(lesson: str | int, *, store: ProgressStore | None = None) -> M
     """
     try:
         lid = lesson_id(lesson)
+        if not mastery.is_lesson(lid):
+            text = _no_such_lesson(lesson)
+            print(text)
+            return MasteryCheck(lid, message=text)
         store = store if store is not None else ProgressStore()
         store.visit(lid)
         skills = [s.name for s in skills_for_lesson(lid)]

@@ -2,21 +2,30 @@
 
 * **Mastery**: a skill is mastered after ``N`` consecutive correct answers, each the first
   answer to a fresh variant with no hint shown (default ``N = 3``; set env
-  ``ATTNLAB_MASTERY_N`` or pass ``n_required``). A wrong answer or a revealed hint resets
-  the run to 0; a correct retry of the same variant is acknowledged but does not count.
+  ``ATTNLAB_MASTERY_N`` or pass ``n_required``), **and** the run has met every kind of problem
+  the skill contains (e.g. a causal mask with S = L *and* one with cached keys, S > L). A wrong
+  answer, a hint or the worked answer resets the run to 0; a correct retry of the same variant is
+  acknowledged but does not count. An answer that cannot be read changes nothing.
 * **Spaced review**: when a skill is mastered it is scheduled for review after
-  ``interval_lessons`` lessons (2) **or** ``interval_days`` days (3), whichever comes first.
-  A clean review doubles both intervals; a miss (or a hint) puts the skill back into
-  practice (not mastered, run reset).
+  ``interval_lessons`` lessons (2) **or** ``interval_days`` days (3), whichever comes first
+  (past the last lesson only the days count). A clean review doubles both intervals; a miss (or
+  a hint) puts the skill back into practice (not mastered, run reset).
 * **Prerequisites**: each lesson lists skills from earlier lessons that :func:`attnlab.practice.gate`
   checks.
+
+Every change of a learner's state is :func:`transition` ``(record, event) -> (record, Result)``, a
+pure function tested as a table; the functions below only pick the problem, check the answer
+and hand the event to the store (:meth:`~attnlab.practice.store.ProgressStore.update`).
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from typing import Any, Union
 
 from .core import Feedback, Variant, get_skill, lesson_id
+from .record import HISTORY, SkillRecord
 from .seeding import seed_for
 from .store import ProgressStore
 
@@ -24,6 +33,7 @@ DEFAULT_N = 3
 DAY = 86400.0
 
 LESSONS = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10")
+LAST_LESSON = LESSONS[-1]
 
 PREREQUISITES: dict[str, tuple[str, ...]] = {
     "00": (),
@@ -50,9 +60,202 @@ def mastery_threshold(n_required: int | None = None) -> int:
     return max(1, int(n_required))
 
 
+def is_lesson(lesson: str | int) -> bool:
+    """True if ``lesson`` names one of the course's lessons (00 .. 10)."""
+    try:
+        return lesson_id(lesson) in LESSONS
+    except ValueError:
+        return False
+
+
 def prerequisites(lesson: str | int) -> tuple[str, ...]:
     """Prerequisite skills of ``lesson`` (unknown lessons have none)."""
     return PREREQUISITES.get(lesson_id(lesson), ())
+
+
+# ============================================================================ events
+@dataclass(frozen=True)
+class Serve:
+    """Open problem number ``attempt`` (of kind ``kind``, answer digest ``key``); ``review``: a review item."""
+
+    attempt: int
+    kind: str = ""
+    key: str = ""
+    review: bool = False
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The learner asked for the next hint tier."""
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """The learner asked for the worked answer of the open problem."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A readable answer to the open problem was checked.
+
+    ``correct``, ``misconception`` (named mistake or None), ``now`` (epoch seconds), ``lesson``
+    (highest lesson opened, or None), ``skill_lesson`` (the skill's lesson), ``n_required``,
+    ``kinds`` (every kind of problem the skill contains).
+    """
+
+    correct: bool
+    misconception: str | None = None
+    now: float = 0.0
+    lesson: str | None = None
+    skill_lesson: str = "00"
+    n_required: int = DEFAULT_N
+    kinds: tuple[str, ...] = ()
+
+
+Event = Union[Serve, Hint, Reveal, Answer]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What an event did: ``counted`` towards mastery (or a passed review), ``note`` for the learner,
+    ``tier`` of feedback the learner should see (1: what is wrong, 2: also the method)."""
+
+    counted: bool = False
+    note: str = ""
+    tier: int = 1
+
+
+def _schedule(rec: SkillRecord, now: float, lesson: str | None, skill_lesson: str) -> SkillRecord:
+    """Next review: ``interval_days`` from now, or ``interval_lessons`` after the current lesson (or after
+    the skill's own lesson, if the learner has not opened a later one); no lesson past the last one."""
+    base = max(lesson or "00", skill_lesson)
+    due = int(base) + rec.interval_lessons
+    return rec.but(due_at=now + rec.interval_days * DAY,
+                   due_lesson=f"{due:02d}" if due <= int(LAST_LESSON) else None)
+
+
+def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
+    """The mastery engine: the record after ``event``, and what it did. Pure (no I/O, no clock)."""
+    if isinstance(event, Serve):
+        return rec.but(current=event.attempt, served=max(rec.served, event.attempt + 1), kind=event.kind,
+                       last_key=event.key, misses=0, hinted=0, shown=False, solved=False,
+                       review=event.review), Result()
+    if isinstance(event, Hint):
+        tier = min(rec.hinted + 1, 2)
+        return rec.but(hinted=tier, hints=rec.hints + (tier > rec.hinted), streak=0, run_kinds=()), Result(tier=tier)
+    if isinstance(event, Reveal):
+        return rec.but(shown=True, hinted=2, streak=0, run_kinds=()), Result(tier=2)
+    if not isinstance(event, Answer):
+        raise TypeError(f"unknown event {event!r}")
+
+    first, clean, fresh = rec.misses == 0 and not rec.solved, rec.clean, not rec.solved
+    history = (rec.history + ((round(event.now, 3), event.correct, rec.hinted, event.misconception),))[-HISTORY:]
+    rec = rec.but(attempts=rec.attempts + 1, correct=rec.correct + event.correct, history=history,
+                  misses=rec.misses + (not event.correct and fresh),
+                  solved=rec.solved or event.correct)
+    tier = 1 if first and clean else 2
+    n = event.n_required
+    if not fresh:  # the problem was already solved: nothing more to earn or lose on it
+        return rec, Result(note="You already solved this problem; take a fresh one (Next problem / n).", tier=tier)
+    if rec.review:
+        rec = rec.but(review=False)
+        if event.correct and clean:
+            rec = _schedule(rec.but(interval_days=rec.interval_days * 2, interval_lessons=rec.interval_lessons * 2),
+                            event.now, event.lesson, event.skill_lesson)
+            return rec, Result(True, "Review passed: this skill comes back later.", tier)
+        if first:
+            rec = rec.but(mastered=False, streak=0, run_kinds=(), due_at=None, due_lesson=None, interval_days=3.0,
+                          interval_lessons=2)
+            return rec, Result(False, "Missed on review, so this skill is back in practice.", tier)
+        return rec, Result(tier=tier)
+    if event.correct and clean:
+        kinds = rec.run_kinds + ((rec.kind,) if rec.kind and rec.kind not in rec.run_kinds else ())
+        rec = rec.but(streak=rec.streak + 1, run_kinds=kinds)
+        missing = [k for k in event.kinds if k not in kinds]
+        if rec.mastered:
+            return rec, Result(True, "Correct again (already mastered).", tier)
+        if rec.streak >= n and not missing:
+            rec = rec.but(mastered=True, mastered_at=event.now, mastered_lesson=event.lesson)
+            rec = _schedule(rec, event.now, event.lesson, event.skill_lesson)
+            return rec, Result(True, f"Mastered: {n} correct in a row on fresh problems.", tier)
+        note = f"{min(rec.streak, n)}/{n} in a row."
+        if rec.streak >= n:
+            note += " Mastery also needs this kind of problem: " + ", ".join(missing) + " (coming next)."
+        return rec, Result(True, note, tier)
+    if event.correct:
+        why = "the worked answer was shown" if rec.shown else "a hint was shown" if rec.hinted else "a retry"
+        return rec, Result(False, f"It does not count towards mastery ({why}); try a fresh problem.", tier)
+    return rec.but(streak=0, run_kinds=()), Result(False, "", tier)
+
+
+# ============================================================================ serving problems
+def _answer_key(variant: Variant) -> str:
+    return json.dumps(variant.answer, sort_keys=True, default=str)
+
+
+def _pick(skill: str, learner: str, rec: SkillRecord, n: int, review: bool) -> tuple[int, Variant]:
+    """The next problem: the first attempt index from ``rec.served`` whose answer differs from the last
+    problem's (no immediate repeat) and, when the run needs every remaining slot for a kind of problem it
+    has not met, whose kind is one of those."""
+    sk = get_skill(skill)
+    missing = [k for k in sk.kinds if k not in rec.run_kinds]
+    need_kind = bool(missing) and not review and (n - rec.streak) <= len(missing)
+    first = None
+    for attempt in range(rec.served, rec.served + 200):
+        v = sk.variant(seed_for(learner, skill, attempt))
+        if _answer_key(v) == rec.last_key:
+            continue
+        first = first or (attempt, v)
+        if not need_kind or sk.kind_of(v) in missing:
+            return attempt, v
+    return first if first is not None else (rec.served, sk.variant(seed_for(learner, skill, rec.served)))
+
+
+def _serve(store: ProgressStore, skill: str, *, review: bool, n_required: int | None = None) -> SkillRecord:
+    n = mastery_threshold(n_required)
+    sk = get_skill(skill)
+
+    def change(rec: SkillRecord) -> SkillRecord:
+        attempt, v = _pick(skill, store.learner, rec, n, review)
+        return transition(rec, Serve(attempt, sk.kind_of(v), _answer_key(v), review))[0]
+
+    return store.update(skill, change)
+
+
+def _open_variant(store: ProgressStore, skill: str, rec: SkillRecord) -> Variant:
+    return get_skill(skill).variant(seed_for(store.learner, skill, rec.current))
+
+
+def current_variant(store: ProgressStore, skill: str, *, review: bool = False,
+                    n_required: int | None = None) -> Variant:
+    """The open variant of ``skill`` for this learner, or a fresh one if none is open (or if a
+    review is asked for and the open problem is not one: a review is always a fresh problem)."""
+    rec = store.get(skill)
+    if rec.current is None or rec.solved or (review and not rec.review):
+        rec = _serve(store, skill, review=review, n_required=n_required)
+    return _open_variant(store, skill, rec)
+
+
+def fresh_variant(store: ProgressStore, skill: str, *, n_required: int | None = None) -> Variant:
+    """Close the open variant (skip it) and serve a new one. Skipping does not reset the run; an
+    unanswered review item is replaced by another review item."""
+    rec = store.get(skill)
+    review = rec.review and rec.misses == 0 and not rec.solved
+    return _open_variant(store, skill, _serve(store, skill, review=review, n_required=n_required))
+
+
+def reveal_hint(store: ProgressStore, skill: str) -> tuple[int, str]:
+    """Reveal the next hint tier (1 = nudge, 2 = method) for the open variant; resets the run."""
+    current_variant(store, skill)
+    rec = store.update(skill, lambda r: transition(r, Hint())[0])
+    return rec.hinted, get_skill(skill).hints[rec.hinted - 1]
+
+
+def reveal_answer(store: ProgressStore, skill: str) -> str:
+    """The worked answer of the open variant (method and result); resets the run, the problem no longer counts."""
+    variant = current_variant(store, skill)
+    store.update(skill, lambda r: transition(r, Reveal())[0])
+    return get_skill(skill).worked(variant)
 
 
 @dataclass(frozen=True)
@@ -67,102 +270,46 @@ class Outcome:
     note: str
 
 
-def current_variant(store: ProgressStore, skill: str, *, review: bool = False) -> Variant:
-    """The open variant of ``skill`` for this learner, or a fresh one if none is open."""
-    store.refresh()
-    rec = store.skill(skill)
-    if review and not rec["review"]:
-        rec["solved"] = True  # a review is always a fresh problem
-    if rec["current"] is None or rec["solved"]:
-        rec.update(current=rec["served"], served=rec["served"] + 1, checked=False, hinted=0, solved=False,
-                   review=review)
-        store.save()
-    return get_skill(skill).variant(seed_for(store.learner, skill, rec["current"]))
+def submit(store: ProgressStore, skill: str, answer: Any, *, n_required: int | None = None) -> Outcome:
+    """Check ``answer`` for the open variant of ``skill`` and update progress.
 
-
-def fresh_variant(store: ProgressStore, skill: str) -> Variant:
-    """Close the open variant (skip it) and serve a new one. Skipping does not reset the run."""
-    store.refresh()
-    rec = store.skill(skill)
-    rec["solved"] = True
-    return current_variant(store, skill, review=rec["review"] and not rec["checked"])
-
-
-def reveal_hint(store: ProgressStore, skill: str) -> tuple[int, str]:
-    """Reveal the next hint tier (1 = nudge, 2 = method) for the open variant; resets the run."""
-    current_variant(store, skill)
-    rec = store.skill(skill)
-    tier = min(rec["hinted"] + 1, 2)
-    if tier > rec["hinted"]:
-        rec["hints"] += 1
-    rec["hinted"] = tier
-    rec["streak"] = 0
-    store.save()
-    return tier, get_skill(skill).hints[tier - 1]
-
-
-def submit(store: ProgressStore, skill: str, answer, *, n_required: int | None = None) -> Outcome:
-    """Check ``answer`` for the open variant of ``skill`` and update progress."""
+    An answer that cannot be read (a typo, ``1/0``) changes nothing: the feedback says what could
+    not be read (``feedback.readable`` is False) and the run, attempts and problem stay as they were.
+    """
     n = mastery_threshold(n_required)
-    variant = current_variant(store, skill)
-    rec = store.skill(skill)
-    feedback = get_skill(skill).check(variant, answer)
-    first, clean = not rec["checked"], rec["hinted"] == 0
-    rec["attempts"] += 1
-    rec["checked"] = True
-    store.log(skill, feedback.correct, rec["hinted"], feedback.misconception)
-    counted, note = False, ""
-    if rec["review"]:
-        if feedback.correct and first and clean:
-            rec["interval_days"] *= 2
-            rec["interval_lessons"] *= 2
-            _schedule(store, rec, skill)
-            counted, note = True, "Review passed: this skill comes back later."
-        elif first:
-            rec.update(mastered=False, streak=0, due_at=None, due_lesson=None, interval_days=3.0, interval_lessons=2)
-            note = "Missed on review, so this skill is back in practice."
-        rec["review"] = False
-    elif feedback.correct and first and clean:
-        rec["streak"] += 1
-        counted = True
-        if rec["streak"] >= n and not rec["mastered"]:
-            rec.update(mastered=True, mastered_at=store.now(), mastered_lesson=store.lesson)
-            _schedule(store, rec, skill)
-            note = f"Mastered: {n} correct in a row on fresh problems."
-        else:
-            note = f"{min(rec['streak'], n)}/{n} in a row."
-    elif feedback.correct:
-        note = ("It does not count towards mastery (" + ("a hint was shown" if not clean else "a retry")
-                + "); try a fresh problem.")
-    else:
-        rec["streak"] = 0
-    if feedback.correct:
-        rec["correct"] += 1
-        rec["solved"] = True
-    store.save()
-    return Outcome(feedback, counted, rec["streak"], rec["mastered"], note)
+    sk = get_skill(skill)
+    variant = current_variant(store, skill, n_required=n)
+    probe = sk.check(variant, answer)
+    if not probe.readable:
+        rec = store.get(skill)
+        return Outcome(probe, False, rec.streak, rec.mastered, "Nothing was recorded: fix the answer and check again.")
+    results: list[Result] = []
 
+    def change(rec: SkillRecord) -> SkillRecord:
+        results.clear()
+        new, result = transition(rec, Answer(probe.correct, probe.misconception, store.now(), store.lesson,
+                                             sk.lesson, n, sk.kinds))
+        results.append(result)
+        return new
 
-def _schedule(store: ProgressStore, rec: dict, skill: str) -> None:
-    """Next review: ``interval_days`` from now, or ``interval_lessons`` after the current lesson
-    (or after the skill's own lesson, if the learner has not opened a later one)."""
-    rec["due_at"] = store.now() + rec["interval_days"] * DAY
-    base = max(store.lesson or "00", get_skill(skill).lesson)
-    rec["due_lesson"] = f"{int(base) + rec['interval_lessons']:02d}"
+    rec = store.update(skill, change)
+    result = results[0]
+    feedback = probe if result.tier == 1 or probe.correct else sk.check(variant, answer, tier=2)
+    return Outcome(feedback, result.counted, rec.streak, rec.mastered, result.note)
 
 
 def is_mastered(store: ProgressStore, skill: str) -> bool:
-    return bool(store.peek(skill)["mastered"])
+    return store.get(skill).mastered
 
 
 def is_due(store: ProgressStore, skill: str, lesson: str | None = None) -> bool:
     """True if ``skill`` is mastered and its review is due (by lesson reached or by time)."""
-    rec = store.peek(skill)
-    if not rec["mastered"]:
+    rec = store.get(skill)
+    if not rec.mastered:
         return False
     lesson = lesson or store.lesson
-    by_lesson = rec["due_lesson"] is not None and lesson is not None and lesson >= rec["due_lesson"]
-    by_time = rec["due_at"] is not None and store.now() >= rec["due_at"]
+    by_lesson = rec.due_lesson is not None and lesson is not None and lesson >= rec.due_lesson
+    by_time = rec.due_at is not None and store.now() >= rec.due_at
     return by_lesson or by_time
 
 
@@ -176,7 +323,7 @@ def due_reviews(store: ProgressStore, lesson: str | int | None = None) -> list[s
 
 def status(store: ProgressStore, skill: str) -> str:
     """``"mastered"``, ``"due for review"``, ``"in progress"`` or ``"not started"``."""
-    rec = store.peek(skill)
-    if rec["mastered"]:
+    rec = store.get(skill)
+    if rec.mastered:
         return "due for review" if is_due(store, skill) else "mastered"
-    return "in progress" if rec["attempts"] or rec["served"] else "not started"
+    return "in progress" if rec.attempts or rec.served else "not started"

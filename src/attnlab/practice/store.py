@@ -1,7 +1,13 @@
 """The learner's progress store: one JSON file per learner under ``$ATTNLAB_HOME/progress/``.
 
+The store only does I/O: it reads and writes :class:`~attnlab.practice.record.SkillRecord`
+objects; every rule about what changes lives in :mod:`attnlab.practice.mastery`.
+
 Safety rules:
 
+* every change is a read-modify-write under a lock file (``<learner>.json.lock``, the
+  ``filelock`` library), re-reading the file inside the lock: two notebooks, or a notebook and
+  the ``attnlab`` command, writing the same learner's progress at the same time lose nothing;
 * writes are atomic: a temporary file in the same folder, ``fsync``, then ``os.replace``;
   a copy of the last good state is kept next to it (``<learner>.json.prev``);
 * the file carries ``schema`` and a SHA-256 ``checksum`` of its content, so a corrupt or
@@ -14,7 +20,7 @@ Safety rules:
 """
 from __future__ import annotations
 
-import copy
+import contextlib
 import hashlib
 import json
 import os
@@ -22,49 +28,16 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from filelock import FileLock, Timeout
+
+from .record import SkillRecord
 from .seeding import attnlab_home, learner_id
 
-SCHEMA = 1
-_HISTORY = 30  # attempts kept per skill
-
-
-def new_record() -> dict[str, Any]:
-    """A fresh per-skill record (see docs/mastery.md for the meaning of every field)."""
-    return {
-        "served": 0,  # attempt index of the next fresh variant
-        "current": None,  # attempt index of the open variant (None: serve a fresh one)
-        "checked": False, "hinted": 0, "solved": False,  # state of the open variant
-        "review": False,  # the open variant is a spaced-review item
-        "streak": 0, "mastered": False, "mastered_at": None, "mastered_lesson": None,
-        "due_at": None, "due_lesson": None, "interval_days": 3.0, "interval_lessons": 2,
-        "attempts": 0, "correct": 0, "hints": 0, "history": [],
-    }
-
-
-_TYPES = {
-    "served": int, "current": (int, type(None)), "checked": bool, "hinted": int, "solved": bool, "review": bool,
-    "streak": int, "mastered": bool, "mastered_at": (int, float, type(None)), "mastered_lesson": (str, type(None)),
-    "due_at": (int, float, type(None)), "due_lesson": (str, type(None)), "interval_days": (int, float),
-    "interval_lessons": int, "attempts": int, "correct": int, "hints": int, "history": list,
-}
-
-
-def _valid_record(rec: Any) -> dict[str, Any] | None:
-    """The record with missing fields defaulted, or None if a field has the wrong type."""
-    if not isinstance(rec, dict):
-        return None
-    out = new_record()
-    for key, typ in _TYPES.items():
-        if key in rec:
-            value = rec[key]
-            if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-                return None
-            out[key] = value
-    if out["served"] < 0 or out["streak"] < 0:
-        return None
-    return out
+SCHEMA = 2
+_READABLE_SCHEMAS = (1, 2)  # schema 1: the same fields as dicts, before SkillRecord
+LOCK_TIMEOUT = 30.0  # seconds to wait for another process's write
 
 
 def _checksum(payload: dict[str, Any]) -> str:
@@ -91,64 +64,97 @@ class ProgressStore:
         self.clock = clock
         self.notices: list[str] = []
         self._stamp: tuple | None = None
+        self._memory_only = False
         self.data = self._load()
 
-    # ------------------------------------------------------------------ public API
+    # ------------------------------------------------------------------ reading
     def now(self) -> float:
         return float(self.clock())
 
-    def skill(self, name: str) -> dict[str, Any]:
-        """The (mutable) record of skill ``name``, created if absent. Call :meth:`save` after changing it."""
-        return self.data["skills"].setdefault(name, new_record())
-
-    def peek(self, name: str) -> dict[str, Any]:
-        """A copy of skill ``name``'s record (a fresh one if never practised); never creates it."""
+    def get(self, name: str) -> SkillRecord:
+        """Skill ``name``'s record as saved now (a fresh one if never practised)."""
         self.refresh()
-        return copy.deepcopy(self.data["skills"].get(name) or new_record())
+        return self.data["skills"].get(name) or SkillRecord()
+
+    peek = get
+
+    def records(self) -> dict[str, SkillRecord]:
+        """Every saved skill record, by skill name."""
+        self.refresh()
+        return dict(self.data["skills"])
 
     @property
     def lesson(self) -> str | None:
         """Highest lesson id the learner has opened (via gate or mastery_check)."""
+        self.refresh()
         return self.data.get("lesson")
 
-    def visit(self, lesson: str) -> None:
-        """Record that ``lesson`` was opened (the current lesson only moves forward)."""
-        self.refresh()
-        if self.data.get("lesson") is None or lesson > self.data["lesson"]:
-            self.data["lesson"] = lesson
-            self.save()
-
-    def log(self, name: str, correct: bool, hinted: int, misconception: str | None) -> None:
-        rec = self.skill(name)
-        rec["history"].append([round(self.now(), 3), bool(correct), int(hinted), misconception])
-        del rec["history"][:-_HISTORY]
+    def refresh(self) -> None:
+        """Re-read the file if another store object or process wrote it since we last did."""
+        if not self._memory_only and self._file_stamp() != self._stamp:
+            self.data = self._load()
 
     def reload(self) -> None:
         """Re-read the file."""
         self.data = self._load()
 
-    def refresh(self) -> None:
-        """Re-read the file if another store object or process wrote it since we last did.
+    # ------------------------------------------------------------------ writing
+    def update(self, name: str, change: Callable[[SkillRecord], SkillRecord]) -> SkillRecord:
+        """Replace skill ``name``'s record by ``change(record)``, atomically with respect to other
+        processes (read, change and write happen under the lock). Returns the new record."""
+        with self._transaction() as data:
+            new = change(data["skills"].get(name) or SkillRecord())
+            if not isinstance(new, SkillRecord):
+                raise TypeError(f"change must return a SkillRecord, got {type(new).__name__}")
+            data["skills"][name] = new
+        return new
 
-        Called before every change, so several cards in one notebook, or a notebook and the
-        ``attnlab`` command, never overwrite each other's progress with a stale copy.
-        """
-        if self._file_stamp() != self._stamp:
-            self.data = self._load()
+    def put(self, name: str, record: SkillRecord) -> SkillRecord:
+        """Store ``record`` as skill ``name``'s record."""
+        return self.update(name, lambda _old: record)
 
-    def _file_stamp(self) -> tuple | None:
+    def visit(self, lesson: str) -> None:
+        """Record that ``lesson`` was opened (the current lesson only moves forward)."""
+        if self.lesson is not None and lesson <= self.lesson:
+            return
+        with self._transaction() as data:
+            if data.get("lesson") is None or lesson > data["lesson"]:
+                data["lesson"] = lesson
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[dict[str, Any]]:
+        """Lock, re-read, let the caller change ``data`` in place, write, unlock."""
+        if self._memory_only:
+            yield self.data
+            return
+        lock = FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT)
         try:
-            st = self.path.stat()
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+        except (OSError, Timeout) as err:
+            self._notice(f"Could not lock your progress file {self.path} ({err}). Progress is kept in memory "
+                         "for now; check that ATTNLAB_HOME points to a writable folder.")
+            self._memory_only = True
+            yield self.data
+            return
+        try:
+            self.data = self._load()
+            yield self.data
+            self._save()
+        finally:
+            lock.release()
 
     def save(self) -> bool:
-        """Write atomically (and refresh the last-good copy). Returns False (with a notice) on failure."""
-        payload = {k: v for k, v in self.data.items() if k != "checksum"}
-        payload["schema"], payload["learner"] = SCHEMA, self.learner
-        document = dict(payload, checksum=_checksum(payload))
-        text = json.dumps(document, indent=1, sort_keys=True)
+        """Write the in-memory state (under the lock). Returns False (with a notice) on failure."""
+        if self._memory_only:
+            return False
+        with FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT):
+            return self._save()
+
+    def _save(self) -> bool:
+        payload = {"schema": SCHEMA, "learner": self.learner, "lesson": self.data.get("lesson"),
+                   "skills": {n: r.to_json() for n, r in sorted(self.data["skills"].items())}}
+        text = json.dumps(dict(payload, checksum=_checksum(payload)), indent=1, sort_keys=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             for target in (self.path, self.path.with_name(self.path.name + ".prev")):
@@ -156,18 +162,40 @@ class ProgressStore:
         except OSError as err:
             self._notice(f"Could not save your progress to {self.path} ({err}). It is kept in memory for now; "
                          "check that ATTNLAB_HOME points to a writable folder.")
+            self._memory_only = True
             return False
-        self.data = document
         self._stamp = self._file_stamp()
         return True
 
     # ------------------------------------------------------------------ loading
+    def _file_stamp(self) -> tuple | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
     def _empty(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "learner": self.learner, "lesson": None, "skills": {}}
+        return {"learner": self.learner, "lesson": None, "skills": {}}
 
     def _notice(self, text: str) -> None:
         self.notices.append(text)
         warnings.warn(text, UserWarning, stacklevel=3)
+
+    @staticmethod
+    def _parse(document: Any) -> dict[str, Any] | None:
+        """The in-memory state of a valid document (checksum, schema and every record checked), else None."""
+        if not isinstance(document, dict) or document.get("schema") not in _READABLE_SCHEMAS:
+            return None
+        payload = {k: v for k, v in document.items() if k != "checksum"}
+        if document.get("checksum") != _checksum(payload) or not isinstance(document.get("skills"), dict):
+            return None
+        records = {n: SkillRecord.from_json(r) for n, r in document["skills"].items()}
+        if any(r is None for r in records.values()):
+            return None
+        lesson = document.get("lesson")
+        return {"learner": document.get("learner"), "lesson": lesson if isinstance(lesson, str) else None,
+                "skills": records}
 
     def _load(self) -> dict[str, Any]:
         self._stamp = self._file_stamp()
@@ -178,19 +206,14 @@ class ProgressStore:
         except OSError as err:
             self._notice(f"Could not read your progress file {self.path} ({err}); starting from an empty record "
                          "in memory. The file was left untouched.")
+            self._memory_only = True
             return self._empty()
         try:
             document = json.loads(raw)
         except ValueError:
             document = None
-        if isinstance(document, dict) and document.get("schema") == SCHEMA and isinstance(document.get("skills"), dict):
-            payload = {k: v for k, v in document.items() if k != "checksum"}
-            if document.get("checksum") == _checksum(payload):
-                records = {n: _valid_record(r) for n, r in document["skills"].items()}
-                if all(r is not None for r in records.values()):
-                    document["skills"] = records
-                    return document
-        return self._recover(document)
+        state = self._parse(document)
+        return state if state is not None else self._recover(document)
 
     def _recover(self, document: Any) -> dict[str, Any]:
         backup = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
@@ -208,7 +231,7 @@ class ProgressStore:
         salvaged, source = {}, ""
         if isinstance(document, dict) and isinstance(document.get("skills"), dict):
             for name, rec in document["skills"].items():
-                valid = _valid_record(rec)
+                valid = SkillRecord.from_json(rec)
                 if isinstance(name, str) and valid is not None:
                     salvaged[name] = valid
             if isinstance(document.get("lesson"), str):
@@ -226,7 +249,7 @@ class ProgressStore:
         self._notice(f"Your progress file {self.path} {problem}. {where} attnlab {what}.")
         if backup is not None:
             self.data = data
-            self.save()
+            self._save()
         return data
 
     def _read_prev(self) -> dict[str, Any] | None:
@@ -235,16 +258,7 @@ class ProgressStore:
             document = json.loads(prev.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(document, dict) or document.get("schema") != SCHEMA:
-            return None
-        payload = {k: v for k, v in document.items() if k != "checksum"}
-        if document.get("checksum") != _checksum(payload) or not isinstance(document.get("skills"), dict):
-            return None
-        records = {n: _valid_record(r) for n, r in document["skills"].items()}
-        if any(r is None for r in records.values()):
-            return None
-        document["skills"] = records
-        return document
+        return self._parse(document)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -4,6 +4,7 @@
     print(item.prompt)
     item.check([[0.24, 0.67, 0.09], [0.47, 0.47, 0.06]])   # -> Feedback, progress recorded
     print(item.hint())                                     # nudge, then the method
+    print(item.worked_answer())                            # only when asked: method and answer
     item.next()                                            # a fresh variant
 """
 from __future__ import annotations
@@ -35,7 +36,8 @@ class PracticeItem:
         self.store = store if store is not None else ProgressStore()
         self.n_required = mastery.mastery_threshold(n_required)
         self.review = review
-        self.variant: Variant = mastery.current_variant(self.store, self.skill.name, review=review)
+        self.variant: Variant = mastery.current_variant(self.store, self.skill.name, review=review,
+                                                        n_required=self.n_required)
         self.last: mastery.Outcome | None = None
 
     @property
@@ -44,7 +46,11 @@ class PracticeItem:
         return markdown_to_text(self.variant.prompt)
 
     def check(self, answer: Any) -> Feedback:
-        """Check ``answer`` (number, list, tensor or text) and record the attempt."""
+        """Check ``answer`` (number, list, tensor or text) and record the attempt.
+
+        Feedback is tiered: the first wrong answer hears what is wrong; a second miss (or after a
+        hint) also hears why and the method. An unreadable answer is not recorded (``readable`` False).
+        """
         self.last = mastery.submit(self.store, self.skill.name, answer, n_required=self.n_required)
         return self.last.feedback
 
@@ -53,14 +59,18 @@ class PracticeItem:
         tier, text = mastery.reveal_hint(self.store, self.skill.name)
         return f"Hint {tier}/2: {text}"
 
+    def worked_answer(self) -> str:
+        """The worked answer (method and result) of the open problem. It then no longer counts and the run resets."""
+        return "Worked answer: " + mastery.reveal_answer(self.store, self.skill.name)
+
     def next(self) -> Variant:
         """Move on to a fresh variant."""
-        self.variant = mastery.fresh_variant(self.store, self.skill.name)
+        self.variant = mastery.fresh_variant(self.store, self.skill.name, n_required=self.n_required)
         return self.variant
 
     @property
     def streak(self) -> int:
-        return self.store.peek(self.skill.name)["streak"]
+        return self.store.get(self.skill.name).streak
 
     @property
     def mastered(self) -> bool:

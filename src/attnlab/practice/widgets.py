@@ -7,7 +7,7 @@ area and a mastery progress bar. Stable CSS classes for browser tests:
 ``attnlab-card``, ``attnlab-skill-<name>``, ``attnlab-seed-<seed>`` (on the card; the title
 also holds ``<span class="attnlab-id" data-attnlab="<name>:<seed>">``),
 ``attnlab-prompt``, ``attnlab-answer``, ``attnlab-check``, ``attnlab-hint``,
-``attnlab-next``, ``attnlab-feedback``, ``attnlab-hints``, ``attnlab-progress``,
+``attnlab-next``, ``attnlab-show``, ``attnlab-feedback``, ``attnlab-hints``, ``attnlab-progress``,
 ``attnlab-status``.
 
 The progress bar shows the current run of counted answers (first answers to fresh
@@ -30,6 +30,7 @@ _PLACEHOLDER = {
     "number": "a number, e.g. 0.25", "int": "a whole number, e.g. 4096", "shape": "a shape, e.g. (2, 4, 8)",
     "matrix": "e.g. [[1, 2], [3, 4]]", "vector": "e.g. [0.1, 0.9]", "mask": "e.g. [[1, 0], [1, 1]]",
     "int_list": "e.g. [3, 1, 2]", "int_set": "e.g. [0, 2]",
+    "choice": "one letter, e.g. B", "choices": "letters, e.g. A, C", "order": "letters in order, e.g. C A B D",
 }
 
 
@@ -71,22 +72,25 @@ class Card:
         self.check_button = w.Button(description="Check", button_style="primary", tooltip="Check my answer")
         self.hint_button = w.Button(description="Hint", tooltip="Show a hint (the item then does not count)")
         self.next_button = w.Button(description="Next problem", disabled=True, tooltip="A fresh variant")
+        self.show_button = w.Button(description="Show answer",
+                                    tooltip="The worked answer (the problem then does not count)")
         self.feedback = w.HTML()
         self.hints = w.HTML()
         self.progress = w.IntProgress(min=0, max=n, description="Mastery:")
         self.status = w.Label()
         for widget, cls in [(self.prompt, "attnlab-prompt"), (self.answer, "attnlab-answer"),
                             (self.check_button, "attnlab-check"), (self.hint_button, "attnlab-hint"),
-                            (self.next_button, "attnlab-next"), (self.feedback, "attnlab-feedback"),
+                            (self.next_button, "attnlab-next"), (self.show_button, "attnlab-show"), (self.feedback, "attnlab-feedback"),
                             (self.hints, "attnlab-hints"), (self.progress, "attnlab-progress"),
                             (self.status, "attnlab-status"), (self.tables, "attnlab-tables")]:
             widget.add_class(cls)
         self.check_button.on_click(self._on_check)
         self.hint_button.on_click(self._on_hint)
         self.next_button.on_click(self._on_next)
+        self.show_button.on_click(self._on_show)
         self.widget = w.VBox([
             self.title, self.prompt, self.tables,
-            w.HBox([self.answer, self.check_button, self.hint_button, self.next_button]),
+            w.HBox([self.answer, self.check_button, self.hint_button, self.show_button, self.next_button]),
             self.feedback, self.hints, w.HBox([self.progress, self.status]),
         ], layout=w.Layout(border="1px solid #ccc", padding="8px", margin="8px 0"))
         self.widget.add_class("attnlab-card")
@@ -124,6 +128,9 @@ class Card:
     # ------------------------------------------------------------------ callbacks
     def _on_check(self, _button=None) -> None:
         feedback = self.item.check(self.answer.value)
+        if not feedback.readable:  # nothing recorded: say what could not be read, keep the problem open
+            self.feedback.value = f"<div style='color:#9a6700'>? {html.escape(feedback.message)}</div>"
+            return
         colour = "#1a7f37" if feedback.correct else "#b42318"
         note = self.item.last.note if self.item.last else ""
         self.feedback.value = (f"<div style='color:{colour}'>{'✔' if feedback.correct else '✘'} "
@@ -135,6 +142,12 @@ class Card:
     def _on_hint(self, _button=None) -> None:
         text = self.item.hint()
         self.hints.value += f"<div><i>{html.escape(text)}</i></div>"
+        self._show_progress()
+
+    def _on_show(self, _button=None) -> None:
+        text = self.item.worked_answer()
+        self.hints.value += f"<div><b>{html.escape(text)}</b></div>"
+        self.next_button.disabled = False
         self._show_progress()
 
     def _on_next(self, _button=None) -> None:

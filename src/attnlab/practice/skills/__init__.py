@@ -14,8 +14,9 @@ encdec             07      choosing masks, cross-attention shapes
 decoding           08      shifted targets, top-k, top-p, greedy
 language_model     09      GPT parameter count, uniform loss, batch shapes
 costs              10      KV-cache bytes, attention memory and FLOPs
+concepts           01-10   conceptual items: multiple choice, multiple select, ordering
 =================  ======  =======================================================
 """
 from . import (  # noqa: F401
-    attention, blocks, costs, decoding, encdec, heads, language_model, masks, positions, routing, warmup,
+    attention, blocks, concepts, costs, decoding, encdec, heads, language_model, masks, positions, routing, warmup,
 )

@@ -7,6 +7,12 @@ import torch
 
 from ._common import Skill, f64, ints, register, show, softmax_rows
 
+
+def _dot(a, b):
+    """Dot product of integer rows (exact: a learner writes it down as is)."""
+    return sum(x * y for x, y in zip(a, b))
+
+
 # -------------------------------------------------------------------- scores Q Kᵀ / √d_k
 
 
@@ -25,12 +31,14 @@ def _scaled(d, divisor):
     return (f64(d["Q"]) @ f64(d["K"]).T / divisor).tolist()  # (L, d_k) @ (d_k, S) -> (L, S)
 
 
-def _scores_solve(d):
-    """The scaled scores, read back from attnlab.nn's attention weights.
+def _scores_working(d, m):
+    root = m.r(m.sqrt(4))
+    return [[m.r(_dot(q, k) / root) for k in d["K"]] for q in d["Q"]]
 
-    An extra all-zero key scores exactly 0 for every query, so
-    log(w_ij / w_i,zero) = score_ij (the softmax normaliser cancels).
-    """
+
+def _scores_reference(d):
+    """The scaled scores, read back from attnlab.nn's attention weights: an extra all-zero key scores
+    exactly 0 for every query, so log(w_ij / w_i,zero) = score_ij (the softmax normaliser cancels)."""
     from attnlab.nn import scaled_dot_product_attention
 
     q, k = f64(d["Q"]), f64(d["K"])  # (L, d_k), (S, d_k)
@@ -41,11 +49,12 @@ def _scores_solve(d):
 
 register(Skill(
     name="sdpa_scores", lesson="02", title="Scaled scores Q Kᵀ / √d_k", kind="matrix", decimals=2,
-    build=_scores_build, solve=_scores_solve, tables=("Q", "K"),
+    build=_scores_build, solve=None, working=_scores_working, reference=_scores_reference, tables=("Q", "K"),
     mistakes={
         "no_scale": lambda d: _scaled(d, 1.0),
         "scale_by_dk": lambda d: _scaled(d, 4.0),
-        "qt_k": lambda d: (f64(d["Q"]).T @ f64(d["K"])).tolist() if len(d["Q"]) == len(d["K"]) else None,
+        "qt_k": lambda d: (f64(d["Q"]).T @ f64(d["K"])).tolist(),
+        "k_qt": lambda d: (f64(d["K"]) @ f64(d["Q"]).T / 2.0).tolist(),
     },
     hints=("Entry (i, j) compares query i with key j.",
            "score[i][j] = (Q[i] · K[j]) / √4 = (Σ_c Q[i][c]·K[j][c]) / 2."),
@@ -71,10 +80,13 @@ def _col_softmax(d):
 
 register(Skill(
     name="sdpa_softmax_row", lesson="02", title="Row-wise softmax of scores", kind="matrix", decimals=2,
-    build=_softmax_build, solve=lambda d: softmax_rows(d["scores"]), tables=("scores",),
+    build=_softmax_build, solve=None, working=lambda d, m: [m.softmax(row) for row in d["scores"]],
+    reference=lambda d: softmax_rows(d["scores"]), tables=("scores",),
     mistakes={
         "softmax_wrong_axis": _col_softmax,
         "normalize_without_exp": lambda d: [[v / sum(r) for v in r] for r in d["scores"]],
+        "softmax_no_normalise": lambda d: f64(d["scores"]).exp(),
+        "argmax_lookup": lambda d: [[float(v == max(r)) for v in r] for r in d["scores"]],
     },
     hints=("Each query's weights must sum to 1 across the keys.",
            "For every row separately: exponentiate each entry, then divide by that row's sum of exponentials."),
@@ -82,21 +94,22 @@ register(Skill(
 
 # -------------------------------------------------------------------- output A V
 
-_ROWS = [(0.5, 0.5), (0.25, 0.75), (0.75, 0.25), (0.2, 0.8), (0.8, 0.2), (0.1, 0.9), (0.9, 0.1)]
+_ROWS = [(0.5, 0.5), (0.25, 0.75), (0.75, 0.25), (0.2, 0.8), (0.8, 0.2), (0.1, 0.9), (0.9, 0.1), (0.4, 0.6),
+         (0.6, 0.4), (0.3, 0.7), (0.7, 0.3)]
 
 
 def _av_build(rng):
     while True:
         A = [list(rng.choice(_ROWS)), list(rng.choice(_ROWS))]
         V = ints(rng, 2, 2, 0, 4)
-        if A[0] != A[1] and A[0][1] != A[1][0] and V[0] != V[1]:
+        if A[0] != A[1] and A[0][1] != A[1][0] and V[0] != V[1] and V[0][1] != V[1][0]:
             break
     prompt = (f"The attention weights are A = {show(A)} (row i = query i) and the values are V = {show(V)} "
               "(row j = value of key j). Compute the **output A V** to **2 decimals**.")
     return prompt, {"A": A, "V": V}
 
 
-def _av_solve(d):
+def _av_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     logits = torch.log(f64(d["A"]))  # softmax(log A) = A because rows of A sum to 1
@@ -106,8 +119,13 @@ def _av_solve(d):
 
 register(Skill(
     name="sdpa_output", lesson="02", title="Attention output A V", kind="matrix", decimals=2,
-    build=_av_build, solve=_av_solve, tables=("A", "V"),
-    mistakes={"av_transposed": lambda d: (f64(d["A"]).T @ f64(d["V"])).tolist()},
+    build=_av_build, solve=None, working=lambda d, m: [m.mix(a, d["V"]) for a in d["A"]],
+    reference=_av_reference, tables=("A", "V"),
+    mistakes={
+        "av_transposed": lambda d: (f64(d["A"]).T @ f64(d["V"])).tolist(),
+        "av_v_transposed": lambda d: (f64(d["A"]) @ f64(d["V"]).T).tolist(),
+        "va_instead_of_av": lambda d: (f64(d["V"]) @ f64(d["A"])).tolist(),
+    },
     hints=("Output row i is a weighted average of the value rows, using row i of A.",
            "out[i] = A[i][0]·V[0] + A[i][1]·V[1] (each V[j] is a row vector)."),
 ))
@@ -128,7 +146,14 @@ def _full_build(rng):
     return prompt, {"Q": Q, "K": K, "V": V}
 
 
-def _full_solve(d):
+def _full_working(d, m):
+    root = m.r(m.sqrt(2))
+    scores = [[m.r(_dot(q, k) / root) for k in d["K"]] for q in d["Q"]]  # (L, S)
+    weights = [m.softmax(row) for row in scores]  # (L, S)
+    return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
+
+
+def _full_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     out, _ = scaled_dot_product_attention(f64(d["Q"]), f64(d["K"]), f64(d["V"]))
@@ -143,7 +168,7 @@ def _full_wrong(d, divisor=math.sqrt(2), column_softmax=False):
 
 register(Skill(
     name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
-    build=_full_build, solve=_full_solve, tables=("Q", "K", "V"),
+    build=_full_build, solve=None, working=_full_working, reference=_full_reference, tables=("Q", "K", "V"),
     mistakes={
         "no_scale": lambda d: _full_wrong(d, 1.0),
         "scale_by_dk": lambda d: _full_wrong(d, 2.0),
@@ -157,18 +182,20 @@ register(Skill(
 
 # -------------------------------------------------------------------- the scale factor
 
+_D_MODELS = (32, 48, 64, 96, 128, 192, 256, 320, 384, 512, 640, 768, 1024, 1280)
+
 
 def _scale_build(rng):
-    d_model = rng.choice([64, 128, 256, 512, 768])
+    d_model = rng.choice(_D_MODELS)
     # d_k² = d_model would make "divide by d_k" and "divide by √d_model" give the same number
-    n_heads = rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0 and d_model // h > 4
+    n_heads = rng.choice([h for h in (2, 3, 4, 6, 8, 12, 16, 20) if d_model % h == 0 and d_model // h > 4
                           and (d_model // h) ** 2 != d_model])
     prompt = (f"Multi-head attention with d_model = {d_model} and n_heads = {n_heads}. Inside each head, the "
               "scores Q Kᵀ are divided by which number? Give it to **2 decimals**.")
     return prompt, {"d_model": d_model, "n_heads": n_heads}
 
 
-def _scale_solve(d):
+def _scale_reference(d):
     from attnlab.nn import split_heads
 
     x = torch.empty(1, 1, d["d_model"], device="meta")  # (B, L, d_model)
@@ -178,11 +205,13 @@ def _scale_solve(d):
 
 register(Skill(
     name="sdpa_scale", lesson="02", title="The scale factor √d_k", kind="number", decimals=2,
-    build=_scale_build, solve=_scale_solve,
+    build=_scale_build, solve=None, working=lambda d, m: m.sqrt(d["d_model"] // d["n_heads"]),
+    reference=_scale_reference,
     mistakes={
         "scale_by_d_model": lambda d: math.sqrt(d["d_model"]),
         "scale_by_dk": lambda d: d["d_model"] / d["n_heads"],
         "no_scale": lambda d: 1.0,
+        "scale_by_sqrt_heads": lambda d: math.sqrt(d["n_heads"]),
     },
     hints=("The scale depends on the width of the vectors that are dot-multiplied inside one head.",
            "d_k = d_model / n_heads; divide by √d_k."),

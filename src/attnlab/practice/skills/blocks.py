@@ -3,30 +3,38 @@ from __future__ import annotations
 
 import torch
 
-from ._common import Skill, bias_count, f64, meta_count, register, show
+from ._common import Skill, f64, meta_count, register, show
+from .heads import mha_params
+
+_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
 def _ffn_build(rng):
-    d_model = rng.choice([16, 32, 64, 128, 256, 512])
-    d_ff = d_model * rng.choice([2, 4, 4, 8])
+    d_model = rng.choice(_WIDTHS)
+    d_ff = d_model * rng.choice([2, 3, 4, 4, 8])
     prompt = (f"How many parameters does the position-wise **FeedForward(d_model={d_model}, d_ff={d_ff})** have "
               "(two nn.Linear layers with biases)?")
     return prompt, {"d_model": d_model, "d_ff": d_ff}
 
 
-def _ffn(d, d_ff=None):
+def ffn_params(d_model: int, d_ff: int, bias: bool = True) -> int:
+    """W_1: d_model·d_ff (+ d_ff biases); W_2: d_ff·d_model (+ d_model biases)."""
+    return 2 * d_model * d_ff + ((d_ff + d_model) if bias else 0)
+
+
+def _ffn_reference(d):
     from attnlab.nn import FeedForward
 
-    return meta_count(lambda: FeedForward(d["d_model"], d_ff or d["d_ff"]),
-                      key=("FeedForward",) + tuple(sorted(d.items())) + (d_ff,))
+    return meta_count(lambda: FeedForward(d["d_model"], d["d_ff"]), key=("FeedForward",) + tuple(sorted(d.items())))[0]
 
 
 register(Skill(
     name="ffn_param_count", lesson="06", title="Feed-forward parameter count", kind="int",
-    build=_ffn_build, solve=lambda d: _ffn(d)[0],
+    build=_ffn_build, reference=_ffn_reference, solve=lambda d: ffn_params(d["d_model"], d["d_ff"]),
     mistakes={
-        "params_without_bias": lambda d: _ffn(d)[0] - bias_count(_ffn(d)[1]),
-        "ffn_dff_equals_dmodel": lambda d: _ffn(d, d["d_model"])[0],
+        "params_without_bias": lambda d: ffn_params(d["d_model"], d["d_ff"], bias=False),
+        "ffn_dff_equals_dmodel": lambda d: ffn_params(d["d_model"], d["d_model"]),
+        "ffn_count_one_layer": lambda d: d["d_model"] * d["d_ff"] + d["d_ff"],
     },
     hints=("Count each linear layer as weights plus biases.",
            "W_1: d_model·d_ff + d_ff; W_2: d_ff·d_model + d_model."),
@@ -34,7 +42,7 @@ register(Skill(
 
 
 def _block_build(rng):
-    d_model = rng.choice([16, 32, 64, 128, 256])
+    d_model = rng.choice(_WIDTHS)
     n_heads = rng.choice([h for h in (2, 4, 8) if d_model % h == 0])
     d_ff = d_model * rng.choice([2, 4])
     prompt = (f"How many parameters does **EncoderBlock(d_model={d_model}, n_heads={n_heads}, d_ff={d_ff})** have? "
@@ -43,25 +51,29 @@ def _block_build(rng):
     return prompt, {"d_model": d_model, "n_heads": n_heads, "d_ff": d_ff}
 
 
-def _block(d):
+def block_params(d_model: int, d_ff: int, *, bias: bool = True, w_o: bool = True, norms: bool = True,
+                 heads: int = 1) -> int:
+    """Attention (4 projections) + FFN + two LayerNorms (2·d each); the keywords leave parts out."""
+    attention = mha_params(d_model, bias) * (3 if not w_o else 4) // 4 * heads
+    return attention + ffn_params(d_model, d_ff, bias) + (2 * (2 * d_model if bias else d_model) if norms else 0)
+
+
+def _block_reference(d):
     from attnlab.nn import EncoderBlock
 
     return meta_count(lambda: EncoderBlock(d["d_model"], d["n_heads"], d["d_ff"]),
-                      key=("EncoderBlock",) + tuple(sorted(d.items())))
-
-
-def _part(d, name):
-    return sum(p.numel() for n, p in _block(d)[1].named_parameters() if n.startswith(name))
+                      key=("EncoderBlock",) + tuple(sorted(d.items())))[0]
 
 
 register(Skill(
     name="block_param_count", lesson="06", title="Encoder block parameter count", kind="int",
-    build=_block_build, solve=lambda d: _block(d)[0],
+    build=_block_build, reference=_block_reference, solve=lambda d: block_params(d["d_model"], d["d_ff"]),
     mistakes={
-        "forget_w_o": lambda d: _block(d)[0] - _part(d, "self_attn.w_o."),
-        "forget_layernorm_params": lambda d: _block(d)[0] - _part(d, "norm"),
-        "params_without_bias": lambda d: _block(d)[0] - bias_count(_block(d)[1]),
-        "ffn_dff_equals_dmodel": lambda d: _block(d)[0] - _part(d, "ffn.") + _ffn(d, d["d_model"])[0],
+        "forget_w_o": lambda d: block_params(d["d_model"], d["d_ff"], w_o=False),
+        "forget_layernorm_params": lambda d: block_params(d["d_model"], d["d_ff"], norms=False),
+        "params_without_bias": lambda d: block_params(d["d_model"], d["d_ff"], bias=False),
+        "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
+        "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
     },
     hints=("Add up three parts: attention, feed-forward, and the two LayerNorms.",
            "Attention 4·d² + 4·d; FFN 2·d·d_ff + d_ff + d; LayerNorms 2 × 2·d (d = d_model)."),
@@ -78,19 +90,29 @@ def _ln_build(rng):
     return prompt, {"x": x}
 
 
-def _ln(x, unbiased=False, center=True):
+def _ln_working(d, m):
+    x = d["x"]
+    mu = m.r(sum(x) / len(x))
+    dev = [m.r(v - mu) for v in x]
+    var = m.r(sum((m.r(e * e) for e in dev), 0.0) / len(x))
+    sd = m.r(m.sqrt(var))
+    return [m.r(e / sd) for e in dev]
+
+
+def _ln(x, unbiased=False, center=True, divide_by_var=False):
     x = f64(x)
     mu = x.mean() if center else 0.0
-    return (x - mu) / x.std(unbiased=unbiased)
+    return (x - mu) / (x.var(unbiased=unbiased) if divide_by_var else x.std(unbiased=unbiased))
 
 
 register(Skill(
     name="layernorm_by_hand", lesson="06", title="LayerNorm by hand", kind="vector", decimals=2,
-    build=_ln_build,
-    solve=lambda d: torch.nn.functional.layer_norm(f64(d["x"]), (4,), eps=1e-12),
+    build=_ln_build, solve=None, working=_ln_working,
+    reference=lambda d: torch.nn.functional.layer_norm(f64(d["x"]), (4,), eps=1e-12),
     mistakes={
         "layernorm_unbiased_var": lambda d: _ln(d["x"], unbiased=True),
         "layernorm_no_center": lambda d: _ln(d["x"], center=False),
+        "layernorm_divide_by_variance": lambda d: _ln(d["x"], divide_by_var=True),
     },
     hints=("Normalise the vector to mean 0 and standard deviation 1.",
            "μ = mean(x); σ² = mean((x − μ)²) (divide by 4, not 3); output = (x − μ) / σ."),

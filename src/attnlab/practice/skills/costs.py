@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 from ._common import BYTES, Skill, register
 
@@ -22,7 +21,13 @@ def _kv_build(rng):
     return prompt, {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "L": L, "B": B, "dtype": dtype}
 
 
-def _kv(d):
+def _kv(d, *, two=2, layers=True, size=True, heads=1):
+    """2 (K and V) · n_layers · B · L · d_model · bytes per number."""
+    return (two * (d["n_layers"] if layers else 1) * d["B"] * d["L"] * d["d_model"] * heads
+            * (BYTES[d["dtype"]] if size else 1))
+
+
+def _kv_reference(d):
     from attnlab.nn import KVCache, split_heads
 
     total = 0
@@ -37,10 +42,12 @@ def _kv(d):
 
 register(Skill(
     name="kv_cache_bytes", lesson="10", title="KV-cache size in bytes", kind="int",
-    build=_kv_build, solve=_kv,
+    build=_kv_build, solve=_kv, reference=_kv_reference,
     mistakes={
-        "kv_forget_factor_two": lambda d: _kv(d) // 2,
-        "forget_layers": lambda d: _kv(d) // d["n_layers"],
+        "kv_forget_factor_two": lambda d: _kv(d, two=1),
+        "forget_layers": lambda d: _kv(d, layers=False),
+        "bytes_as_numbers": lambda d: _kv(d, size=False),
+        "kv_times_heads": lambda d: _kv(d, heads=d["n_heads"]),
     },
     hints=("For every layer the cache keeps a key and a value vector of width d_model per position and sequence.",
            "bytes = 2 (K and V) · n_layers · B · L · d_model · bytes per number (n_heads cancels: H · d_k = d_model)."),
@@ -57,7 +64,13 @@ def _mem_build(rng):
     return prompt, {"B": B, "H": H, "L": L, "dtype": dtype}
 
 
-def _weights_bytes(d):
+def _weights_bytes(d, *, heads=True, batch=True, size=True):
+    """B · H · L · L · bytes per number."""
+    return ((d["B"] if batch else 1) * (d["H"] if heads else 1) * d["L"] * d["L"]
+            * (BYTES[d["dtype"]] if size else 1))
+
+
+def _weights_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     q = torch.empty(d["B"], d["H"], d["L"], 8, device="meta", dtype=_DT[d["dtype"]])  # (B, H, L, d_k)
@@ -67,8 +80,12 @@ def _weights_bytes(d):
 
 register(Skill(
     name="attention_memory", lesson="10", title="Memory of the L × L attention weights", kind="int",
-    build=_mem_build, solve=_weights_bytes,
-    mistakes={"scores_forget_heads": lambda d: _weights_bytes(d) // d["H"]},
+    build=_mem_build, solve=_weights_bytes, reference=_weights_reference,
+    mistakes={
+        "scores_forget_heads": lambda d: _weights_bytes(d, heads=False),
+        "forget_batch": lambda d: _weights_bytes(d, batch=False),
+        "bytes_as_numbers": lambda d: _weights_bytes(d, size=False),
+    },
     hints=("The weights hold one number for every (batch, head, query, key) combination.",
            "bytes = B · H · L · L · bytes per number."),
 ))
@@ -84,7 +101,14 @@ def _flops_build(rng):
     return prompt, {"B": B, "H": H, "L": L, "d_k": d_k}
 
 
-def _flops(d):
+def _flops(d, *, per_madd=2, matmuls=2, heads=True):
+    """matmuls · per_madd · B · H · L · L · d_k."""
+    return matmuls * per_madd * d["B"] * (d["H"] if heads else 1) * d["L"] * d["L"] * d["d_k"]
+
+
+def _flops_reference(d):
+    from torch.utils.flop_counter import FlopCounterMode
+
     from attnlab.nn import scaled_dot_product_attention
 
     q = torch.empty(d["B"], d["H"], d["L"], d["d_k"], device="meta")  # (B, H, L, d_k)
@@ -95,8 +119,12 @@ def _flops(d):
 
 register(Skill(
     name="attention_flops", lesson="10", title="FLOPs of attention", kind="int",
-    build=_flops_build, solve=_flops,
-    mistakes={"flops_forget_factor_two": lambda d: _flops(d) // 2},
+    build=_flops_build, solve=_flops, reference=_flops_reference,
+    mistakes={
+        "flops_forget_factor_two": lambda d: _flops(d, per_madd=1),
+        "flops_one_matmul": lambda d: _flops(d, matmuls=1),
+        "scores_forget_heads": lambda d: _flops(d, heads=False),
+    },
     hints=("Each product is (L × d_k)(d_k × L) or (L × L)(L × d_k) per batch element and head.",
            "Each matmul: 2 · B · H · L · L · d_k FLOPs; there are two of them."),
 ))

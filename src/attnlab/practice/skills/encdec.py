@@ -14,8 +14,8 @@ _WHERE = {
 
 def _choose_build(rng):
     setting = rng.choice(list(_WHERE))
-    L = rng.randint(3, 4)
-    S = L if setting != "cross" else rng.randint(3, 5)
+    L = rng.randint(3, 6)
+    S = L if setting != "cross" else rng.randint(3, 6)
     real = rng.randint(2, (S if setting != "decoder" else L) - 1)
     if setting == "decoder":
         text = f"the target sequence has L = {L} positions, the last {L - real} of them padding"
@@ -29,32 +29,39 @@ def _choose_build(rng):
     return prompt, {"setting": setting, "L": L, "S": S, "real": real}
 
 
-def _pad(d):
-    from attnlab.nn import padding_mask
-
-    return padding_mask([d["real"]], d["S"])[:, None, :][0].expand(d["L"], d["S"])  # (L, S)
-
-
-def _causal(d):
-    """Causal mask aligned as in causal_mask (query i sees keys j <= i + S - L), also for S < L."""
-    return torch.ones(d["L"], d["S"], dtype=torch.bool).tril(d["S"] - d["L"])
+def _mask(d, causal=None, keys_padded=True, queries_padded=False):
+    """(L, S) mask: key j is real (j < real) and, if ``causal``, j <= causal(i)."""
+    return [[(j < d["real"] or not keys_padded) and (i < d["real"] or not queries_padded)
+             and (causal is None or j <= causal(i)) for j in range(d["S"])] for i in range(d["L"])]
 
 
 def _choose(d):
-    from attnlab.nn import causal_mask, combine_masks
+    return _mask(d, causal=(lambda i: i) if d["setting"] == "decoder" else None)
 
+
+def _choose_reference(d):
+    from attnlab.nn import causal_mask, combine_masks, padding_mask
+
+    pad = padding_mask([d["real"]], d["S"])[:, None, :][0].expand(d["L"], d["S"])  # (L, S)
     if d["setting"] == "decoder":
-        return combine_masks(causal_mask(d["L"]), _pad(d))  # causal AND key padding (L == S here)
-    return _pad(d)  # encoder self-attention and cross-attention: key padding only
+        return combine_masks(causal_mask(d["L"]), pad)  # causal AND key padding (L == S here)
+    return pad  # encoder self-attention and cross-attention: key padding only
 
 
 register(Skill(
     name="choose_mask", lesson="07", title="Choose the mask: encoder, decoder, cross-attention", kind="mask",
-    build=_choose_build, solve=_choose,
+    build=_choose_build, solve=_choose, reference=_choose_reference,
+    kinds=tuple(_WHERE), kind_of_data=lambda d: d["setting"],
     mistakes={
-        "needless_causal_mask": lambda d: _causal(d) & _pad(d) if d["setting"] != "decoder" else None,
-        "missing_causal_mask": lambda d: _pad(d) if d["setting"] == "decoder" else None,
-        "inverted_mask": lambda d: ~_choose(d),
+        # a learner adds torch.tril(ones(L, S)): for S < L its first row would block every key
+        "needless_causal_mask": lambda d: _mask(d, causal=lambda i: i) if d["setting"] != "decoder" else None,
+        "missing_causal_mask": lambda d: _mask(d) if d["setting"] == "decoder" else None,
+        "inverted_mask": lambda d: [[not v for v in row] for row in _choose(d)],
+        "mask_padded_queries": lambda d: _mask(d, causal=(lambda i: i) if d["setting"] == "decoder" else None,
+                                               keys_padded=False, queries_padded=True)
+        if d["setting"] != "cross" else None,
+        "missing_padding_mask": lambda d: _mask(d, causal=(lambda i: i) if d["setting"] == "decoder" else None,
+                                                keys_padded=False),
     },
     hints=("Ask two questions: may this attention see the future? Which side's padding are the keys?",
            "Encoder self-attention: source padding only. Decoder self-attention: causal AND target padding. "
@@ -73,7 +80,7 @@ def _cross_build(rng):
     return prompt, {"B": B, "L": L, "S": S, "d_model": d_model, "n_heads": n_heads}
 
 
-def _cross(d):
+def _cross_reference(d):
     from attnlab.nn import MultiHeadAttention
 
     mha = MultiHeadAttention(d["d_model"], d["n_heads"])
@@ -86,8 +93,12 @@ def _cross(d):
 
 register(Skill(
     name="cross_attention_shapes", lesson="07", title="Cross-attention weight shape", kind="shape",
-    build=_cross_build, solve=_cross,
-    mistakes={"cross_shape_swapped": lambda d: (d["B"], d["n_heads"], d["S"], d["L"])},
+    build=_cross_build, reference=_cross_reference, solve=lambda d: (d["B"], d["n_heads"], d["L"], d["S"]),
+    mistakes={
+        "cross_shape_swapped": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]),
+        "scores_without_head_axis": lambda d: (d["B"], d["L"], d["S"]),
+        "keys_length_from_queries": lambda d: (d["B"], d["n_heads"], d["L"], d["L"]),
+    },
     hints=("Queries come from the decoder, keys from the encoder; every head has its own weight matrix.",
            "(B, H, number of queries, number of keys) = (B, n_heads, L, S)."),
 ))

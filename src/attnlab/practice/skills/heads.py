@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import Skill, bias_count, f64, meta_count, register, show
+from ._common import Skill, f64, meta_count, register, show
 
 
 def _trace_build(rng):
@@ -20,7 +20,7 @@ def _trace_build(rng):
     return prompt, {"B": B, "L": L, "d_model": d_model, "n_heads": n_heads}
 
 
-def _trace(d):
+def _trace_reference(d):
     from attnlab.nn import split_heads
 
     return tuple(split_heads(torch.empty(d["B"], d["L"], d["d_model"], device="meta"), d["n_heads"]).shape)
@@ -28,8 +28,13 @@ def _trace(d):
 
 register(Skill(
     name="mha_shape_trace", lesson="05", title="Head-split shape trace", kind="shape",
-    build=_trace_build, solve=_trace,
-    mistakes={"reshape_without_transpose": lambda d: (d["B"], d["L"], d["n_heads"], d["d_model"] // d["n_heads"])},
+    build=_trace_build, reference=_trace_reference,
+    solve=lambda d: (d["B"], d["n_heads"], d["L"], d["d_model"] // d["n_heads"]),
+    mistakes={
+        "reshape_without_transpose": lambda d: (d["B"], d["L"], d["n_heads"], d["d_model"] // d["n_heads"]),
+        "split_keeps_dmodel": lambda d: (d["B"], d["n_heads"], d["L"], d["d_model"]),
+        "split_forgets_heads": lambda d: (d["B"], d["L"], d["d_model"] // d["n_heads"]),
+    },
     hints=("Each head works on its own (L, d_k) slice, and heads are a batch-like axis.",
            "(B, L, d_model) -> view (B, L, H, d_k) with d_k = d_model / H -> transpose(1, 2) -> (B, H, L, d_k)."),
 ))
@@ -55,7 +60,7 @@ def _scores_build(rng):
     return prompt, {"B": B, "L": L, "S": S, "d_model": d_model, "n_heads": n_heads}
 
 
-def _scores(d):
+def _scores_reference(d):
     from attnlab.nn import scaled_dot_product_attention, split_heads
 
     q = split_heads(torch.zeros(d["B"], d["L"], d["d_model"]), d["n_heads"])  # (B, H, L, d_k)
@@ -66,7 +71,10 @@ def _scores(d):
 
 register(Skill(
     name="mha_scores_shape", lesson="05", title="Attention-score shape inside multi-head attention", kind="shape",
-    build=_scores_build, solve=_scores,
+    build=_scores_build, reference=_scores_reference,
+    solve=lambda d: (d["B"], d["n_heads"], d["L"], d["S"]),
+    kinds=("self-attention", "cross-attention"),
+    kind_of_data=lambda d: "self-attention" if d["S"] == d["L"] else "cross-attention",
     mistakes={
         "scores_without_head_axis": lambda d: (d["B"], d["L"], d["S"]),
         "scores_keys_first": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]) if d["S"] != d["L"] else None,
@@ -87,7 +95,7 @@ def _split_build(rng):
     return prompt, {"x": x, "head": head}
 
 
-def _split(d):
+def _split_reference(d):
     from attnlab.nn import split_heads
 
     return split_heads(f64([d["x"]]), 2)[0, d["head"]]  # (1, L, d_model) -> (1, H, L, d_k) -> (L, d_k)
@@ -95,9 +103,13 @@ def _split(d):
 
 register(Skill(
     name="split_heads_values", lesson="05", title="Split heads by hand", kind="matrix",
-    build=_split_build, tables=("x",),
-    solve=lambda d: _split(d),
-    mistakes={"reshape_without_transpose": lambda d: f64(d["x"]).reshape(2, 2, 2)[d["head"]]},
+    build=_split_build, tables=("x",), reference=_split_reference,
+    solve=lambda d: [row[2 * d["head"]: 2 * d["head"] + 2] for row in d["x"]],
+    mistakes={
+        "reshape_without_transpose": lambda d: f64(d["x"]).reshape(2, 2, 2)[d["head"]],
+        "heads_interleaved": lambda d: [row[d["head"]::2] for row in d["x"]],
+        "index_from_one": lambda d: [row[2 * (1 - d["head"]): 2 * (1 - d["head"]) + 2] for row in d["x"]],
+    },
     hints=("Head h owns a contiguous block of d_k columns of every token.",
            "Head h = columns h·d_k .. (h+1)·d_k − 1 of x, for every row (token)."),
 ))
@@ -110,7 +122,7 @@ def _merge_build(rng):
     return prompt, {"heads": heads}
 
 
-def _merge(d):
+def _merge_reference(d):
     from attnlab.nn import merge_heads
 
     return merge_heads(f64([d["heads"]]))[0]  # (1, H, L, d_k) -> (1, L, d_model) -> (L, d_model)
@@ -118,38 +130,49 @@ def _merge(d):
 
 register(Skill(
     name="merge_heads_values", lesson="05", title="Merge heads by hand", kind="matrix",
-    build=_merge_build, solve=_merge,
+    build=_merge_build, reference=_merge_reference,
+    solve=lambda d: [d["heads"][0][t] + d["heads"][1][t] for t in range(2)],
     mistakes={
-        "heads_wrong_order": lambda d: torch.cat([f64(d["heads"][1]), f64(d["heads"][0])], dim=-1),
+        "heads_wrong_order": lambda d: [d["heads"][1][t] + d["heads"][0][t] for t in range(2)],
         "reshape_without_transpose": lambda d: f64(d["heads"]).reshape(2, 4),
+        "merge_stacks_rows": lambda d: d["heads"][0] + d["heads"][1],
     },
     hints=("Each token's row is rebuilt from its row in every head, side by side.",
            "Row t = [head 0 row t, head 1 row t] (head 0's d_k numbers first)."),
 ))
 
+_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024)
+
 
 def _mha_count_build(rng):
-    d_model = rng.choice([16, 32, 64, 128, 256, 512, 768])
-    n_heads = rng.choice([h for h in (2, 4, 8) if d_model % h == 0])
+    d_model = rng.choice(_WIDTHS)
+    n_heads = rng.choice([h for h in (2, 4, 8, 16) if d_model % h == 0 and d_model // h >= 4])
     bias = rng.random() < 0.75
     prompt = (f"How many parameters does **MultiHeadAttention(d_model={d_model}, n_heads={n_heads}, bias={bias})** "
               "have? (Projections W_Q, W_K, W_V, W_O, each nn.Linear(d_model, d_model).)")
     return prompt, {"d_model": d_model, "n_heads": n_heads, "bias": bias}
 
 
-def _mha(d):
+def mha_params(d_model: int, bias: bool = True) -> int:
+    """Four d_model -> d_model projections: 4·d² weights (+ 4·d biases)."""
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def _mha_reference(d):
     from attnlab.nn import MultiHeadAttention
 
     return meta_count(lambda: MultiHeadAttention(d["d_model"], d["n_heads"], bias=d["bias"]),
-                      key=("MultiHeadAttention",) + tuple(sorted(d.items())))
+                      key=("MultiHeadAttention",) + tuple(sorted(d.items())))[0]
 
 
 register(Skill(
     name="mha_param_count", lesson="05", title="Multi-head attention parameter count", kind="int",
-    build=_mha_count_build, solve=lambda d: _mha(d)[0],
+    build=_mha_count_build, reference=_mha_reference, solve=lambda d: mha_params(d["d_model"], d["bias"]),
     mistakes={
-        "params_without_bias": lambda d: _mha(d)[0] - bias_count(_mha(d)[1]) if d["bias"] else None,
-        "forget_w_o": lambda d: _mha(d)[0] - sum(p.numel() for p in _mha(d)[1].w_o.parameters()),
+        "params_without_bias": lambda d: mha_params(d["d_model"], False) if d["bias"] else None,
+        "forget_w_o": lambda d: mha_params(d["d_model"], d["bias"]) * 3 // 4,
+        "params_times_heads": lambda d: mha_params(d["d_model"], d["bias"]) * d["n_heads"],
+        "params_weights_times_heads": lambda d: 4 * d["d_model"] ** 2 * d["n_heads"],
     },
     hints=("The number of heads does not change the count: the heads split d_model, they do not add width.",
            "4 linear maps d_model -> d_model: 4·d_model² weights, plus 4·d_model biases if bias=True."),

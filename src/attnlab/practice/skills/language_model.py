@@ -5,7 +5,9 @@ import math
 
 import torch
 
-from ._common import Skill, bias_count, meta_count, register
+from ._common import Skill, meta_count, register
+from .blocks import ffn_params
+from .heads import mha_params
 
 
 def _gpt_build(rng):
@@ -24,40 +26,47 @@ def _gpt_build(rng):
                     "n_layers": n_layers}
 
 
-def _gpt(d):
+def gpt_params(d, *, positions=True, layers=None, bias=True, tied=True, heads=1) -> int:
+    """Embeddings + n_layers blocks (2 LayerNorms, attention, FFN with d_ff = 4·d) + final LayerNorm."""
+    dm, ln = d["d_model"], (2 * d["d_model"] if bias else d["d_model"])
+    block = 2 * ln + mha_params(dm, bias) * heads + ffn_params(dm, 4 * dm, bias)
+    n = d["n_layers"] if layers is None else layers
+    return (d["vocab_size"] * dm * (1 if tied else 2) + (d["block_size"] * dm if positions else 0)
+            + n * block + ln)
+
+
+def _gpt_reference(d):
     from attnlab.nn import GPT, GPTConfig
 
-    return meta_count(lambda: GPT(GPTConfig(**d)),
-                      key=("GPT",) + tuple(sorted(d.items())))
-
-
-def _one_layer(d):
-    total, model = _gpt(d)
-    per_block = sum(p.numel() for p in model.blocks[0].parameters())
-    return total - (d["n_layers"] - 1) * per_block
+    return meta_count(lambda: GPT(GPTConfig(**d)), key=("GPT",) + tuple(sorted(d.items())))[0]
 
 
 register(Skill(
     name="gpt_param_count", lesson="09", title="GPT parameter count", kind="int",
-    build=_gpt_build, solve=lambda d: _gpt(d)[0],
+    build=_gpt_build, reference=_gpt_reference, solve=gpt_params,
     mistakes={
-        "forget_position_embedding": lambda d: _gpt(d)[0] - d["block_size"] * d["d_model"],
-        "forget_layers": _one_layer,
-        "params_without_bias": lambda d: _gpt(d)[0] - bias_count(_gpt(d)[1]),
+        "forget_position_embedding": lambda d: gpt_params(d, positions=False),
+        "forget_layers": lambda d: gpt_params(d, layers=1),
+        "params_without_bias": lambda d: gpt_params(d, bias=False),
+        "tied_head_counted_twice": lambda d: gpt_params(d, tied=False),
+        "params_times_heads": lambda d: gpt_params(d, heads=d["n_heads"]),
     },
     hints=("Count embeddings once, one block times n_layers, the final LayerNorm; the tied output layer adds nothing.",
            "V·d + block·d + n_layers·(4d² + 4d + 2·d·4d + 4d + d + 2·2d) + 2d, with d = d_model."),
 ))
 
+_VOCABS = tuple(range(2, 41)) + (50, 64, 65, 96, 100, 128, 256, 500, 512, 1000, 1024, 4096, 8192, 32000, 32768,
+                                   50257, 65536)
+
 
 def _uniform_build(rng):
-    vocab = rng.choice([2, 10, 26, 50, 65, 100, 256, 1000, 50257])
+    vocab = rng.choice(_VOCABS)
     prompt = (f"An untrained model that gives every one of V = {vocab} tokens the same probability. What is its "
               "**cross-entropy loss** (natural log, as in torch.nn.functional.cross_entropy) to **3 decimals**?")
     return prompt, {"vocab_size": vocab}
 
 
-def _uniform(d):
+def _uniform_reference(d):
     """The loss GPT.forward reports for a model whose weights are all zero (logits 0 = uniform)."""
     from attnlab.nn import GPT, GPTConfig
 
@@ -71,20 +80,24 @@ def _uniform(d):
 
 register(Skill(
     name="uniform_loss", lesson="09", title="Loss of a uniform model", kind="number", decimals=3,
-    build=_uniform_build, solve=_uniform,
-    mistakes={"log2_instead_of_ln": lambda d: math.log2(d["vocab_size"])},
+    build=_uniform_build, solve=None, working=lambda d, m: m.log(d["vocab_size"]), reference=_uniform_reference,
+    mistakes={
+        "log2_instead_of_ln": lambda d: math.log2(d["vocab_size"]),
+        "log10_instead_of_ln": lambda d: math.log10(d["vocab_size"]),
+        "loss_is_probability": lambda d: 1.0 / d["vocab_size"],
+    },
     hints=("Cross-entropy is −log of the probability given to the right token.",
            "Each token gets probability 1/V, so the loss is −ln(1/V) = ln V."),
 ))
 
 
 def _batch_build(rng):
-    B, T = rng.sample([4, 8, 12, 16, 32, 64], 2)
+    B, T = rng.sample([2, 4, 8, 12, 16, 24, 32, 48, 64, 128], 2)
     prompt = (f"x, y = get_batch(data, block_size={T}, batch_size={B}). What is the shape of the **targets y**?")
     return prompt, {"B": B, "T": T}
 
 
-def _batch(d):
+def _batch_reference(d):
     from attnlab.data import get_batch
 
     data = torch.arange(4 * d["T"])  # any long-enough stream of token ids
@@ -94,10 +107,11 @@ def _batch(d):
 
 register(Skill(
     name="batch_shapes", lesson="09", title="Training batch shapes", kind="shape",
-    build=_batch_build, solve=_batch,
+    build=_batch_build, reference=_batch_reference, solve=lambda d: (d["B"], d["T"]),
     mistakes={
         "targets_block_plus_one": lambda d: (d["B"], d["T"] + 1),
         "batch_shape_swapped": lambda d: (d["T"], d["B"]),
+        "batch_flattened": lambda d: (d["B"] * d["T"],),
     },
     hints=("Targets line up with inputs: one next-token id per input position.",
            "x and y both have shape (batch_size, block_size)."),

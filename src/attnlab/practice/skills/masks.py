@@ -3,14 +3,22 @@ from __future__ import annotations
 
 import torch
 
-from ._common import Skill, f64, ints, register, show, softmax_rows
+from ._common import Skill, ints, register, show, softmax_rows
 
 _MASK_FORMS = "Write True/False or 1/0 (1 = may attend), one row per query, e.g. [[1, 0], [1, 1]]."
 
 
+def _grid(rows: int, cols: int, allowed) -> list[list[bool]]:
+    """A rows × cols boolean mask with entry (i, j) = allowed(i, j)."""
+    return [[bool(allowed(i, j)) for j in range(cols)] for i in range(rows)]
+
+
+# -------------------------------------------------------------------- causal
+
+
 def _causal_build(rng):
-    L = rng.randint(3, 5)
-    S = L + (rng.choice([2, 3]) if rng.random() < 0.35 else 0)  # S = L + 1 would make two mistakes look alike
+    L = rng.randint(2, 9)
+    S = L + (rng.randint(1, 6) if rng.random() < 0.5 else 0)
     extra = (f" The keys include {S - L} cached earlier position(s): S = {S} keys, and the {L} queries are the "
              "**last** L positions.") if S > L else ""
     prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra} {_MASK_FORMS}"
@@ -18,6 +26,11 @@ def _causal_build(rng):
 
 
 def _causal(d):
+    """Query i (absolute position i + S − L) may see keys j <= i + S − L."""
+    return _grid(d["L"], d["S"], lambda i, j: j <= i + d["S"] - d["L"])
+
+
+def _causal_reference(d):
     from attnlab.nn import causal_mask
 
     return causal_mask(d["L"], d["S"])  # (L, S)
@@ -25,19 +38,24 @@ def _causal(d):
 
 register(Skill(
     name="causal_mask_build", lesson="03", title="Build a causal mask", kind="mask",
-    build=_causal_build, solve=_causal,
+    build=_causal_build, solve=_causal, reference=_causal_reference,
+    kinds=("S = L", "S > L (cached keys)"),
+    kind_of_data=lambda d: "S = L" if d["S"] == d["L"] else "S > L (cached keys)",
     mistakes={
-        "inverted_mask": lambda d: ~_causal(d),
-        "causal_excludes_diagonal": lambda d: torch.ones(d["L"], d["S"], dtype=torch.bool).tril(d["S"] - d["L"] - 1),
-        "causal_kv_misaligned": lambda d: torch.ones(d["L"], d["S"], dtype=torch.bool).tril(0) if d["S"] > d["L"] else None,
+        "inverted_mask": lambda d: _grid(d["L"], d["S"], lambda i, j: j > i + d["S"] - d["L"]),
+        "causal_excludes_diagonal": lambda d: _grid(d["L"], d["S"], lambda i, j: j < i + d["S"] - d["L"]),
+        "causal_kv_misaligned": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None,
+        "causal_upper_triangle": lambda d: _grid(d["L"], d["S"], lambda i, j: j >= i + d["S"] - d["L"]),
     },
     hints=("A query may look at itself and at everything before it, never after.",
            "Entry (i, j) is True iff j <= i + (S − L); with S = L that is the lower triangle including the diagonal."),
 ))
 
+# -------------------------------------------------------------------- padding
+
 
 def _padding_build(rng):
-    S = rng.randint(4, 5)
+    S = rng.randint(4, 6)
     lengths = [rng.randint(1, S) for _ in range(3)]
     if max(lengths) == min(lengths):
         lengths[0] = S if lengths[0] < S else 1
@@ -47,7 +65,11 @@ def _padding_build(rng):
     return prompt, {"lengths": lengths, "S": S}
 
 
-def _padding(d):
+def _padding(d, shift=0):
+    return [[j < n + shift for j in range(d["S"])] for n in d["lengths"]]
+
+
+def _padding_reference(d):
     from attnlab.nn import padding_mask
 
     return padding_mask(d["lengths"], d["S"])  # (B, S)
@@ -55,45 +77,56 @@ def _padding(d):
 
 register(Skill(
     name="padding_mask_build", lesson="03", title="Build a padding mask", kind="mask",
-    build=_padding_build, solve=_padding,
-    mistakes={"inverted_mask": lambda d: ~_padding(d)},
+    build=_padding_build, solve=_padding, reference=_padding_reference,
+    mistakes={
+        "inverted_mask": lambda d: [[not v for v in row] for row in _padding(d)],
+        "padding_at_start": lambda d: [[j >= d["S"] - n for j in range(d["S"])] for n in d["lengths"]],
+        "length_off_by_one": lambda d: _padding(d, 1) if min(d["lengths"]) < d["S"] else None,
+    },
     hints=("Padding tokens are fillers: nobody should attend to them.",
            "Row b is True for positions 0 .. length_b − 1 and False after that."),
 ))
 
+# -------------------------------------------------------------------- causal AND padding
+
 
 def _combined_build(rng):
-    L = rng.randint(3, 5)
-    length = rng.randint(2, L - 1)
-    prompt = (f"Decoder self-attention over L = {L} positions of one sequence whose last {L - length} position(s) "
-              f"are padding (real length {length}). Build the **combined mask** (L × L): causal AND key padding. "
-              + _MASK_FORMS)
+    L = rng.randint(3, 10)
+    length = rng.randint(1, L - 1) if rng.random() < 0.9 else L
+    pad = f"whose last {L - length} position(s) are padding (real length {length})" if length < L else \
+        "with no padding (real length {L})".format(L=L)
+    prompt = (f"Decoder self-attention over L = {L} positions of one sequence {pad}. Build the **combined mask** "
+              "(L × L): causal AND key padding. " + _MASK_FORMS)
     return prompt, {"L": L, "length": length}
 
 
-def _pad_row(d):
-    from attnlab.nn import padding_mask
+def _combined(d, combine=lambda c, p: c and p, causal=lambda i, j: j <= i, pad=None):
+    pad = pad or (lambda i, j: j < d["length"])
+    return _grid(d["L"], d["L"], lambda i, j: combine(causal(i, j), pad(i, j)))
 
-    return padding_mask([d["length"]], d["L"])[:, None, :][0]  # (1, S): broadcasts over query rows
 
+def _combined_reference(d):
+    from attnlab.nn import causal_mask, combine_masks, padding_mask
 
-def _combined(d):
-    from attnlab.nn import causal_mask, combine_masks
-
-    return combine_masks(causal_mask(d["L"]), _pad_row(d))  # (L, L)
+    return combine_masks(causal_mask(d["L"]), padding_mask([d["length"]], d["L"])[:, None, :][0])  # (L, L)
 
 
 register(Skill(
     name="combine_masks_build", lesson="03", title="Combine causal and padding masks", kind="mask",
-    build=_combined_build, solve=_combined,
+    build=_combined_build, solve=_combined, reference=_combined_reference,
     mistakes={
-        "combine_with_or": lambda d: _causal({"L": d["L"], "S": d["L"]}) | _pad_row(d),
-        "inverted_mask": lambda d: ~_combined(d),
-        "missing_causal_mask": lambda d: _pad_row(d).expand(d["L"], d["L"]),
+        "combine_with_or": lambda d: _combined(d, combine=lambda c, p: c or p),
+        "inverted_mask": lambda d: _combined(d, combine=lambda c, p: not (c and p)),
+        "missing_causal_mask": lambda d: _combined(d, causal=lambda i, j: True),
+        "missing_padding_mask": lambda d: _combined(d, pad=lambda i, j: True),
+        "mask_padded_queries": lambda d: _combined(d, pad=lambda i, j: i < d["length"]),
+        "causal_excludes_diagonal": lambda d: _combined(d, causal=lambda i, j: j < i),
     },
     hints=("A key is allowed only if both masks allow it.",
            "Start from the lower triangle (causal), then set every column j >= real length to False."),
 ))
+
+# -------------------------------------------------------------------- masked softmax
 
 
 def _masked_build(rng):
@@ -108,18 +141,30 @@ def _masked_build(rng):
     return prompt, {"scores": scores}
 
 
-def _masked(d):
+def _masked_working(d, m, keep=lambda i, j: j <= i):
+    return [m.softmax(row, [keep(i, j) for j in range(len(row))]) for i, row in enumerate(d["scores"])]
+
+
+def _masked_reference(d):
     from attnlab.nn import causal_mask
 
     return softmax_rows(d["scores"], causal_mask(len(d["scores"])))
 
 
+def _fill_zero(d):
+    """Blocked scores replaced by 0 (not −inf) before the softmax."""
+    return softmax_rows([[v if j <= i else 0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])])
+
+
 register(Skill(
     name="masked_softmax", lesson="03", title="Softmax with a causal mask", kind="matrix", decimals=2,
-    build=_masked_build, solve=_masked, tables=("scores",),
+    build=_masked_build, solve=None, working=_masked_working, reference=_masked_reference, tables=("scores",),
     mistakes={
         "mask_after_softmax": lambda d: softmax_rows(d["scores"]) * torch.ones(len(d["scores"]), len(d["scores"])).tril(),
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
+        "mask_fill_zero": _fill_zero,
+        "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
+                                                                                dtype=torch.bool).triu()),
     },
     hints=("Blocked positions must get weight exactly 0 and each row must still sum to 1.",
            "Replace blocked scores (j > i) by −inf, then take the softmax of each row over what is left."),

@@ -10,38 +10,44 @@ from ._common import Skill, register, show
 
 def _pe_build(rng):
     d_model = rng.choice([4, 6, 8])
-    pos = rng.randint(1, 6)
+    pos = rng.randint(1, 10)
     col = rng.randrange(4)  # the fast-rotating columns: the later ones are ~1 or ~0 at small positions
     prompt = (f"Sinusoidal positional encoding with d_model = {d_model}: compute **PE[pos = {pos}, column {col}]** "
               "(columns counted from 0; angles in radians) to **3 decimals**.")
     return prompt, {"d_model": d_model, "pos": pos, "col": col}
 
 
-def _pe_solve(d):
+def _pe_working(d, m, exponent_col=None, swap=False, degrees=False):
+    pair = d["col"] - d["col"] % 2 if exponent_col is None else exponent_col
+    denominator = m.r(10000 ** (pair / d["d_model"])) if pair else 1
+    angle = m.r(d["pos"] / denominator)
+    if degrees:
+        angle = angle * math.pi / 180
+    use_sin = (d["col"] % 2 == 0) != swap
+    return m.sin(angle) if use_sin else m.cos(angle)
+
+
+def _pe_reference(d):
     from attnlab.nn import sinusoidal_encoding
 
     return float(sinusoidal_encoding(d["pos"] + 1, d["d_model"])[d["pos"], d["col"]])
 
 
-def _angle(d, exponent_col):
-    return d["pos"] / 10000 ** (exponent_col / d["d_model"])
+def _exact(fn):
+    from ..working import EXACT
 
-
-def _swapped(d):
-    pair = d["col"] - d["col"] % 2
-    return (math.cos if d["col"] % 2 == 0 else math.sin)(_angle(d, pair))
-
-
-def _pair_exponent(d):
-    if d["col"] % 2 == 0:
-        return None  # for even columns the pair index and the column index agree
-    return math.cos(_angle(d, d["col"]))
+    return lambda d: fn(d, EXACT)
 
 
 register(Skill(
     name="pe_value", lesson="04", title="Sinusoidal encoding value", kind="number", decimals=3,
-    build=_pe_build, solve=_pe_solve,
-    mistakes={"pe_sin_cos_swapped": _swapped, "pe_pair_exponent": _pair_exponent},
+    build=_pe_build, solve=None, working=_pe_working, reference=_pe_reference,
+    mistakes={
+        "pe_sin_cos_swapped": _exact(lambda d, m: _pe_working(d, m, swap=True)),
+        "pe_pair_exponent": lambda d: None if d["col"] % 2 == 0 else _exact(
+            lambda d, m: _pe_working(d, m, exponent_col=d["col"]))(d),
+        "angle_in_degrees": _exact(lambda d, m: _pe_working(d, m, degrees=True)),
+    },
     hints=("Even columns use sine, odd columns cosine; the pair (2i, 2i+1) shares one frequency.",
            "angle = pos / 10000^(2i / d_model) with 2i = column rounded down to even; "
            "PE = sin(angle) for even columns, cos(angle) for odd ones."),
@@ -49,7 +55,7 @@ register(Skill(
 
 
 def _perm_build(rng):
-    n = 4
+    n = rng.choice([4, 5])
     while True:
         perm = rng.sample(range(n), n)
         inverse = [perm.index(i) for i in range(n)]
@@ -62,7 +68,7 @@ def _perm_build(rng):
     return prompt, {"perm": perm, "seed": rng.randrange(2**31)}
 
 
-def _perm_solve(d):
+def _perm_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     perm = d["perm"]
@@ -74,10 +80,13 @@ def _perm_solve(d):
 
 register(Skill(
     name="permutation_effect", lesson="04", title="Permutation equivariance without positions", kind="int_list",
-    build=_perm_build, solve=_perm_solve,
-    mistakes={"inverse_permutation": lambda d: [d["perm"].index(i) for i in range(len(d["perm"]))]},
+    build=_perm_build, solve=lambda d: list(d["perm"]), reference=_perm_reference,
+    mistakes={
+        "inverse_permutation": lambda d: [d["perm"].index(i) for i in range(len(d["perm"]))],
+        "permutation_invariant": lambda d: list(range(len(d["perm"]))),
+        "index_from_one": lambda d: [p + 1 for p in d["perm"]],
+    },
     hints=("Without positions, attention only sees a set of tokens: permuting the inputs permutes the outputs "
            "the same way.",
            "Equivariance: Attn(X[π]) = Attn(X)[π]. Read off which row of Y sits at row r of Y[π]."),
 ))
-

@@ -31,7 +31,7 @@ def _lookup_build(rng, with_values: bool):
     return prompt, data
 
 
-def _lookup(d):
+def _lookup_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     q = f64([d["q"]]) * math.sqrt(2)  # (1, 2): × √d_k cancels the 1/√d_k inside attention
@@ -42,7 +42,16 @@ def _lookup(d):
 
 
 def _scores(d):
+    """Plain dot products q · k_j (integers: written down exactly)."""
     return [d["q"][0] * k[0] + d["q"][1] * k[1] for k in d["K"]]
+
+
+def _weights(d, m):
+    return m.softmax(_scores(d))
+
+
+def _output(d, m):
+    return m.mix(_weights(d, m), d["V"])
 
 
 def _onehot(d):
@@ -54,27 +63,33 @@ def _mix(d, w):
     return (f64([w]) @ f64(d["V"]))[0]
 
 
+def _scaled_weights(d):
+    return f64(_scores(d)).div(math.sqrt(2)).softmax(-1)
+
+
 _LOOKUP_HINTS = ("Score each key against the query first, then turn the three scores into weights that sum to 1.",
                  "score_j = q[0]·k_j[0] + q[1]·k_j[1]; weight_j = exp(score_j) / Σ_i exp(score_i)")
 
 register(Skill(
     name="soft_lookup_weights", lesson="01", title="Soft lookup: weights", kind="vector", decimals=2,
-    build=lambda rng: _lookup_build(rng, False), solve=_lookup,
+    build=lambda rng: _lookup_build(rng, False), solve=None, working=_weights, reference=_lookup_reference,
     mistakes={
         "normalize_without_exp": lambda d: [s / sum(_scores(d)) for s in _scores(d)],
         "argmax_lookup": _onehot,
         "softmax_wrong_axis": lambda d: [1.0, 1.0, 1.0],
+        "scaled_lookup": _scaled_weights,
     },
     hints=_LOOKUP_HINTS,
 ))
 
 register(Skill(
     name="soft_lookup_output", lesson="01", title="Soft lookup: output", kind="vector", decimals=2,
-    build=lambda rng: _lookup_build(rng, True), solve=_lookup,
+    build=lambda rng: _lookup_build(rng, True), solve=None, working=_output, reference=_lookup_reference,
     mistakes={
         "argmax_lookup": lambda d: _mix(d, _onehot(d)),
         "softmax_wrong_axis": lambda d: _mix(d, [1.0, 1.0, 1.0]),
         "normalize_without_exp": lambda d: _mix(d, [s / sum(_scores(d)) for s in _scores(d)]),
+        "scaled_lookup": lambda d: _mix(d, _scaled_weights(d).tolist()),
     },
     hints=("The output is a weighted average of the value rows, with the softmax weights.",
            _LOOKUP_HINTS[1] + "; output = Σ_j weight_j · v_j (row vector of length 2)."),
@@ -82,8 +97,8 @@ register(Skill(
 
 
 def _path_build(rng):
-    n = rng.randint(6, 16)
-    k = rng.choice([3, 5])
+    n = rng.randint(6, 40)
+    k = rng.choice([3, 4, 5])
     prompt = (f"A sequence has n = {n} tokens. How many sequential steps does information need to travel from "
               f"the first token to the last one in (a) an RNN (one recurrent step per token), (b) a stack of causal "
               f"convolutions with kernel size {k} (count layers), (c) causal self-attention (count layers)? "
@@ -101,7 +116,7 @@ def _steps(connect: torch.Tensor) -> int:
     return steps
 
 
-def _path_solve(d):
+def _path_reference(d):
     from attnlab.nn import causal_mask
 
     n, k = d["n"], d["kernel"]
@@ -112,8 +127,13 @@ def _path_solve(d):
 
 register(Skill(
     name="path_lengths", lesson="01", title="Path lengths: RNN, CNN, attention", kind="int_list",
-    build=_path_build, solve=_path_solve,
-    mistakes={"path_counts_tokens": lambda d: [d["n"], -(-(d["n"] - 1) // (d["kernel"] - 1)), 1]},
+    build=_path_build, reference=_path_reference,
+    solve=lambda d: [d["n"] - 1, math.ceil((d["n"] - 1) / (d["kernel"] - 1)), 1],
+    mistakes={
+        "path_counts_tokens": lambda d: [d["n"], math.ceil((d["n"] - 1) / (d["kernel"] - 1)), 1],
+        "cnn_reach_k": lambda d: [d["n"] - 1, math.ceil((d["n"] - 1) / d["kernel"]), 1],
+        "cnn_floor_division": lambda d: [d["n"] - 1, (d["n"] - 1) // (d["kernel"] - 1), 1],
+    },
     hints=("An RNN moves one position per step; a kernel-k convolution reaches k − 1 positions back per layer; "
            "attention connects any two positions directly.",
            "RNN: n − 1 steps. CNN: ceil((n − 1) / (k − 1)) layers. Attention: 1 layer."),

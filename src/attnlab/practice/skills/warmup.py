@@ -18,11 +18,13 @@ def _softmax_build(rng):
 
 register(Skill(
     name="warmup_softmax", lesson="00", title="Softmax of a 3-vector", kind="vector", decimals=2,
-    build=_softmax_build,
-    solve=lambda d: softmax_rows([d["x"]])[0],
+    build=_softmax_build, solve=None,
+    working=lambda d, m: m.softmax(d["x"]),
+    reference=lambda d: softmax_rows([d["x"]])[0],
     mistakes={
         "normalize_without_exp": lambda d: [v / sum(d["x"]) for v in d["x"]],
         "argmax_lookup": lambda d: [float(v == max(d["x"])) for v in d["x"]],
+        "softmax_no_normalise": lambda d: torch.tensor(d["x"], dtype=torch.float64).exp(),
     },
     hints=("Softmax turns scores into positive weights that sum to 1; larger scores get more weight.",
            "Exponentiate every entry, e_i = exp(x_i), then divide each e_i by e_1 + e_2 + e_3."),
@@ -36,7 +38,7 @@ def _shape_build(rng):
     return prompt, {"L": L, "S": S, "d_k": d_k}
 
 
-def _shape_solve(d):
+def _shape_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
     q = torch.empty(d["L"], d["d_k"], device="meta")  # (L, d_k)
@@ -48,10 +50,12 @@ def _shape_solve(d):
 
 register(Skill(
     name="warmup_scores_shape", lesson="00", title="Shape of Q Kᵀ", kind="shape",
-    build=_shape_build, solve=_shape_solve,
+    build=_shape_build, solve=lambda d: (d["L"], d["S"]), reference=_shape_reference,
     mistakes={
         "qt_k": lambda d: (d["d_k"], d["d_k"]),
+        "k_qt": lambda d: (d["S"], d["L"]),
         "cross_shape_swapped": lambda d: (d["S"], d["L"]),
+        "scores_as_output": lambda d: (d["L"], d["d_k"]),
     },
     hints=("Kᵀ turns the (S, d_k) key matrix into (d_k, S).",
            "A (m, n) matrix times an (n, p) matrix is (m, p): here m = L, n = d_k, p = S."),
