@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from .course import EXERCISES, SOLUTIONS
-from .spec import ByHandCheck, load_spec
+from .spec import ByHandCheck, Case, load_spec
 
 _MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
@@ -66,11 +66,36 @@ def reference_submission(assignment: str, student: str):
     return nb
 
 
+def apply_case(nb, case: Case):
+    """Apply a file-based QA case (``wrong/*.py`` or ``honest/*.py``) to a submission ``nb``:
+    replace each ``cell:`` section's answer cell, insert each ``added`` section as a new plain
+    code cell (no nbgrader metadata) before the next replaced cell (else at the end)."""
+    pending = []
+    for gid, src in case.cells:
+        if gid is None:
+            pending.append(nbformat.v4.new_code_cell(src))
+            continue
+        target = cell(nb, gid)
+        target.source = src
+        i = nb.cells.index(target)
+        nb.cells[i:i] = pending
+        pending = []
+    nb.cells.extend(pending)
+    return nb
+
+
+def honest_submission(assignment: str, student: str, name: str):
+    """The reference submission with one honest alternative (``honest/<name>.py``) applied."""
+    return apply_case(reference_submission(assignment, student), spec(assignment).honest[name])
+
+
 def wrong_submission(assignment: str, student: str, name: str):
     """The reference submission with one QA ``Wrong`` case applied."""
     sp = spec(assignment)
     w = sp.wrong[name]
     nb = reference_submission(assignment, student)
+    if isinstance(w, Case):
+        return apply_case(nb, w)
     if w.mistake:
         check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
         cell(nb, w.cell).source = check.literal_for(student, w.mistake)
@@ -83,7 +108,7 @@ def mistake_differs(assignment: str, student: str, name: str) -> bool:
     """False when a by-hand mistake gives the right numbers for this student's variant."""
     sp = spec(assignment)
     w = sp.wrong[name]
-    if not w.mistake:
+    if isinstance(w, Case) or not w.mistake:
         return True
     check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
     return check.literal_for(student, w.mistake) != check.literal_for(student)

@@ -144,13 +144,36 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
     if e.dtype == bool and g.dtype != bool:
         return f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}"
     g, e = g.astype(np.float64), e.astype(np.float64)
-    if not np.all(np.isfinite(g) == np.isfinite(e)):
-        return f"{label}: has NaN/inf entries where none are expected (or the reverse)"
+    msg = _compare_non_finite(g, e, label)
+    if msg:
+        return msg
     fin = np.isfinite(e)
     if not np.allclose(g[fin], e[fin], rtol=rtol, atol=atol):
         err = float(np.max(np.abs(g[fin] - e[fin])))
         return f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})"
     return None
+
+
+def _kind(x: np.ndarray) -> np.ndarray:
+    """Per entry: 0 finite, 1 +inf, -1 -inf, 2 NaN."""
+    return np.where(np.isnan(x), 2, np.where(np.isposinf(x), 1, np.where(np.isneginf(x), -1, 0)))
+
+
+def _compare_non_finite(g: np.ndarray, e: np.ndarray, label: str) -> str | None:
+    """Non-finite entries are compared exactly: same positions, same kind (NaN, +inf, -inf).
+
+    A top-k filter that writes ``+inf`` or ``NaN`` where the reference writes ``-inf`` is wrong
+    (it would sample exactly the tokens it meant to drop); no tolerance applies to them.
+    """
+    gk, ek = _kind(g), _kind(e)
+    diff = gk != ek
+    if not diff.any():
+        return None
+    names = {0: "a finite number", 1: "+inf", -1: "-inf", 2: "NaN"}
+    i = tuple(int(n) for n in np.argwhere(diff)[0]) if diff.ndim else ()
+    return (f"{label}: {int(diff.sum())} entr{'y' if diff.sum() == 1 else 'ies'} differ in kind from the reference "
+            f"(e.g. at index {list(i)}: {names[int(gk[i])]} where the reference has {names[int(ek[i])]}); "
+            "non-finite values (NaN, +inf, -inf) must match exactly")
 
 
 def _is_numeric_list(x: Any) -> bool:
@@ -257,12 +280,18 @@ class ByHandCheck:
         return None  # read statically, never run
 
     def variant(self, student: str):
-        from attnlab.practice import get_skill, learner_id, seed_for
-        os.environ["ATTNLAB_LEARNER"] = student  # the student's own variant, as in their notebook
-        return get_skill(self.skill).variant(seed_for(learner_id(), self.key))
+        """The variant of learner ``student`` (passed explicitly, as ``seed_for(student, key)``)."""
+        from attnlab.practice import get_skill, seed_for
+        from attnlab.practice.seeding import as_learner_id
+        return get_skill(self.skill).variant(seed_for(as_learner_id(student), self.key))
 
     def read(self, cells: list[tuple[str, str]]) -> Any:
-        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason."""
+        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason.
+
+        Accepted: ``x = <literal>``, ``x: list = <literal>`` (annotated), a string of numbers
+        (``x = "[[1, 2], [3, 4]]"``, read later by ``attnlab.practice.answers.parse``) and a literal
+        wrapped in ``np.array(...)``/``torch.tensor(...)``/``list(...)``/``tuple(...)``/``float(...)``/
+        ``int(...)``.  The last assignment in the cell wins.  Never executed."""
         import ast
         src = dict(cells).get(self.cell)
         if src is None:
@@ -271,25 +300,32 @@ class ByHandCheck:
             tree = ast.parse(src)
         except SyntaxError as err:
             raise ValueError(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})")
-        value, found = None, False
+        except (ValueError, RecursionError, MemoryError):
+            raise ValueError(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)") from None
+        node_value, found = None, False
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
                                                      for t in node.targets):
-                found = True
-                try:
-                    value = ast.literal_eval(node.value)
-                except ValueError:
-                    raise ValueError(f"`{self.variable}` must be the numbers themselves (a list literal such as "
-                                     "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
+                node_value, found = node.value, True
+            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                  and node.target.id == self.variable and node.value is not None):
+                node_value, found = node.value, True
         if not found:
             raise ValueError(f"answer cell '{self.cell}' does not assign `{self.variable}`")
-        return value
+        return _literal(node_value, self.variable)
 
     def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        """Check ``value`` against ``student``'s own variant; never raises (a malformed answer
+        fails this item only, with the reason)."""
         from attnlab.practice import get_skill
         if value is None:
             return Outcome(False, f"`{self.variable}` is still None: enter your answer")
-        fb = get_skill(self.skill).check(self.variant(student), _to_plain_answer(value))
+        try:
+            fb = get_skill(self.skill).check(self.variant(student), _to_plain_answer(value))
+        except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
+            return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
+                                  f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
+                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]")
         return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
 
     def literal_for(self, student: str, mistake: str | None = None) -> str:
@@ -298,6 +334,22 @@ class ByHandCheck:
         v = self.variant(student)
         value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
         return f"{self.variable} = {_round(_to_plain_answer(value))!r}\n"
+
+
+_WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
+
+
+def _literal(node: Any, variable: str) -> Any:
+    """``ast.literal_eval`` of an answer, also through one ``np.array(<literal>)``-style wrapper."""
+    import ast
+    if (isinstance(node, ast.Call) and len(node.args) == 1
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
+        node = node.args[0]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        raise ValueError(f"`{variable}` must be the numbers themselves (a list literal such as "
+                         "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
 
 
 def _round(v: Any) -> Any:
@@ -330,10 +382,62 @@ class Wrong:
 
 
 @dataclass
+class Case:
+    """A QA submission written as a real Python file: ``solutions/<A>/wrong/<name>.py`` (a realistic
+    mistake) or ``solutions/<A>/honest/<name>.py`` (a correct solution written differently).
+
+    File format (py:percent-like)::
+
+        # breaks: test_mha_forward, test_other     (wrong/ only: the items it must lose)
+        # mistake: masks_combined_with_or          (optional: attnlab.practice.misconceptions name)
+        # xfail: reason                            (optional, honest/ only: a known false refusal)
+        # %% cell: mha_forward                     (replaces that answer cell of the reference)
+        ...source...
+        # %% added                                 (a cell the student added, inserted before the
+        ...source...                                next ``cell:`` section's cell, else at the end)
+
+    ``cells`` is ``[(grade_id or None for an added cell, source)]`` in file order."""
+
+    name: str
+    path: Path
+    cells: list[tuple[str | None, str]]
+    breaks: tuple[str, ...] = ()
+    mistake: str | None = None
+    xfail: str | None = None
+
+
+def _parse_case(path: Path) -> Case:
+    import re
+    head: dict[str, str] = {}
+    cells: list[tuple[str | None, list[str]]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.fullmatch(r"# %% (?:cell: *(\w+)|(added))\s*", line)
+        if m:
+            cells.append((m.group(1), []))
+        elif cells:
+            cells[-1][1].append(line)
+        else:
+            h = re.fullmatch(r"# *(breaks|mistake|xfail): *(.*)", line)
+            if h:
+                head[h.group(1)] = h.group(2).strip()
+    if not any(gid for gid, _ in cells):
+        raise ValueError(f"{path}: no '# %% cell: <grade_id>' section")
+    breaks = tuple(b.strip() for b in head.get("breaks", "").split(",") if b.strip())
+    return Case(path.stem, path, [(gid, "\n".join(lines).strip() + "\n") for gid, lines in cells],
+                breaks, head.get("mistake"), head.get("xfail"))
+
+
+def load_cases(folder: str | os.PathLike, kind: str) -> dict[str, Case]:
+    """``{name: Case}`` from ``folder/<kind>/*.py`` (``kind`` = ``"wrong"`` or ``"honest"``), sorted."""
+    return {p.stem: _parse_case(p) for p in sorted(Path(folder, kind).glob("*.py"))}
+
+
+@dataclass
 class AssignmentSpec:
     name: str
     checks: list
-    wrong: dict[str, Wrong]
+    wrong: dict[str, Wrong | Case]
+    honest: dict[str, Case] = field(default_factory=dict)
     timeout: float = 10.0
     mem_mb: int = 1024
     allowed_imports: tuple[str, ...] = ("math", "numpy", "torch", "typing", "functools",
@@ -354,8 +458,13 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS),
-                          wrong=dict(getattr(mod, "WRONG", {})),
+    wrong: dict = dict(getattr(mod, "WRONG", {}))
+    for name, case in load_cases(path.parent, "wrong").items():
+        if name in wrong:
+            raise ValueError(f"{path.parent.name}: QA case {name!r} is both in WRONG and wrong/{name}.py")
+        wrong[name] = case
+    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS), wrong=wrong,
+                          honest=load_cases(path.parent, "honest"),
                           timeout=float(getattr(mod, "TIMEOUT", 10.0)),
                           mem_mb=int(getattr(mod, "MEM_MB", 1024)))
 
@@ -365,5 +474,5 @@ def rng_from_urandom() -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
-__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Wrong", "AssignmentSpec", "load_spec", "Outcome",
+__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Wrong", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]

@@ -11,6 +11,7 @@ import inspect
 import pytest
 
 from autograder import qa
+from autograder.spec import Case
 
 from .conftest import GRADED, needs_sandbox
 
@@ -30,6 +31,7 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
     untouched = reports["untouched"]
     assert untouched["status"] == "graded" and untouched["score"] == 0, untouched
     spec = qa.spec(assignment)
+    cases = {n: s for n, s in cases.items() if not n.startswith("honest:")}
     assert set(cases) == set(spec.wrong)
     problems = []
     for name, student in cases.items():
@@ -40,6 +42,47 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
             problems.append(f"{name}: broke {sorted(failed)}, expected {sorted(expected)}: "
                             + "; ".join(rep["items"][g]["message"] for g in sorted(failed ^ expected) if g in rep["items"]))
     assert not problems, "\n".join(problems)
+
+
+def _honest_cases():
+    out = []
+    for a in GRADED:
+        for name, case in qa.spec(a).honest.items():
+            marks = [pytest.mark.xfail(reason=case.xfail, strict=True)] if case.xfail else []
+            out.append(pytest.param(a, name, id=f"{a}:{name}", marks=marks))
+    return out
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment, name", _honest_cases())
+def test_honest_alternatives_get_full_credit(qa_graded, assignment, name):
+    """Correct work written differently (``solutions/<A>/honest/*.py``: einsum, loops over heads,
+    float64 inside, other fill values, helpers in added cells, answers typed as strings, ...) earns
+    every autograded point and raises no flag."""
+    cases, reports, error = qa_graded[assignment]
+    assert not error, error
+    rep = reports[cases[f"honest:{name}"]]
+    lost = {g: i["message"] for g, i in rep["items"].items() if not i["ok"]}
+    assert not lost, f"{name} loses points: {lost}"
+    assert rep["status"] == "graded" and not rep["flags"], rep["flags"]
+    assert rep["score"] == rep["max_score"] > 0
+
+
+def test_qa_case_files_are_well_formed():
+    """Every wrong/*.py names the items it breaks and only real answer cells; honest/*.py break nothing."""
+    for a in GRADED:
+        sp = qa.spec(a)
+        answer_cells = set(qa._source_solutions(a))
+        tests = {c.grade_id for c in sp.checks}
+        for kind, cases in (("wrong", {n: c for n, c in sp.wrong.items() if isinstance(c, Case)}),
+                            ("honest", sp.honest)):
+            for name, case in cases.items():
+                cells = {g for g, _ in case.cells if g}
+                assert cells <= answer_cells, f"{a}/{kind}/{name}.py: unknown cells {cells - answer_cells}"
+                assert bool(case.breaks) == (kind == "wrong"), f"{a}/{kind}/{name}.py: breaks {case.breaks}"
+                assert set(case.breaks) <= tests, f"{a}/{kind}/{name}.py: unknown items {case.breaks}"
 
 
 def _defs(assignment):

@@ -1,0 +1,83 @@
+"""Fast unit tests of autograder.spec: value comparison and by-hand answer reading (no sandbox)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder import qa
+from autograder.spec import ByHandCheck, compare_values
+
+from .conftest import GRADED
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("got", [
+    [[1.0, INF], [0.5, 2.0]],           # +inf where the reference has -inf (sign slip in a top-k filter)
+    [[1.0, float("nan")], [0.5, 2.0]],  # NaN where the reference has -inf
+    [[1.0, 0.0], [0.5, 2.0]],           # a finite number where the reference has -inf
+    [[-INF, 1.0], [0.5, 2.0]],          # -inf at another position
+    [[1.0, -INF], [0.5, -INF]],         # an extra -inf
+])
+def test_non_finite_values_must_match_in_kind_sign_and_position(got):
+    ref = np.array([[1.0, -INF], [0.5, 2.0]])
+    msg = compare_values(np.array(got), ref, "top_k_filter", 1e-4, 1e-5)
+    assert msg and "non-finite" in msg
+
+
+def test_equal_non_finite_values_compare_equal():
+    ref = np.array([[1.0, -INF, float("nan")], [INF, 2.0, -INF]])
+    assert compare_values(ref.copy(), ref, "f", 1e-4, 1e-5) is None
+    assert compare_values(ref.tolist(), ref, "f", 1e-4, 1e-5) is None
+
+
+def _read(src, variable="scores"):
+    return ByHandCheck("t", cell="c", variable=variable, skill="sdpa_scores", key="k").read([("c", src)])
+
+
+@pytest.mark.parametrize("src, value", [
+    ("scores: list = [[1.0, 2.0], [3.0, 4.0]]\n", [[1.0, 2.0], [3.0, 4.0]]),
+    ("scores = '[[1.0, 2.0], [3.0, 4.0]]'\n", "[[1.0, 2.0], [3.0, 4.0]]"),
+    ("scores = np.array([[1.0, 2.0], [3.0, 4.0]])\n", [[1.0, 2.0], [3.0, 4.0]]),
+    ("scores = torch.tensor([[1.0, 2.0]])\n", [[1.0, 2.0]]),
+    ("scores = None\nscores = [[1, 2]]  # corrected\n", [[1, 2]]),
+])
+def test_by_hand_reads_honest_forms(src, value):
+    assert _read(src) == value
+
+
+@pytest.mark.parametrize("src", ["scores = v_scores.answer\n", "scores = np.array(v.answer)\n",
+                                 "scores = [x for x in range(3)]\n"])
+def test_by_hand_code_is_not_an_answer(src):
+    with pytest.raises(ValueError, match="numbers themselves"):
+        _read(src)
+
+
+def _by_hand_checks():
+    return [(a, c) for a in GRADED for c in qa.spec(a).checks if isinstance(c, ByHandCheck)]
+
+
+@pytest.mark.parametrize("assignment, check", _by_hand_checks(), ids=lambda x: getattr(x, "grade_id", x))
+def test_malformed_by_hand_answer_fails_only_its_item(assignment, check):
+    """A row one entry short, a string of garbage, a nested dict: the item fails with a reason;
+    nothing raises (which would error the whole submission)."""
+    right = check.variant("alice").answer
+    short = right[:-1] if isinstance(right, list) and right else [1.0]
+    if isinstance(right, list) and right and isinstance(right[0], list):
+        short = [right[0][:-1]] + right[1:]  # first row one entry short
+    for value in (short, "1, 2, x", {"a": 1}, [[1, 2], [3]], [], "", [[[[]]]]):
+        out = check.judge(value, {}, "alice")
+        assert out.ok is False and out.message, (check.grade_id, value)
+    assert check.judge(right, {}, "alice").ok, check.grade_id
+
+
+def test_by_hand_variant_is_the_students_own_without_touching_the_environment(monkeypatch):
+    import os
+
+    from attnlab.practice import get_skill, learner_id, seed_for
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="02/test_scores_by_hand")
+    monkeypatch.setenv("ATTNLAB_LEARNER", "someone-else")
+    v = check.variant("alice")
+    assert os.environ["ATTNLAB_LEARNER"] == "someone-else"
+    monkeypatch.setenv("ATTNLAB_LEARNER", "alice")
+    assert v.answer == get_skill("sdpa_scores").variant(seed_for(learner_id(), check.key)).answer
