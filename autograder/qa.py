@@ -66,17 +66,27 @@ def reference_submission(assignment: str, student: str):
     return nb
 
 
-def apply_case(nb, case: Case):
-    """Apply a file-based QA case (``wrong/*.py`` or ``honest/*.py``) to a submission ``nb``:
-    replace each ``cell:`` section's answer cell, insert each ``added`` section as a new plain
-    code cell (no nbgrader metadata) before the next replaced cell (else at the end)."""
+def apply_case(nb, case: Case, assignment: str, student: str):
+    """Apply a file-based QA case (``wrong/*.py`` or ``honest/*.py``) to ``student``'s reference
+    submission ``nb``: replace (``cell``) or edit (``patch``) answer cells, and insert each ``added``
+    section as a new plain code cell (no nbgrader metadata) before the next section's cell."""
+    sols = _source_solutions(assignment)
+    by_hand = {c.cell: c for c in spec(assignment).checks if isinstance(c, ByHandCheck)}
     pending = []
-    for gid, src in case.cells:
-        if gid is None:
-            pending.append(nbformat.v4.new_code_cell(src))
+    for kind, gid, text in case.sections:
+        if kind == "added":
+            pending.append(nbformat.v4.new_code_cell(text))
             continue
         target = cell(nb, gid)
-        target.source = src
+        if kind == "patch":
+            edits, text = case.patches(text), sols[gid]
+            for old, new in edits:
+                if text.count(old) != 1:
+                    raise ValueError(f"{case.path}: {old!r} occurs {text.count(old)} times in cell {gid}")
+                text = text.replace(old, new)
+        elif gid in by_hand and "{answer}" in text:
+            text = text.replace("{answer}", repr(by_hand[gid].answer_literal(student)))
+        target.source = text
         i = nb.cells.index(target)
         nb.cells[i:i] = pending
         pending = []
@@ -86,7 +96,7 @@ def apply_case(nb, case: Case):
 
 def honest_submission(assignment: str, student: str, name: str):
     """The reference submission with one honest alternative (``honest/<name>.py``) applied."""
-    return apply_case(reference_submission(assignment, student), spec(assignment).honest[name])
+    return apply_case(reference_submission(assignment, student), spec(assignment).honest[name], assignment, student)
 
 
 def wrong_submission(assignment: str, student: str, name: str):
@@ -95,7 +105,7 @@ def wrong_submission(assignment: str, student: str, name: str):
     w = sp.wrong[name]
     nb = reference_submission(assignment, student)
     if isinstance(w, Case):
-        return apply_case(nb, w)
+        return apply_case(nb, w, assignment, student)
     if w.mistake:
         check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
         cell(nb, w.cell).source = check.literal_for(student, w.mistake)

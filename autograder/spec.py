@@ -328,12 +328,16 @@ class ByHandCheck:
                                   "e.g. [[0.5, 1.0], [1.5, 2.0]]")
         return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
 
-    def literal_for(self, student: str, mistake: str | None = None) -> str:
-        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+    def answer_literal(self, student: str, mistake: str | None = None) -> Any:
+        """QA helper: the right (or a named mistake's) numbers for ``student``, rounded, plain."""
         from attnlab.practice import get_skill
         v = self.variant(student)
         value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
-        return f"{self.variable} = {_round(_to_plain_answer(value))!r}\n"
+        return _round(_to_plain_answer(value))
+
+    def literal_for(self, student: str, mistake: str | None = None) -> str:
+        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+        return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
 
 
 _WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
@@ -389,42 +393,64 @@ class Case:
     File format (py:percent-like)::
 
         # breaks: test_mha_forward, test_other     (wrong/ only: the items it must lose)
-        # mistake: masks_combined_with_or          (optional: attnlab.practice.misconceptions name)
+        # mistake: masks_combined_with_or          (optional: a name in attnlab.practice.misconceptions)
         # xfail: reason                            (optional, honest/ only: a known false refusal)
-        # %% cell: mha_forward                     (replaces that answer cell of the reference)
-        ...source...
+        # %% cell: causal_mask                     (replaces that answer cell of the reference;
+        ...source...                                in a by-hand cell, {answer} stands for the
+                                                    student's right numbers)
+        # %% patch: mha_forward                    (the reference cell with lines replaced:
+        # - old text                                each '# - ' line's text, which must occur once,
+        # + new text                                becomes the following '# + ' line's text)
         # %% added                                 (a cell the student added, inserted before the
-        ...source...                                next ``cell:`` section's cell, else at the end)
+        ...source...                                next section's cell, else at the end)
 
-    ``cells`` is ``[(grade_id or None for an added cell, source)]`` in file order."""
+    ``sections`` is ``[(kind, grade_id or None, text)]`` in file order, ``kind`` one of
+    ``"cell"``, ``"patch"``, ``"added"``."""
 
     name: str
     path: Path
-    cells: list[tuple[str | None, str]]
+    sections: list[tuple[str, str | None, str]]
     breaks: tuple[str, ...] = ()
     mistake: str | None = None
     xfail: str | None = None
+
+    @property
+    def cells(self) -> set[str]:
+        """The answer cells this case changes."""
+        return {gid for _, gid, _ in self.sections if gid}
+
+    def patches(self, text: str) -> list[tuple[str, str]]:
+        """``[(old, new)]`` of a patch section's text."""
+        olds = [ln[4:] for ln in text.splitlines() if ln.startswith("# - ")]
+        news = [ln[4:] for ln in text.splitlines() if ln.startswith("# + ")]
+        if not olds or len(olds) != len(news):
+            raise ValueError(f"{self.path}: a patch section needs pairs of '# - old' / '# + new' lines")
+        return list(zip(olds, news))
 
 
 def _parse_case(path: Path) -> Case:
     import re
     head: dict[str, str] = {}
-    cells: list[tuple[str | None, list[str]]] = []
+    sections: list[tuple[str, str | None, list[str]]] = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.fullmatch(r"# %% (?:cell: *(\w+)|(added))\s*", line)
+        m = re.fullmatch(r"# %% (?:(cell|patch): *(\w+)|(added))\s*", line)
         if m:
-            cells.append((m.group(1), []))
-        elif cells:
-            cells[-1][1].append(line)
+            sections.append((m.group(1) or "added", m.group(2), []))
+        elif sections:
+            sections[-1][2].append(line)
         else:
             h = re.fullmatch(r"# *(breaks|mistake|xfail): *(.*)", line)
             if h:
                 head[h.group(1)] = h.group(2).strip()
-    if not any(gid for gid, _ in cells):
-        raise ValueError(f"{path}: no '# %% cell: <grade_id>' section")
+    if not any(gid for _, gid, _ in sections):
+        raise ValueError(f"{path}: no '# %% cell: <grade_id>' or '# %% patch: <grade_id>' section")
     breaks = tuple(b.strip() for b in head.get("breaks", "").split(",") if b.strip())
-    return Case(path.stem, path, [(gid, "\n".join(lines).strip() + "\n") for gid, lines in cells],
+    case = Case(path.stem, path, [(k, gid, "\n".join(lines).strip() + "\n") for k, gid, lines in sections],
                 breaks, head.get("mistake"), head.get("xfail"))
+    for kind, _, text in case.sections:
+        if kind == "patch":
+            case.patches(text)
+    return case
 
 
 def load_cases(folder: str | os.PathLike, kind: str) -> dict[str, Case]:

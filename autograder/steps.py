@@ -177,8 +177,38 @@ class SandboxGrade(NbGraderPreprocessor):
 
 
 def solution_cells(nb) -> list[tuple[str, str]]:
-    return [(_nbg(c)["grade_id"], c.source) for c in nb.cells
-            if c.cell_type == "code" and is_solution(c) and not is_grade(c)]
+    """``[(cell id, source)]`` run by the sandbox, in notebook order: every answer cell, and the
+    top-level ``def``/``class`` statements of code cells the student added (no nbgrader metadata;
+    id ``added-<n>``), so a helper written in its own cell works as in the notebook.  Other
+    statements of an added cell (prints, plots, experiments) are not run."""
+    out = []
+    for n, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        if not _nbg(c):
+            defs = _definitions(c.source)
+            if defs:
+                out.append((f"added-{n}", defs))
+        elif is_solution(c) and not is_grade(c):
+            out.append((_nbg(c)["grade_id"], c.source))
+    return out
+
+
+def _definitions(source: str) -> str:
+    """The top-level function and class definitions of ``source`` (decorators included), or ''."""
+    import ast
+    try:
+        text = scan.to_python(source)
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    lines = text.splitlines()
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            keep.append("\n".join(lines[first - 1:node.end_lineno]))
+    return "\n\n".join(keep) + "\n" if keep else ""
 
 
 def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024) -> dict:

@@ -19,9 +19,14 @@ def t64(x):
 
 
 # ------------------------------------------------------------------ inputs
-def qk_inputs(rng):
-    B, L, S, d = rng.integers(1, 4), rng.integers(1, 6), rng.integers(1, 6), rng.integers(2, 9)
-    return {"q": rng.standard_normal((B, L, d)), "k": rng.standard_normal((B, S, d))}
+def qk_inputs(rng, trial):
+    """Trial 0: (B, L, d); trial 1: with a head axis (B, H, L, d), H >= 2 and L != S, so a
+    fixed-axis ``k.transpose(1, 2)`` fails; trial 2: no batch axis (L, d)."""
+    L, S, d = int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(2, 9))
+    lead = [(int(rng.integers(1, 4)),), (int(rng.integers(1, 3)), int(rng.integers(2, 4))), ()][trial % 3]
+    if trial == 1 and S == L:
+        S = L + 1
+    return {"q": rng.standard_normal(lead + (L, d)), "k": rng.standard_normal(lead + (S, d))}
 
 
 def softmax_inputs(rng, trial):
@@ -85,7 +90,7 @@ CHECKS = [
     ByHandCheck("test_output_by_hand", cell="output_by_hand", variable="output", skill="sdpa_output",
                 key=f"{A}/test_output_by_hand"),
     FunctionCheck(
-        "test_attention_scores", target="attention_scores", inputs=qk_inputs,
+        "test_attention_scores", target="attention_scores", inputs=qk_inputs, trials=3,
         call="attention_scores(_I['q'], _I['k'])", reference=ref_scores,
         mistakes={"no 1/√d_k scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
                   "divided by d_k instead of √d_k": lambda q, k: ref_scores(q, k, lambda d: d)},

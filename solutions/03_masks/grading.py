@@ -11,25 +11,39 @@ A = "03_masks"
 
 
 def causal_inputs(rng, trial):
+    """Trial 0: square, default S; 1: S > L (KV-cache alignment); 2: 16 < L <= 64 and 3: L > 64,
+    so a mask sliced from a fixed-size buffer (16x16, 64x64) fails."""
     L = int(rng.integers(1, 8))
     if trial == 0:
         return {"L": int(rng.integers(2, 8)), "S": None}  # square, default S
     if trial == 1:
         return {"L": L, "S": L + int(rng.integers(1, 4))}  # KV-cache alignment
-    return {"L": L, "S": L + int(rng.integers(0, 4))}
+    if trial == 2:
+        L = int(rng.integers(17, 65))
+        return {"L": L, "S": L + int(rng.integers(0, 4))}
+    return {"L": int(rng.integers(65, 130)), "S": None}
 
 
 def padding_inputs(rng, trial):
+    """Trial 1 passes a list; trial 2 pads every sequence (max length < S) and has B = 1 or
+    B = S, so S taken from the lengths or a missing batch axis shows."""
     B, S = int(rng.integers(2, 5)), int(rng.integers(3, 9))
+    if trial == 2:
+        B = int(rng.choice([1, S]))
     lengths = rng.integers(1, S + 1, size=B)
     lengths[0] = int(rng.integers(1, S))  # at least one padded sequence
+    if trial == 2:
+        lengths = rng.integers(1, S, size=B)
     return {"lengths": lengths if trial != 1 else [int(n) for n in lengths], "S": S}
 
 
 def combine_inputs(rng):
-    B, L, S = (int(n) for n in rng.integers(1, 5, size=3))
+    """Three masks that disagree so that OR, dropping any one mask, or stopping at None differ."""
+    B, L, S = int(rng.integers(1, 5)), int(rng.integers(2, 5)), int(rng.integers(2, 5))
     a, b, c = rng.random((L, S)) < 0.6, rng.random((B, 1, S)) < 0.6, rng.random((B, L, 1)) < 0.8
-    a[0, 0], b[0, 0, 0] = False, True  # the masks disagree somewhere, so AND and OR always differ
+    a[0, 0], b[0, 0, 0] = False, True  # AND and OR differ
+    a[0, S - 1], b[0, 0, S - 1], c[0, 0, 0] = True, False, True  # without b: differs at [0, 0, S-1]
+    a[L - 1, 0], c[0, L - 1, 0] = True, False  # without c: differs at [0, L-1, 0]
     return {"a": a, "b": b, "c": c}
 
 

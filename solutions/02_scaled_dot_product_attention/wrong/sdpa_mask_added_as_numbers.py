@@ -1,0 +1,5 @@
+# breaks: test_sdpa
+# The bool mask added to the logits (True = +1) instead of blocking with -inf.
+# %% patch: sdpa
+# - scores = scores.masked_fill(~mask, float("-inf"))
+# + scores = scores + mask

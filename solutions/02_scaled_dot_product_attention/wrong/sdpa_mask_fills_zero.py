@@ -1,0 +1,5 @@
+# breaks: test_sdpa
+# Blocked logits set to 0 instead of -inf: they still get weight exp(0) / sum.
+# %% patch: sdpa
+# - scores = scores.masked_fill(~mask, float("-inf"))
+# + scores = scores.masked_fill(~mask, 0.0)
