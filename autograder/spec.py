@@ -255,6 +255,10 @@ def _plainify(x: Any) -> Any:
     return _to_array(x)
 
 
+#: (skill, key, learner id) -> that learner's expected by-hand answer (parsed), per grading process.
+_EXPECTED: dict[tuple[str, str, str], Any] = {}
+
+
 @dataclass
 class ByHandCheck:
     """Numbers the student computed by hand, checked against *their own* variant.
@@ -320,13 +324,46 @@ class ByHandCheck:
         from attnlab.practice import get_skill
         if value is None:
             return Outcome(False, f"`{self.variable}` is still None: enter your answer")
+        skill, answer = get_skill(self.skill), _to_plain_answer(value)
         try:
-            fb = get_skill(self.skill).check(self.variant(student), _to_plain_answer(value))
+            fb = skill.check(self.variant(student), answer)
         except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
             return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
                                   f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
                                   "e.g. [[0.5, 1.0], [1.5, 2.0]]")
+        if not fb.correct:
+            other = self.other_learner(answer, student, raw.get("other_learners", ()))
+            if other is not None:
+                return Outcome(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
+                                      f"not for {student!r} (the id this work is graded under); no credit "
+                                      "until your instructor reviews it (the notebook may have run under "
+                                      "another learner id: see the setup cell)",
+                               flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
         return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
+
+    def other_learner(self, answer: Any, student: str, others) -> str | None:
+        """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.
+        Each id's expected answer is computed once per grading process (cached)."""
+        from attnlab.practice import get_skill
+        from attnlab.practice.answers import AnswerFormatError, compare, parse
+        skill = get_skill(self.skill)
+        try:
+            given = parse(answer, skill.kind)
+        except (AnswerFormatError, ValueError, TypeError):
+            return None
+        own = as_learner_id_safe(student)
+        for other in dict.fromkeys(as_learner_id_safe(o) for o in others if o):
+            if other == own:
+                continue
+            key = (self.skill, self.key, other)
+            if key not in _EXPECTED:
+                _EXPECTED[key] = parse(self.variant(other).answer, skill.kind)
+            try:
+                if compare(_EXPECTED[key], given, skill.kind, skill.decimals) is None:
+                    return other
+            except Exception:  # noqa: BLE001 - shapes that cannot be compared do not match
+                continue
+        return None
 
     def answer_literal(self, student: str, mistake: str | None = None) -> Any:
         """QA helper: the right (or a named mistake's) numbers for ``student``, rounded, plain."""
@@ -338,6 +375,27 @@ class ByHandCheck:
     def literal_for(self, student: str, mistake: str | None = None) -> str:
         """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
         return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
+
+
+def as_learner_id_safe(name: str) -> str:
+    from attnlab.practice.seeding import as_learner_id
+    return as_learner_id(name)
+
+
+def printed_learner_ids(nb) -> list[str]:
+    """Learner ids a notebook's own outputs say it ran under (``learner_note()`` in the setup
+    cell: "... drawn for learner id 'alice' ..."; older notebooks: "learner: alice").  Read from
+    the submission before its outputs are cleared; untrusted: used only to FLAG by-hand numbers
+    that fit another id, never to credit them."""
+    import re
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            text = out.get("text", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            found += re.findall(r"drawn for learner id '([^'\n]{1,64})'", text[:20000])
+            found += re.findall(r"^learner: (\S{1,64})$", text[:20000], flags=re.M)
+    return list(dict.fromkeys(found))[:8]
 
 
 _WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}

@@ -30,7 +30,7 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import Float, Integer, Unicode
 
 from . import scan
-from .spec import decode, load_spec, rng_from_urandom
+from .spec import decode, load_spec, printed_learner_ids, rng_from_urandom
 
 EXPECTED_KERNEL = "python3"
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
@@ -128,7 +128,7 @@ class VerifySubmission(NbGraderPreprocessor):
                 tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
-        _VERIFIED[key] = {"tampered": tampered}
+        _VERIFIED[key] = {"tampered": tampered, "learner_ids": printed_learner_ids(nb)}
 
 
 def _sandbox(root: str):
@@ -171,7 +171,8 @@ class SandboxGrade(NbGraderPreprocessor):
         spec = load_spec(src / self.spec_name)
         verified = _VERIFIED.pop((student, assignment, info["notebook"]), {"tampered": {}})
         report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
-                                timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb)
+                                timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
+                                other_learners=verified.get("learner_ids", []))
         write_report(coursedir.root, assignment, student, report)
         return nb, resources
 
@@ -211,8 +212,11 @@ def _definitions(source: str) -> str:
     return "\n\n".join(keep) + "\n" if keep else ""
 
 
-def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024) -> dict:
+def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024, other_learners=()) -> dict:
     """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
+
+    ``other_learners``: ids whose by-hand numbers are recognised (and flagged for review) when a
+    by-hand answer is wrong for ``student``: the learner ids the submitted notebook printed.
 
     Returns the report dict: ``{"status", "items": {grade_id: {...}}, "flags": [...]}``.
     """
@@ -243,7 +247,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     cell_errors = {}
     for check, trials in plan:
         gid = check.grade_id
-        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec)
+        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec,
+                               other_learners)
         for ce in results.get(gid, {}).get("cell_errors", []):
             cell_errors.setdefault(ce["cell"], ce)
         if flag:
@@ -275,28 +280,28 @@ class _O:
         return self.message
 
 
-def _judge(check, trials, results, student, cells, tampered, suspicious, spec):
+def _judge(check, trials, results, student, cells, tampered, suspicious, spec, other_learners=()):
     """Return ``(outcome, flag)`` for one check."""
     gid = check.grade_id
     if gid in tampered:
         return _O(False, f"no credit: this test cell was tampered with ({tampered[gid]})"), \
             f"test cell tampered: {tampered[gid]}"
-    base, flag = _runtime(check, trials, results, student, cells)
+    base, flag = _runtime(check, trials, results, student, cells, other_learners)
     if suspicious:
         return _O(False, f"{base.message if not base.ok else 'passes'}; no credit pending instructor "
                          f"review: the submission contains code the exercises never need ({suspicious[0]})"), flag
     return base, flag
 
 
-def _runtime(check, trials, results, student, cells):
+def _runtime(check, trials, results, student, cells, other_learners=()):
     gid = check.grade_id
     if check.kind == "by_hand":
         try:
             value = check.read(cells)
         except ValueError as err:
             return _O(False, str(err)), None
-        out = check.judge(value, {}, student)
-        return _O(out.ok, out.message), None
+        out = check.judge(value, {"other_learners": list(other_learners)}, student)
+        return _O(out.ok, out.message), out.flag
     if check.target and check.forbid_attrs:
         ref = scan.reference_use(cells, check.target, check.forbid_attrs)
         if ref:

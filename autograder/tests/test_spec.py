@@ -81,3 +81,22 @@ def test_by_hand_variant_is_the_students_own_without_touching_the_environment(mo
     assert os.environ["ATTNLAB_LEARNER"] == "someone-else"
     monkeypatch.setenv("ATTNLAB_LEARNER", "alice")
     assert v.answer == get_skill("sdpa_scores").variant(seed_for(learner_id(), check.key)).answer
+
+
+def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monkeypatch):
+    """Right numbers for the id the notebook ran under ('alice') while graded as 'stu6': no credit,
+    a flag for review that names both ids.  Wrong numbers that fit nobody: no flag."""
+    import nbformat
+    from autograder.spec import printed_learner_ids
+    from attnlab.practice.problem import learner_note
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="02/test_scores_by_hand")
+    alice = check.variant("alice").answer
+    out = check.judge(alice, {"other_learners": ["stu1", "alice", "stu6"]}, "stu6")
+    assert not out.ok and out.flag and "'alice'" in out.flag and "review" in out.message
+    assert check.judge(alice, {"other_learners": ["alice"]}, "alice").ok
+    wrong = check.judge([[99.0] * len(alice[0])] * len(alice), {"other_learners": ["alice"]}, "stu6")
+    assert not wrong.ok and wrong.flag is None
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(learner_note())")])
+    monkeypatch.setenv("ATTNLAB_LEARNER", "alice")  # the student's laptop id, printed by the setup cell
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=learner_note() + "\n")]
+    assert printed_learner_ids(nb) == ["alice"]

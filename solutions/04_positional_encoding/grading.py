@@ -16,12 +16,9 @@ A = "04_positional_encoding"
 
 
 # ------------------------------------------------------------------ sinusoidal table
-_trial = {"n": 0}
-
-
-def pe_inputs(rng):
-    _trial["n"] += 1  # every other trial uses another base, so ignoring `base` is always caught
-    base = 10000.0 if _trial["n"] % 2 else float(rng.uniform(50.0, 5000.0))
+def pe_inputs(rng, trial):
+    # every other trial uses another base, so ignoring `base` is always caught
+    base = 10000.0 if trial % 2 == 0 else float(rng.uniform(50.0, 5000.0))
     return {"L": int(rng.integers(1, 41)), "d_model": 2 * int(rng.integers(2, 13)), "base": base}
 
 

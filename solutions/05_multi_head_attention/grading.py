@@ -47,8 +47,21 @@ def mha_inputs(rng, trial):
         m = rng.random((B, L, S)) < 0.6
         m[..., 0] = True
         inp["attn_mask"] = m
-    if trial == 3:
-        inp["is_causal"] = True
+    if trial == 3:  # causal over more than 16 positions (a mask sliced from a small fixed buffer fails)
+        L = int(rng.integers(17, 41))
+        inp.update(query=rng.standard_normal((1, L, d_model)), is_causal=True)
+    if trial == 4:  # both masks at once, a 2-D (L, S) attn_mask, cross-attention: AND differs from OR
+        S = max(S, 3) if S != L else L + 1
+        inp["key"] = rng.standard_normal((B, S, d_model))
+        inp["value"] = rng.standard_normal((B, S, d_model))
+        lengths = rng.integers(2, S + 1, size=B)
+        lengths[0] = S - 1  # batch 0: the last key is padding
+        inp["key_padding_mask"] = np.arange(S)[None, :] < lengths[:, None]  # (B, S)
+        m = rng.random((L, S)) < 0.6
+        m[:, 0] = True  # every query keeps key 0 (a real token)
+        m[0, S - 1] = True  # allowed by attn_mask, blocked by padding in batch 0
+        m[0, 1], m[1:, 1] = False, True  # blocked by attn_mask, real key; rows 0 and 1 differ
+        inp["attn_mask"] = m
     return inp
 
 
@@ -99,7 +112,7 @@ CHECKS = [
                   "heads concatenated in the wrong order": lambda x: ref_merge(t64(x).flip(1))},
         forbid_attrs=("rearrange",)),
     FunctionCheck(
-        "test_mha_forward", target="MultiHeadAttention", inputs=mha_inputs, trials=4, setup=MHA_SETUP,
+        "test_mha_forward", target="MultiHeadAttention", inputs=mha_inputs, trials=5, setup=MHA_SETUP,
         call="_run_mha(_I)", reference=ref_mha, atol=1e-4,
         forbid_attrs=("MultiheadAttention", "multi_head_attention_forward"),
         forbid_ops=("multi_head_attention",)),

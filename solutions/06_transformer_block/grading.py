@@ -17,7 +17,6 @@ from attnlab.nn import count_parameters as ref_count
 from autograder.spec import ByHandCheck, FunctionCheck, Wrong
 
 A = "06_transformer_block"
-_trial = {"ffn": 0, "block": 0, "count": 0}
 
 
 def t64(x):
@@ -25,13 +24,14 @@ def t64(x):
 
 
 # ------------------------------------------------------------------ FeedForward
-def ffn_inputs(rng):
-    _trial["ffn"] += 1
+def ffn_inputs(rng, trial):
+    """Leading axes (B, L), (L,) or none, by trial; relu and gelu alternate."""
+    n = trial + 1
     d, d_ff = int(rng.integers(3, 9)), int(rng.integers(4, 17))
-    lead = [(int(rng.integers(1, 3)), int(rng.integers(1, 5))), (int(rng.integers(1, 5)),), ()][_trial["ffn"] % 3]
+    lead = [(int(rng.integers(1, 3)), int(rng.integers(1, 5))), (int(rng.integers(1, 5)),), ()][n % 3]
     return {"x": rng.standard_normal(lead + (d,)) * 1.5, "w1": rng.standard_normal((d_ff, d)) / math.sqrt(d),
             "b1": rng.standard_normal(d_ff) * 0.5, "w2": rng.standard_normal((d, d_ff)) / math.sqrt(d_ff),
-            "b2": rng.standard_normal(d) * 0.5, "activation": ["relu", "gelu"][_trial["ffn"] % 2]}
+            "b2": rng.standard_normal(d) * 0.5, "activation": ["relu", "gelu"][n % 2]}
 
 
 FFN_SETUP = """
@@ -57,12 +57,12 @@ def ref_ffn(x, w1, b1, w2, b2, activation, act=None):
 
 
 # ------------------------------------------------------------------ block_forward
-def block_inputs(rng):
-    _trial["block"] += 1
+def block_inputs(rng, trial):
+    """Pre-LN and post-LN alternate by trial."""
     d, h = int(rng.choice([4, 6, 8])), int(rng.choice([1, 2]))
     d_ff, B, L = 2 * d, int(rng.integers(1, 3)), int(rng.integers(2, 6))
     g = lambda *s: rng.standard_normal(s) / math.sqrt(s[-1])  # noqa: E731
-    raw = {"x": rng.standard_normal((B, L, d)) * 2.0 + 0.5, "n_heads": h, "norm_first": bool(_trial["block"] % 2)}
+    raw = {"x": rng.standard_normal((B, L, d)) * 2.0 + 0.5, "n_heads": h, "norm_first": trial % 2 == 0}
     for name in ("wq", "wk", "wv", "wo"):
         raw[name] = g(d, d)
     for name in ("bq", "bk", "bv", "bo", "b2"):
@@ -187,9 +187,9 @@ _grader_ns = {"nn": nn, "torch": torch}
 exec(_MODULES, _grader_ns)  # the same builder in the grader, for attnlab's count_parameters
 
 
-def count_inputs(rng):
-    _trial["count"] += 1
-    return {"spec": [_trial["count"] % 3] + [int(n) for n in rng.integers(2, 12, size=3)], "frozen": True}
+def count_inputs(rng, trial):
+    """One module kind per trial (plain, tied embedding with a buffer, with a buffer)."""
+    return {"spec": [(trial + 1) % 3] + [int(n) for n in rng.integers(2, 12, size=3)], "frozen": True}
 
 
 def ref_counts(spec, frozen, mistake=None):

@@ -14,16 +14,14 @@ from attnlab.nn import padding_mask as ref_padding
 from autograder.spec import ByHandCheck, FunctionCheck, Wrong
 
 A = "07_encoder_decoder"
-_trial = {"pad": 0, "masks": 0}
 
 
 # ------------------------------------------------------------------ padding_mask
-def pad_inputs(rng):
-    _trial["pad"] += 1
+def pad_inputs(rng, trial):
     B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9))
     lengths = rng.integers(1, S + 1, size=B)
     lengths[0], lengths[-1] = S, 1  # edge cases: one full sequence and one of length 1
-    as_list = _trial["pad"] % 2 == 0
+    as_list = trial % 2 == 1
     return {"lengths": [int(n) for n in lengths] if as_list else lengths.astype(np.int64), "S": S}
 
 
@@ -50,15 +48,16 @@ def _pad_np(lengths, S, shift=0):
 
 
 # ------------------------------------------------------------------ encoder_decoder_masks
-def masks_inputs(rng):
-    _trial["masks"] += 1
+def masks_inputs(rng, trial):
+    """S != L (catches swapped paddings), padding on both sides; trial 2: a target longer than
+    16 and 64 positions (a causal mask sliced from a fixed-size buffer fails); odd trials: lists."""
     B = int(rng.integers(1, 4))
     S = int(rng.integers(3, 8))
-    L = int(rng.choice([n for n in range(3, 8) if n != S]))  # S != L: catches swapped paddings
+    L = int(rng.choice([n for n in range(3, 8) if n != S])) if trial != 2 else int(rng.integers(65, 90))
     src = rng.integers(1, S + 1, size=B)
     tgt = rng.integers(1, L + 1, size=B)
     src[0], tgt[-1] = max(2, S - 2), L - 1  # some padding on both sides (S, L >= 3)
-    as_list = _trial["masks"] % 2 == 0
+    as_list = trial % 2 == 1
     conv = (lambda a: [int(n) for n in a]) if as_list else (lambda a: a.astype(np.int64))
     return {"src_lengths": conv(src), "tgt_lengths": conv(tgt), "S": S, "L": L}
 

@@ -171,9 +171,20 @@ def loss_ref(logits, targets, reduce="mean"):
 
 
 def top_k_inputs(rng, trial):
+    """Trial 2: k > V; trial 3: the k-th largest logit of every row is tied with the next one
+    (all ties are kept), in a 3-D batch."""
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
+    if trial == 3:
+        shape = (int(rng.integers(1, 3)),) + shape
     k = int(rng.integers(1, shape[-1])) if trial != 2 else shape[-1] + int(rng.integers(1, 4))
-    return {"logits": rng.standard_normal(shape) * 2, "k": k}
+    logits = rng.standard_normal(shape) * 2
+    if trial == 3:
+        rows = logits.reshape(-1, shape[-1])
+        for row in rows:
+            order = np.argsort(-row)
+            row[order[k]] = row[order[k - 1]]  # tie between the k-th and (k+1)-th largest
+        logits = rows.reshape(shape)
+    return {"logits": logits, "k": k}
 
 
 def top_p_inputs(rng, trial):
@@ -242,7 +253,7 @@ CHECKS = [
         mistakes={"next token taken from the FIRST position's logits": greedy_first_position},
         forbid_attrs=("generate", "sample_next_token")),
     FunctionCheck(
-        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=3,
+        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=4,
         call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
         mistakes={"keeps k + 1 tokens": lambda logits, k: ref_top_k(t64(logits), k + 1),
                   "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k)}),

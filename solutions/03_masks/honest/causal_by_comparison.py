@@ -15,6 +15,9 @@ def padding_mask(lengths, S):
         out[b, :n] = True
     return out
 # %% cell: combine_masks
+import functools
+
+
 def combine_masks(*masks):
     """reduce with &."""
     given = [m for m in masks if m is not None]
