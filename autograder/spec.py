@@ -190,7 +190,9 @@ class FunctionCheck:
     that a QA mistake cannot hide behind a degenerate draw; see :func:`takes_trial`) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
-    function(**inputs) giving what a known mistake would return (used for the message).
+    function(**inputs) giving what a known mistake would return (used for the message); a name
+    of the misconception catalogue (``attnlab.practice.misconceptions``) is shown with its title
+    and explanation, any other key is shown as written.
     ``forbid_attrs``: attribute/function names the target may not use (e.g. the library
     function it replaces); ``forbid_ops``: substrings of aten op names that may not run
     while the target runs (checked in the sandbox with a TorchDispatchMode).
@@ -227,10 +229,19 @@ class FunctionCheck:
         for name, wrong in self.mistakes.items():
             try:
                 if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                    return Outcome(False, f"{self.target}: the result matches a known mistake: {name}")
+                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}")
             except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
                 continue
         return Outcome(False, msg)
+
+
+def mistake_text(name: str) -> str:
+    """A mistake's words for feedback: a name of ``attnlab.practice.misconceptions.MISCONCEPTIONS``
+    (the one catalogue shared with the practice engine) gives its title and why; other keys are
+    taken as the text itself."""
+    from attnlab.practice.misconceptions import MISCONCEPTIONS
+    m = MISCONCEPTIONS.get(name)
+    return f"{m.title}. {m.why}" if m else name
 
 
 def takes_trial(inputs: Callable) -> bool:
@@ -478,12 +489,17 @@ class Case:
         return {gid for _, gid, _ in self.sections if gid}
 
     def patches(self, text: str) -> list[tuple[str, str]]:
-        """``[(old, new)]`` of a patch section's text."""
-        olds = [ln[4:] for ln in text.splitlines() if ln.startswith("# - ")]
-        news = [ln[4:] for ln in text.splitlines() if ln.startswith("# + ")]
-        if not olds or len(olds) != len(news):
-            raise ValueError(f"{self.path}: a patch section needs pairs of '# - old' / '# + new' lines")
-        return list(zip(olds, news))
+        """``[(old, new)]`` of a patch section's text: each ``# - old`` line is followed by one or
+        more ``# + new`` lines (joined with newlines; a bare ``# +`` is an empty line)."""
+        edits: list[tuple[str, list[str]]] = []
+        for ln in text.splitlines():
+            if ln.startswith("# - "):
+                edits.append((ln[4:], []))
+            elif (ln.startswith("# + ") or ln == "# +") and edits:
+                edits[-1][1].append(ln[4:])
+        if not edits or any(not new for _, new in edits):
+            raise ValueError(f"{self.path}: a patch section needs '# - old' lines, each followed by '# + new' lines")
+        return [(old, "\n".join(new)) for old, new in edits]
 
 
 def _parse_case(path: Path) -> Case:

@@ -12,6 +12,7 @@ import pytest
 
 from autograder import qa
 from autograder.spec import Case
+from attnlab.practice.misconceptions import MISCONCEPTIONS
 
 from .conftest import GRADED, needs_sandbox
 
@@ -83,6 +84,10 @@ def test_qa_case_files_are_well_formed():
                 assert cells <= answer_cells, f"{a}/{kind}/{name}.py: unknown cells {cells - answer_cells}"
                 assert bool(case.breaks) == (kind == "wrong"), f"{a}/{kind}/{name}.py: breaks {case.breaks}"
                 assert set(case.breaks) <= tests, f"{a}/{kind}/{name}.py: unknown items {case.breaks}"
+                assert case.mistake is None or case.mistake in MISCONCEPTIONS, \
+                    f"{a}/{kind}/{name}.py: {case.mistake!r} is not in attnlab.practice.misconceptions"
+                if kind == "wrong":
+                    assert case.mistake, f"{a}/wrong/{name}.py: name its misconception ('# mistake: <name>')"
 
 
 def _defs(assignment):

@@ -193,6 +193,12 @@ def top_p_inputs(rng, trial):
     return {"logits": rng.standard_normal(shape) * 2, "p": p}
 
 
+def top_k_exactly_k(logits, k):
+    x = t64(logits)
+    keep = torch.zeros_like(x, dtype=torch.bool).scatter(-1, x.topk(min(k, x.shape[-1]), dim=-1).indices, True)
+    return x.masked_fill(~keep, float("-inf"))
+
+
 def top_p_no_unsort(logits, p):
     x = t64(logits)
     sx, _ = torch.sort(x, dim=-1, descending=True)
@@ -256,7 +262,10 @@ CHECKS = [
         "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=4,
         call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
         mistakes={"keeps k + 1 tokens": lambda logits, k: ref_top_k(t64(logits), k + 1),
-                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k)}),
+                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k),
+                  "top_k_drops_ties": top_k_exactly_k,
+                  "filter_fill_wrong_sign": lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(
+                      nan=float("nan"), neginf=float("inf"))}),
     FunctionCheck(
         "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
         call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),

@@ -1,4 +1,5 @@
 # breaks: test_hard_lookup
+# mistake: assumes_batch_axis
 # One-hot built for a fixed (B, L, S) layout: wrong without a batch axis (2-D inputs).
 # %% cell: hard_lookup
 def hard_lookup(query, keys, values):

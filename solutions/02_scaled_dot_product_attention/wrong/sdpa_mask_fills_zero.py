@@ -1,4 +1,5 @@
 # breaks: test_sdpa
+# mistake: mask_fill_not_neg_inf
 # Blocked logits set to 0 instead of -inf: they still get weight exp(0) / sum.
 # %% patch: sdpa
 # - scores = scores.masked_fill(~mask, float("-inf"))

@@ -1,4 +1,5 @@
 # breaks: test_causal_mask
+# mistake: fixed_size_mask_buffer
 # A larger fixed buffer (64 x 64) still fails beyond 64 positions.
 # %% cell: causal_mask
 def causal_mask(L, S=None, device=None):

@@ -1,4 +1,5 @@
 # breaks: test_combine_masks
+# mistake: combine_drops_masks
 # Combines only the first two masks that are given.
 # %% cell: combine_masks
 def combine_masks(*masks):

@@ -1,4 +1,5 @@
 # breaks: test_padding_mask
+# mistake: padding_left_side
 # Treats sequences as left-padded (real tokens at the end); the course's convention is right padding.
 # %% patch: padding_mask
 # - return positions[None, :] < lengths[:, None]  # (B, S)

@@ -1,4 +1,5 @@
 # breaks: test_top_k_filter
+# mistake: top_k_drops_ties
 # Keeps exactly the k indices topk returns: of logits tied with the k-th, only some survive.
 # %% cell: top_k_filter
 def top_k_filter(logits, k):
