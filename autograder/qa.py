@@ -19,6 +19,9 @@ from .course import EXERCISES, SOLUTIONS
 from .spec import ByHandCheck, Case, load_spec
 
 _MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+#: In a by-hand cell of a QA case: ``{answer}`` = the student's right numbers, ``{answer:<mistake>}``
+#: = the numbers of that practice misconception for the student's variant.
+_ANSWER = re.compile(r"\{answer(?::(\w+))?\}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -84,8 +87,8 @@ def apply_case(nb, case: Case, assignment: str, student: str):
                 if text.count(old) != 1:
                     raise ValueError(f"{case.path}: {old!r} occurs {text.count(old)} times in cell {gid}")
                 text = text.replace(old, new)
-        elif gid in by_hand and "{answer}" in text:
-            text = text.replace("{answer}", repr(by_hand[gid].answer_literal(student)))
+        elif gid in by_hand:
+            text = _ANSWER.sub(lambda m: repr(by_hand[gid].answer_literal(student, m.group(1))), text)
         target.source = text
         i = nb.cells.index(target)
         nb.cells[i:i] = pending
@@ -118,7 +121,12 @@ def mistake_differs(assignment: str, student: str, name: str) -> bool:
     """False when a by-hand mistake gives the right numbers for this student's variant."""
     sp = spec(assignment)
     w = sp.wrong[name]
-    if isinstance(w, Case) or not w.mistake:
+    if isinstance(w, Case):
+        by_hand = {c.cell: c for c in sp.checks if isinstance(c, ByHandCheck)}
+        return all(by_hand[gid].literal_for(student, m) != by_hand[gid].literal_for(student)
+                   for kind, gid, text in w.sections if kind == "cell" and gid in by_hand
+                   for m in _ANSWER.findall(text) if m)
+    if not w.mistake:
         return True
     check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
     return check.literal_for(student, w.mistake) != check.literal_for(student)

@@ -274,18 +274,22 @@ _EXPECTED: dict[tuple[str, str, str], Any] = {}
 class ByHandCheck:
     """Numbers the student computed by hand, checked against *their own* variant.
 
-    ``cell``: grade_id of the answer cell, which must assign a **literal** (numbers, lists)
-    to ``variable``; the grader reads it with ``ast.literal_eval`` -- it is never executed,
-    so code such as ``scores = v_scores.answer`` earns nothing.  ``skill``: an
-    ``attnlab.practice`` skill; ``key``: the seed key ``"<assignment>/<test grade_id>"``,
-    the same string the notebook passes to ``seed_for(learner_id(), key)``.
+    ``grade_id``: the test cell ``test_<what>_by_hand``; ``variable``: the name the answer cell
+    assigns; ``skill``: an ``attnlab.practice`` skill.  Derived from ``grade_id`` unless given:
+    ``cell`` = the answer cell ``<what>_by_hand`` (``grade_id`` without ``test_``), and ``key`` =
+    ``"<assignment>/<grade_id>"`` (set by :func:`load_spec`), the seed key the notebook's
+    ``show_problem(skill, key)`` uses.  The answer cell must assign a **literal** to ``variable``; the
+    grader reads it with ``ast.literal_eval`` -- it is never executed, so code earns nothing.
     """
 
     grade_id: str
-    cell: str
     variable: str
     skill: str
-    key: str
+    cell: str = ""
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.cell = self.cell or self.grade_id.removeprefix("test_")
 
     kind = "by_hand"
     target = None
@@ -558,6 +562,9 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    for check in mod.CHECKS:
+        if isinstance(check, ByHandCheck) and not check.key:
+            check.key = f"{path.parent.name}/{check.grade_id}"
     wrong: dict = dict(getattr(mod, "WRONG", {}))
     for name, case in load_cases(path.parent, "wrong").items():
         if name in wrong:

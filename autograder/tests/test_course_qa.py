@@ -86,8 +86,6 @@ def test_qa_case_files_are_well_formed():
                 assert set(case.breaks) <= tests, f"{a}/{kind}/{name}.py: unknown items {case.breaks}"
                 assert case.mistake is None or case.mistake in MISCONCEPTIONS, \
                     f"{a}/{kind}/{name}.py: {case.mistake!r} is not in attnlab.practice.misconceptions"
-                if kind == "wrong":
-                    assert case.mistake, f"{a}/wrong/{name}.py: name its misconception ('# mistake: <name>')"
 
 
 def _defs(assignment):
@@ -188,3 +186,21 @@ def test_source_notebook_passes_its_visible_tests(assignment, tmp_path, monkeypa
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not any(o.output_type == "error" for o in outputs)
     assert sum("visible checks passed" in o.get("text", "") for o in outputs) >= 2
+
+
+@pytest.mark.parametrize("assignment", GRADED)
+def test_by_hand_problem_in_notebook_is_the_one_graded(assignment):
+    """Each by-hand check's skill and seed key (derived from its grade_id) are the ones the notebook
+    shows with ``show_problem``, and the released notebook never builds a practice Variant."""
+    import re
+
+    from autograder.course import EXERCISES
+    from autograder.spec import ByHandCheck
+    text = "\n".join(c.source for c in qa.release_notebook(assignment).cells)
+    shown = set(re.findall(r'show_problem\("(\w+)", f"\{ASSIGNMENT\}/(\w+)"\)', text))
+    assert f'ASSIGNMENT = "{assignment}"' in text
+    checks = {(c.skill, c.key.split("/", 1)[1]) for c in qa.spec(assignment).checks if isinstance(c, ByHandCheck)}
+    assert all(c.key.startswith(f"{assignment}/") for c in qa.spec(assignment).checks if isinstance(c, ByHandCheck))
+    assert shown == checks
+    assert ".variant(" not in text and ".answer" not in text, "the release holds an expected answer"
+    assert (EXERCISES / assignment).is_dir()

@@ -16,7 +16,7 @@ from attnlab.nn import GPT, GPTConfig, KVCache, causal_mask
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
 from attnlab.nn import top_k_filter as ref_top_k
 from attnlab.nn import top_p_filter as ref_top_p
-from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+from autograder.spec import ByHandCheck, FunctionCheck
 
 A = "08_training_and_decoding"
 
@@ -240,8 +240,7 @@ def cache_ref(q, k, v, cache_k, cache_v, mask_fn=None, new_first=False):
 
 
 CHECKS = [
-    ByHandCheck("test_targets_by_hand", cell="targets_by_hand", variable="y", skill="next_token_targets",
-                key=f"{A}/test_targets_by_hand"),
+    ByHandCheck("test_targets_by_hand", variable="y", skill="next_token_targets"),
     FunctionCheck(
         "test_shift_targets", target="shift_targets", inputs=shift_inputs, call="shift_targets(_I['idx'])",
         reference=lambda idx: (torch.as_tensor(idx)[:, :-1], torch.as_tensor(idx)[:, 1:]),
@@ -279,94 +278,6 @@ CHECKS = [
                   "no causal mask among the new tokens": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
                   "new keys/values placed before the cached ones": lambda **i: cache_ref(**i, new_first=True)},
         forbid_attrs=("scaled_dot_product_attention", "MultiheadAttention"), forbid_ops=("scaled_dot_product",)),
-    ByHandCheck("test_cache_bytes_by_hand", cell="cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes",
-                key=f"{A}/test_cache_bytes_by_hand"),
+    ByHandCheck("test_cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes"),
 ]
 TIMEOUT = 20
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_SHIFT = '''
-def shift_targets(idx):
-    """Shift."""
-    return {expr}
-'''
-_LOSS = '''
-def next_token_loss(logits, targets):
-    """Loss."""
-{body}
-'''
-_GREEDY = '''
-@torch.no_grad()
-def greedy_decode(model, idx, n):
-    """Greedy."""
-    block_size = model.config.block_size
-    for _ in range(n):
-        logits, _ = model({window})
-        next_id = logits[:, {pos}, :].argmax(dim=-1)
-        idx = torch.cat([idx, next_id[:, None]], dim=1)
-    return idx
-'''
-_TOPK = '''
-def top_k_filter(logits, k):
-    """Top-k."""
-{body}
-'''
-_TOPP = '''
-def top_p_filter(logits, p):
-    """Top-p."""
-    sorted_logits, order = logits.sort(dim=-1, descending=True)
-    probs = sorted_logits.softmax(dim=-1)
-{body}
-'''
-_CACHE = '''
-def attend_with_cache(q, k, v, cache_k=None, cache_v=None):
-    """Cached attention."""
-    k_all = k if cache_k is None else torch.cat([{order_k}], dim=2)
-    v_all = v if cache_v is None else torch.cat([{order_v}], dim=2)
-    L_new, S = q.shape[2], k_all.shape[2]
-    scores = q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1])
-{mask}
-    return scores.softmax(dim=-1) @ v_all, k_all, v_all
-'''
-_MASK_OK = "    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(diagonal=S - L_new), float('-inf'))"
-
-WRONG = {
-    "by_hand_targets_not_shifted": Wrong("targets_by_hand", ("test_targets_by_hand",), mistake="target_no_shift"),
-    "shift_none": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, :-1], idx[:, :-1]")),
-    "shift_wrong_way": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, 1:], idx[:, :-1]")),
-    "loss_sum": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    lp = logits.log_softmax(-1)\n    return -lp.gather(-1, targets[..., None]).sum()"))),
-    "loss_last_position_only": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    lp = logits[:, -1].log_softmax(-1)\n    return -lp.gather(-1, targets[:, -1:]).mean()"))),
-    "loss_probabilities_not_log": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    p = logits.softmax(-1)\n    return -p.gather(-1, targets[..., None]).mean()"))),
-    "loss_uses_cross_entropy": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))"))),
-    "greedy_first_position": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
-        window="idx[:, -block_size:]", pos="0")),
-    "greedy_no_crop": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(window="idx", pos="-1")),
-    "greedy_crop_off_by_one": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
-        window="idx[:, -(block_size - 1):]", pos="-1")),
-    "top_k_keeps_k_plus_one": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(min(k + 1, logits.shape[-1]), dim=-1).values[..., -1:]\n"
-        "    return logits.masked_fill(logits < kth, float('-inf'))"))),
-    "top_k_no_clamp": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(k, dim=-1).values[..., -1:]\n    return logits.masked_fill(logits < kth, float('-inf'))"))),
-    "top_k_zero_instead_of_inf": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(min(k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
-        "    return logits.masked_fill(logits < kth, 0.0)"))),
-    "top_p_no_unsort": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
-        "    drop = (probs.cumsum(-1) - probs) >= p\n    return logits.masked_fill(drop, float('-inf'))"))),
-    "top_p_drops_crossing_token": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
-        "    drop_sorted = probs.cumsum(-1) > p\n"
-        "    return logits.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), float('-inf'))"))),
-    "cache_mask_top_left": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="cache_k, k", order_v="cache_v, v",
-        mask="    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(), float('-inf'))")),
-    "cache_no_mask": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="cache_k, k", order_v="cache_v, v", mask="    pass")),
-    "cache_new_first": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="k, cache_k", order_v="v, cache_v", mask=_MASK_OK)),
-    "by_hand_cache_bytes_no_factor_two": Wrong("cache_bytes_by_hand", ("test_cache_bytes_by_hand",),
-                                               mistake="kv_forget_factor_two"),
-}
