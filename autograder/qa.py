@@ -86,7 +86,10 @@ def apply_case(nb, case: Case, assignment: str, student: str):
             for old, new in edits:
                 if text.count(old) != 1:
                     raise ValueError(f"{case.path}: {old!r} occurs {text.count(old)} times in cell {gid}")
-                text = text.replace(old, new)
+                at = text.index(old)
+                line_start = text.rfind("\n", 0, at) + 1
+                indent = text[line_start:at] if not text[line_start:at].strip() else ""
+                text = text.replace(old, new.replace("\n", "\n" + indent))  # later lines: same indent
         elif gid in by_hand:
             text = _ANSWER.sub(lambda m: repr(by_hand[gid].answer_literal(student, m.group(1))), text)
         target.source = text

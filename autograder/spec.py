@@ -473,7 +473,8 @@ class Case:
                                                     student's right numbers)
         # %% patch: mha_forward                    (the reference cell with lines replaced:
         # - old text                                each '# - ' line's text, which must occur once,
-        # + new text                                becomes the following '# + ' line's text)
+        # + new text                                becomes the following '# + ' lines, indented
+        # + second new line                         like the old text's line)
         # %% added                                 (a cell the student added, inserted before the
         ...source...                                next section's cell, else at the end)
 

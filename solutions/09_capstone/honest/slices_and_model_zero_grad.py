@@ -1,4 +1,4 @@
-# get_batch with slices and stack; train_step clearing gradients by hand; by-hand loss as a string.
+# get_batch with slices and stack; train_step clearing gradients through the model; by-hand loss as a string.
 # %% cell: get_batch
 def get_batch(data, block_size, batch_size, generator=None):
     """Stack of windows."""
@@ -8,9 +8,8 @@ def get_batch(data, block_size, batch_size, generator=None):
     return x.to(torch.long), y.to(torch.long)
 # %% cell: train_step
 def train_step(model, optimizer, x, y, grad_clip=1.0):
-    """Gradients cleared by hand."""
-    for p in model.parameters():
-        p.grad = None
+    """Gradients cleared through the model."""
+    model.zero_grad(set_to_none=True)
     logits, loss = model(x, y)
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), max_norm=grad_clip)
