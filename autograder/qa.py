@@ -145,3 +145,21 @@ def write(root, student: str, assignment: str, nb_or_text) -> Path:
     else:
         nbformat.write(copy.deepcopy(nb_or_text), str(path))
     return path
+
+
+def laptop_id_submission(assignment: str, graded_as: str, ran_as: str):
+    """A submission graded as ``graded_as`` whose notebook ran under learner id ``ran_as`` (e.g. the
+    laptop's OS user): the setup cell's output says so, and the by-hand cells hold ``ran_as``'s right
+    numbers.  The grader must flag it for review, not credit it."""
+    import os
+    from unittest import mock
+
+    from attnlab.practice.problem import learner_note
+    nb = reference_submission(assignment, graded_as)
+    for check in spec(assignment).checks:
+        if isinstance(check, ByHandCheck):
+            cell(nb, check.cell).source = check.literal_for(ran_as)
+    with mock.patch.dict(os.environ, {"ATTNLAB_LEARNER": ran_as}):
+        note = learner_note()  # what the setup cell printed on the student's machine
+    cell(nb, "setup").outputs = [nbformat.v4.new_output("stream", name="stdout", text=note + "\n")]
+    return nb

@@ -36,6 +36,9 @@ EXPECTED_KERNEL = "python3"
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
 #: notebook, which the student controls).
 _VERIFIED: dict[tuple[str, str, str], dict] = {}
+#: Learner ids the submission's own outputs printed (VerifySubmission -> SandboxGrade), used only
+#: to flag by-hand numbers that fit another id (see ``spec.printed_learner_ids``).
+_LEARNER_IDS: dict[tuple[str, str, str], list[str]] = {}
 _SANDBOX = None
 _LOCK = threading.Lock()
 
@@ -128,7 +131,8 @@ class VerifySubmission(NbGraderPreprocessor):
                 tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
-        _VERIFIED[key] = {"tampered": tampered, "learner_ids": printed_learner_ids(nb)}
+        _VERIFIED[key] = {"tampered": tampered}
+        _LEARNER_IDS[key] = printed_learner_ids(nb)  # read before ClearOutput empties the outputs
 
 
 def _sandbox(root: str):
@@ -172,7 +176,7 @@ class SandboxGrade(NbGraderPreprocessor):
         verified = _VERIFIED.pop((student, assignment, info["notebook"]), {"tampered": {}})
         report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
                                 timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
-                                other_learners=verified.get("learner_ids", []))
+                                other_learners=_LEARNER_IDS.pop((student, assignment, info["notebook"]), []))
         write_report(coursedir.root, assignment, student, report)
         return nb, resources
 

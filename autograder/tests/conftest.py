@@ -19,6 +19,9 @@ from autograder.sandbox import sandbox_support
 GRADED = sorted(p.parent.name for p in SOLUTIONS.glob("*/grading.py")
                 if (p.parent / f"{p.parent.name}.ipynb").exists())
 
+#: The set whose QA class also holds a submission run under another learner id (see qa.laptop_id_submission).
+LAPTOP_ID_SET = "02_scaled_dot_product_attention"
+
 needs_sandbox = pytest.mark.skipif(sandbox_support() is not None,
                                    reason=f"sandbox unavailable: {sandbox_support()}")
 
@@ -38,6 +41,9 @@ def qa_class(assignment, root) -> dict[str, str]:
                        if qa.mistake_differs(assignment, f"wrong-{name}-{i}", name))
         qa.write(root, student, assignment, qa.wrong_submission(assignment, student, name))
         cases[name] = student
+    if assignment == LAPTOP_ID_SET:  # by-hand numbers of the id the notebook ran under, not the graded id
+        qa.write(root, "stu6", assignment, qa.laptop_id_submission(assignment, graded_as="stu6", ran_as="alice"))
+        cases["laptop-id"] = "stu6"
     for name in qa.spec(assignment).honest:  # honest alternatives: full credit, key "honest:<name>"
         student = f"honest-{name}"
         qa.write(root, student, assignment, qa.honest_submission(assignment, student, name))

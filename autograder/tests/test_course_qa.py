@@ -14,7 +14,7 @@ from autograder import qa
 from autograder.spec import Case
 from attnlab.practice.misconceptions import MISCONCEPTIONS
 
-from .conftest import GRADED, needs_sandbox
+from .conftest import GRADED, LAPTOP_ID_SET, needs_sandbox
 
 
 @needs_sandbox
@@ -32,7 +32,7 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
     untouched = reports["untouched"]
     assert untouched["status"] == "graded" and untouched["score"] == 0, untouched
     spec = qa.spec(assignment)
-    cases = {n: s for n, s in cases.items() if not n.startswith("honest:")}
+    cases = {n: s for n, s in cases.items() if not n.startswith("honest:") and n != "laptop-id"}
     assert set(cases) == set(spec.wrong)
     problems = []
     for name, student in cases.items():
@@ -204,3 +204,24 @@ def test_by_hand_problem_in_notebook_is_the_one_graded(assignment):
     assert shown == checks
     assert ".variant(" not in text and ".answer" not in text, "the release holds an expected answer"
     assert (EXERCISES / assignment).is_dir()
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment", [LAPTOP_ID_SET])
+def test_by_hand_numbers_of_the_id_the_notebook_ran_under_are_flagged(qa_graded, assignment):
+    """Graded as 'stu6', the notebook ran as 'alice' (its setup cell printed so) and holds alice's
+    right by-hand numbers: those items get no credit, each message names both ids, the submission is
+    flagged for review; the code items keep their points."""
+    cases, reports, error = qa_graded[assignment]
+    assert not error, error
+    rep = reports[cases["laptop-id"]]
+    by_hand = {c.grade_id for c in qa.spec(assignment).checks if c.kind == "by_hand"}
+    assert rep["status"] == "flagged"
+    for gid, item in rep["items"].items():
+        if gid in by_hand:
+            assert not item["ok"] and "'alice'" in item["message"] and "'stu6'" in item["message"], item
+        else:
+            assert item["ok"], (gid, item)
+    assert sum("learner id 'alice'" in f for f in rep["flags"]) == len(by_hand)

@@ -100,3 +100,28 @@ def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monk
     monkeypatch.setenv("ATTNLAB_LEARNER", "alice")  # the student's laptop id, printed by the setup cell
     nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=learner_note() + "\n")]
     assert printed_learner_ids(nb) == ["alice"]
+
+
+def test_sandbox_gpt_matches_attnlab_gpt():
+    """The GPT that sets 08/09 build in the sandbox (autograder/sandbox_gpt.py, plain torch) computes
+    the same logits and loss as attnlab.nn.GPT with the same weights (tied output layer)."""
+    import math
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from attnlab.nn import GPT, GPTConfig
+    from autograder.sandbox_gpt import GPT_SETUP
+    ns = {"torch": torch, "nn": nn, "F": F, "math": math}
+    exec(GPT_SETUP, ns)  # noqa: S102 - the course's own setup code, as the sandbox runs it
+    torch.manual_seed(0)
+    cfg = (11, 8, 8, 2, 2)
+    ref = GPT(GPTConfig(*cfg)).double().eval()
+    ours = ns["_GraderGPT"](*cfg).double().eval()
+    state = {k: v for k, v in ref.state_dict().items() if k != "lm_head.weight"}
+    ours.load_state_dict(state, strict=True)
+    idx, targets = torch.randint(0, 11, (3, 8)), torch.randint(0, 11, (3, 8))
+    with torch.no_grad():
+        (l_ref, loss_ref), (l_ours, loss_ours) = ref(idx, targets), ours(idx, targets)
+    assert torch.allclose(l_ref, l_ours, atol=1e-10) and torch.allclose(loss_ref, loss_ours, atol=1e-10)

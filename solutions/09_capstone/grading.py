@@ -3,7 +3,7 @@
 Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
 The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
 training run is built there from ``GPT_SETUP`` (same layout and parameter names as
-``attnlab.nn.GPT``; shared with exercise 08's grading.py), and the Tiny Shakespeare slice
+``attnlab.nn.GPT``; from autograder/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
 travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
 
 * ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
@@ -19,7 +19,6 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   the frequency model by 0.60-1.09 nats (2-10 s without the sandbox's op watch); no zero_grad
   by 0.10-0.24 (6 slices), targets shifted by two by -0.26-0.11, targets not shifted: far worse.
 """
-import importlib.util
 import math
 
 import numpy as np
@@ -28,7 +27,7 @@ import torch
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
-from autograder.course import SOLUTIONS
+from autograder.sandbox_gpt import GPT_SETUP
 from autograder.spec import ByHandCheck, FunctionCheck, Outcome
 
 A = "09_capstone"
@@ -37,16 +36,6 @@ STEPS = 150
 BATCH = 32
 
 
-def _gpt_setup() -> str:
-    # from the course's solutions/ (this file is copied alone into the grading folder)
-    path = SOLUTIONS / "08_training_and_decoding" / "grading.py"
-    spec = importlib.util.spec_from_file_location("_attnlab_grading_08_for_09", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.GPT_SETUP
-
-
-GPT_SETUP = _gpt_setup()
 
 
 class JudgedCheck(FunctionCheck):
