@@ -3,8 +3,7 @@
 A submission starts from the committed student notebook (``exercises/<A>/<A>.ipynb``) and
 fills answer cells the way a student would: with the source's solution code (markers
 removed), with literal numbers for by-hand cells (the right ones for *that* student's
-variant, or a named misconception's), or with a ``Wrong`` implementation from the
-assignment's ``grading.py``.
+variant, or a named misconception's), or with a QA case file (``wrong/*.py``, ``honest/*.py``).
 """
 from __future__ import annotations
 
@@ -106,33 +105,18 @@ def honest_submission(assignment: str, student: str, name: str):
 
 
 def wrong_submission(assignment: str, student: str, name: str):
-    """The reference submission with one QA ``Wrong`` case applied."""
-    sp = spec(assignment)
-    w = sp.wrong[name]
-    nb = reference_submission(assignment, student)
-    if isinstance(w, Case):
-        return apply_case(nb, w, assignment, student)
-    if w.mistake:
-        check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
-        cell(nb, w.cell).source = check.literal_for(student, w.mistake)
-    else:
-        cell(nb, w.cell).source = w.source.strip() + "\n"
-    return nb
+    """The reference submission with one QA case ``wrong/<name>.py`` applied."""
+    return apply_case(reference_submission(assignment, student), spec(assignment).wrong[name], assignment, student)
 
 
 def mistake_differs(assignment: str, student: str, name: str) -> bool:
-    """False when a by-hand mistake gives the right numbers for this student's variant."""
+    """False when a by-hand mistake of case ``name`` gives the right numbers for this student's variant
+    (the case could not fail for that student)."""
     sp = spec(assignment)
-    w = sp.wrong[name]
-    if isinstance(w, Case):
-        by_hand = {c.cell: c for c in sp.checks if isinstance(c, ByHandCheck)}
-        return all(by_hand[gid].literal_for(student, m) != by_hand[gid].literal_for(student)
-                   for kind, gid, text in w.sections if kind == "cell" and gid in by_hand
-                   for m in _ANSWER.findall(text) if m)
-    if not w.mistake:
-        return True
-    check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
-    return check.literal_for(student, w.mistake) != check.literal_for(student)
+    by_hand = {c.cell: c for c in sp.checks if isinstance(c, ByHandCheck)}
+    return all(by_hand[gid].literal_for(student, m) != by_hand[gid].literal_for(student)
+               for kind, gid, text in sp.wrong[name].sections if kind == "cell" and gid in by_hand
+               for m in _ANSWER.findall(text) if m)
 
 
 def write(root, student: str, assignment: str, nb_or_text) -> Path:

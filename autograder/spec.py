@@ -10,9 +10,9 @@ assignment's ``CHECKS`` list, keyed by the test cell's ``grade_id``:
   and check it with ``attnlab.practice`` against the student's *own* variant
   (``seed_for(<student id>, key)``).
 
-``WRONG`` (optional) is the QA library: realistic wrong implementations, each a
-replacement source for one solution cell plus the test grade_ids it must break.
-See ``autograder/AUTHORING.md``.
+The QA libraries are files next to the spec: ``wrong/*.py`` (realistic mistakes, each with the
+test grade_ids it must break) and ``honest/*.py`` (correct work written differently), see
+:class:`Case` and ``autograder/AUTHORING.md``.
 """
 from __future__ import annotations
 
@@ -446,19 +446,6 @@ def _to_plain_answer(v: Any) -> Any:
 
 
 @dataclass
-class Wrong:
-    """A QA case: ``cell`` (solution grade_id) replaced by ``source``; ``breaks`` = the
-    test grade_ids that must lose their points (all others must keep theirs).  For a
-    by-hand cell give ``mistake`` (a misconception name of the check's practice skill)
-    instead of ``source``: the QA test writes that mistake's numbers for the student."""
-
-    cell: str
-    breaks: tuple[str, ...]
-    source: str = ""
-    mistake: str | None = None
-
-
-@dataclass
 class Case:
     """A QA submission written as a real Python file: ``solutions/<A>/wrong/<name>.py`` (a realistic
     mistake) or ``solutions/<A>/honest/<name>.py`` (a correct solution written differently).
@@ -541,7 +528,7 @@ def load_cases(folder: str | os.PathLike, kind: str) -> dict[str, Case]:
 class AssignmentSpec:
     name: str
     checks: list
-    wrong: dict[str, Wrong | Case]
+    wrong: dict[str, Case]
     honest: dict[str, Case] = field(default_factory=dict)
     timeout: float = 10.0
     mem_mb: int = 1024
@@ -566,12 +553,10 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
     for check in mod.CHECKS:
         if isinstance(check, ByHandCheck) and not check.key:
             check.key = f"{path.parent.name}/{check.grade_id}"
-    wrong: dict = dict(getattr(mod, "WRONG", {}))
-    for name, case in load_cases(path.parent, "wrong").items():
-        if name in wrong:
-            raise ValueError(f"{path.parent.name}: QA case {name!r} is both in WRONG and wrong/{name}.py")
-        wrong[name] = case
-    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS), wrong=wrong,
+    if hasattr(mod, "WRONG"):
+        raise ValueError(f"{path}: WRONG is no longer read; write each case as wrong/<name>.py "
+                         "(see autograder/AUTHORING.md)")
+    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS), wrong=load_cases(path.parent, "wrong"),
                           honest=load_cases(path.parent, "honest"),
                           timeout=float(getattr(mod, "TIMEOUT", 10.0)),
                           mem_mb=int(getattr(mod, "MEM_MB", 1024)))
@@ -582,5 +567,5 @@ def rng_from_urandom() -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
-__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Wrong", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
+__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]
