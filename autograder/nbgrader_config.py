@@ -17,7 +17,7 @@ c = get_config()  # noqa: F821 - provided by traitlets when this file is loaded
 c.CourseDirectory.course_id = "attnlab"
 # Files next to a source notebook that must never reach students (grading spec, caches).
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
-                            "grading.py"]
+                            "grading.py", "wrong", "honest"]  # + the QA cases (tests only)
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 

@@ -10,9 +10,9 @@ assignment's ``CHECKS`` list, keyed by the test cell's ``grade_id``:
   and check it with ``attnlab.practice`` against the student's *own* variant
   (``seed_for(<student id>, key)``).
 
-``WRONG`` (optional) is the QA library: realistic wrong implementations, each a
-replacement source for one solution cell plus the test grade_ids it must break.
-See ``autograder/AUTHORING.md``.
+The QA libraries are files next to the spec: ``wrong/*.py`` (realistic mistakes, each with the
+test grade_ids it must break) and ``honest/*.py`` (correct work written differently), see
+:class:`Case` and ``autograder/AUTHORING.md``.
 """
 from __future__ import annotations
 
@@ -144,13 +144,36 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
     if e.dtype == bool and g.dtype != bool:
         return f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}"
     g, e = g.astype(np.float64), e.astype(np.float64)
-    if not np.all(np.isfinite(g) == np.isfinite(e)):
-        return f"{label}: has NaN/inf entries where none are expected (or the reverse)"
+    msg = _compare_non_finite(g, e, label)
+    if msg:
+        return msg
     fin = np.isfinite(e)
     if not np.allclose(g[fin], e[fin], rtol=rtol, atol=atol):
         err = float(np.max(np.abs(g[fin] - e[fin])))
         return f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})"
     return None
+
+
+def _kind(x: np.ndarray) -> np.ndarray:
+    """Per entry: 0 finite, 1 +inf, -1 -inf, 2 NaN."""
+    return np.where(np.isnan(x), 2, np.where(np.isposinf(x), 1, np.where(np.isneginf(x), -1, 0)))
+
+
+def _compare_non_finite(g: np.ndarray, e: np.ndarray, label: str) -> str | None:
+    """Non-finite entries are compared exactly: same positions, same kind (NaN, +inf, -inf).
+
+    A top-k filter that writes ``+inf`` or ``NaN`` where the reference writes ``-inf`` is wrong
+    (it would sample exactly the tokens it meant to drop); no tolerance applies to them.
+    """
+    gk, ek = _kind(g), _kind(e)
+    diff = gk != ek
+    if not diff.any():
+        return None
+    names = {0: "a finite number", 1: "+inf", -1: "-inf", 2: "NaN"}
+    i = tuple(int(n) for n in np.argwhere(diff)[0]) if diff.ndim else ()
+    return (f"{label}: {int(diff.sum())} entr{'y' if diff.sum() == 1 else 'ies'} differ in kind from the reference "
+            f"(e.g. at index {list(i)}: {names[int(gk[i])]} where the reference has {names[int(ek[i])]}); "
+            "non-finite values (NaN, +inf, -inf) must match exactly")
 
 
 def _is_numeric_list(x: Any) -> bool:
@@ -167,7 +190,9 @@ class FunctionCheck:
     that a QA mistake cannot hide behind a degenerate draw; see :func:`takes_trial`) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
-    function(**inputs) giving what a known mistake would return (used for the message).
+    function(**inputs) giving what a known mistake would return (used for the message); a name
+    of the misconception catalogue (``attnlab.practice.misconceptions``) is shown with its title
+    and explanation, any other key is shown as written.
     ``forbid_attrs``: attribute/function names the target may not use (e.g. the library
     function it replaces); ``forbid_ops``: substrings of aten op names that may not run
     while the target runs (checked in the sandbox with a TorchDispatchMode).
@@ -204,10 +229,19 @@ class FunctionCheck:
         for name, wrong in self.mistakes.items():
             try:
                 if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                    return Outcome(False, f"{self.target}: the result matches a known mistake: {name}")
+                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}")
             except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
                 continue
         return Outcome(False, msg)
+
+
+def mistake_text(name: str) -> str:
+    """A mistake's words for feedback: a name of ``attnlab.practice.misconceptions.MISCONCEPTIONS``
+    (the one catalogue shared with the practice engine) gives its title and why; other keys are
+    taken as the text itself."""
+    from attnlab.practice.misconceptions import MISCONCEPTIONS
+    m = MISCONCEPTIONS.get(name)
+    return f"{m.title}. {m.why}" if m else name
 
 
 def takes_trial(inputs: Callable) -> bool:
@@ -232,22 +266,30 @@ def _plainify(x: Any) -> Any:
     return _to_array(x)
 
 
+#: (skill, key, learner id) -> that learner's expected by-hand answer (parsed), per grading process.
+_EXPECTED: dict[tuple[str, str, str], Any] = {}
+
+
 @dataclass
 class ByHandCheck:
     """Numbers the student computed by hand, checked against *their own* variant.
 
-    ``cell``: grade_id of the answer cell, which must assign a **literal** (numbers, lists)
-    to ``variable``; the grader reads it with ``ast.literal_eval`` -- it is never executed,
-    so code such as ``scores = v_scores.answer`` earns nothing.  ``skill``: an
-    ``attnlab.practice`` skill; ``key``: the seed key ``"<assignment>/<test grade_id>"``,
-    the same string the notebook passes to ``seed_for(learner_id(), key)``.
+    ``grade_id``: the test cell ``test_<what>_by_hand``; ``variable``: the name the answer cell
+    assigns; ``skill``: an ``attnlab.practice`` skill.  Derived from ``grade_id`` unless given:
+    ``cell`` = the answer cell ``<what>_by_hand`` (``grade_id`` without ``test_``), and ``key`` =
+    ``"<assignment>/<grade_id>"`` (set by :func:`load_spec`), the seed key the notebook's
+    ``show_problem(skill, key)`` uses.  The answer cell must assign a **literal** to ``variable``; the
+    grader reads it with ``ast.literal_eval`` -- it is never executed, so code earns nothing.
     """
 
     grade_id: str
-    cell: str
     variable: str
     skill: str
-    key: str
+    cell: str = ""
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.cell = self.cell or self.grade_id.removeprefix("test_")
 
     kind = "by_hand"
     target = None
@@ -257,12 +299,18 @@ class ByHandCheck:
         return None  # read statically, never run
 
     def variant(self, student: str):
-        from attnlab.practice import get_skill, learner_id, seed_for
-        os.environ["ATTNLAB_LEARNER"] = student  # the student's own variant, as in their notebook
-        return get_skill(self.skill).variant(seed_for(learner_id(), self.key))
+        """The variant of learner ``student`` (passed explicitly, as ``seed_for(student, key)``)."""
+        from attnlab.practice import get_skill, seed_for
+        from attnlab.practice.seeding import as_learner_id
+        return get_skill(self.skill).variant(seed_for(as_learner_id(student), self.key))
 
     def read(self, cells: list[tuple[str, str]]) -> Any:
-        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason."""
+        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason.
+
+        Accepted: ``x = <literal>``, ``x: list = <literal>`` (annotated), a string of numbers
+        (``x = "[[1, 2], [3, 4]]"``, read later by ``attnlab.practice.answers.parse``) and a literal
+        wrapped in ``np.array(...)``/``torch.tensor(...)``/``list(...)``/``tuple(...)``/``float(...)``/
+        ``int(...)``.  The last assignment in the cell wins.  Never executed."""
         import ast
         src = dict(cells).get(self.cell)
         if src is None:
@@ -271,33 +319,114 @@ class ByHandCheck:
             tree = ast.parse(src)
         except SyntaxError as err:
             raise ValueError(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})")
-        value, found = None, False
+        except (ValueError, RecursionError, MemoryError):
+            raise ValueError(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)") from None
+        node_value, found = None, False
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
                                                      for t in node.targets):
-                found = True
-                try:
-                    value = ast.literal_eval(node.value)
-                except ValueError:
-                    raise ValueError(f"`{self.variable}` must be the numbers themselves (a list literal such as "
-                                     "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
+                node_value, found = node.value, True
+            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                  and node.target.id == self.variable and node.value is not None):
+                node_value, found = node.value, True
         if not found:
             raise ValueError(f"answer cell '{self.cell}' does not assign `{self.variable}`")
-        return value
+        return _literal(node_value, self.variable)
 
     def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        """Check ``value`` against ``student``'s own variant; never raises (a malformed answer
+        fails this item only, with the reason)."""
         from attnlab.practice import get_skill
         if value is None:
             return Outcome(False, f"`{self.variable}` is still None: enter your answer")
-        fb = get_skill(self.skill).check(self.variant(student), _to_plain_answer(value))
+        skill, answer = get_skill(self.skill), _to_plain_answer(value)
+        try:
+            fb = skill.check(self.variant(student), answer)
+        except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
+            return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
+                                  f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
+                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]")
+        if not fb.correct:
+            other = self.other_learner(answer, student, raw.get("other_learners", ()))
+            if other is not None:
+                return Outcome(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
+                                      f"not for {student!r} (the id this work is graded under); no credit "
+                                      "until your instructor reviews it (the notebook may have run under "
+                                      "another learner id: see the setup cell)",
+                               flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
         return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
 
-    def literal_for(self, student: str, mistake: str | None = None) -> str:
-        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+    def other_learner(self, answer: Any, student: str, others) -> str | None:
+        """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.
+        Each id's expected answer is computed once per grading process (cached)."""
+        from attnlab.practice import get_skill
+        from attnlab.practice.answers import AnswerFormatError, compare, parse
+        skill = get_skill(self.skill)
+        try:
+            given = parse(answer, skill.kind)
+        except (AnswerFormatError, ValueError, TypeError):
+            return None
+        own = as_learner_id_safe(student)
+        for other in dict.fromkeys(as_learner_id_safe(o) for o in others if o):
+            if other == own:
+                continue
+            key = (self.skill, self.key, other)
+            if key not in _EXPECTED:
+                _EXPECTED[key] = parse(self.variant(other).answer, skill.kind)
+            try:
+                if compare(_EXPECTED[key], given, skill.kind, skill.decimals) is None:
+                    return other
+            except Exception:  # noqa: BLE001 - shapes that cannot be compared do not match
+                continue
+        return None
+
+    def answer_literal(self, student: str, mistake: str | None = None) -> Any:
+        """QA helper: the right (or a named mistake's) numbers for ``student``, rounded, plain."""
         from attnlab.practice import get_skill
         v = self.variant(student)
         value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
-        return f"{self.variable} = {_round(_to_plain_answer(value))!r}\n"
+        return _round(_to_plain_answer(value))
+
+    def literal_for(self, student: str, mistake: str | None = None) -> str:
+        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+        return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
+
+
+def as_learner_id_safe(name: str) -> str:
+    from attnlab.practice.seeding import as_learner_id
+    return as_learner_id(name)
+
+
+def printed_learner_ids(nb) -> list[str]:
+    """Learner ids a notebook's own outputs say it ran under (``learner_note()`` in the setup
+    cell: "... drawn for learner id 'alice' ..."; older notebooks: "learner: alice").  Read from
+    the submission before its outputs are cleared; untrusted: used only to FLAG by-hand numbers
+    that fit another id, never to credit them."""
+    import re
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            text = out.get("text", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            found += re.findall(r"drawn for learner id '([^'\n]{1,64})'", text[:20000])
+            found += re.findall(r"^learner: (\S{1,64})$", text[:20000], flags=re.M)
+    return list(dict.fromkeys(found))[:8]
+
+
+_WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
+
+
+def _literal(node: Any, variable: str) -> Any:
+    """``ast.literal_eval`` of an answer, also through one ``np.array(<literal>)``-style wrapper."""
+    import ast
+    if (isinstance(node, ast.Call) and len(node.args) == 1
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
+        node = node.args[0]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        raise ValueError(f"`{variable}` must be the numbers themselves (a list literal such as "
+                         "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
 
 
 def _round(v: Any) -> Any:
@@ -317,23 +446,90 @@ def _to_plain_answer(v: Any) -> Any:
 
 
 @dataclass
-class Wrong:
-    """A QA case: ``cell`` (solution grade_id) replaced by ``source``; ``breaks`` = the
-    test grade_ids that must lose their points (all others must keep theirs).  For a
-    by-hand cell give ``mistake`` (a misconception name of the check's practice skill)
-    instead of ``source``: the QA test writes that mistake's numbers for the student."""
+class Case:
+    """A QA submission written as a real Python file: ``solutions/<A>/wrong/<name>.py`` (a realistic
+    mistake) or ``solutions/<A>/honest/<name>.py`` (a correct solution written differently).
 
-    cell: str
-    breaks: tuple[str, ...]
-    source: str = ""
+    File format (py:percent-like)::
+
+        # breaks: test_mha_forward, test_other     (wrong/ only: the items it must lose)
+        # mistake: combine_with_or          (optional: a name in attnlab.practice.misconceptions)
+        # xfail: reason                            (optional, honest/ only: a known false refusal)
+        # %% cell: causal_mask                     (replaces that answer cell of the reference;
+        ...source...                                in a by-hand cell, {answer} stands for the
+                                                    student's right numbers)
+        # %% patch: mha_forward                    (the reference cell with lines replaced:
+        # - old text                                each '# - ' line's text, which must occur once,
+        # + new text                                becomes the following '# + ' lines, indented
+        # + second new line                         like the old text's line)
+        # %% added                                 (a cell the student added, inserted before the
+        ...source...                                next section's cell, else at the end)
+
+    ``sections`` is ``[(kind, grade_id or None, text)]`` in file order, ``kind`` one of
+    ``"cell"``, ``"patch"``, ``"added"``."""
+
+    name: str
+    path: Path
+    sections: list[tuple[str, str | None, str]]
+    breaks: tuple[str, ...] = ()
     mistake: str | None = None
+    xfail: str | None = None
+
+    @property
+    def cells(self) -> set[str]:
+        """The answer cells this case changes."""
+        return {gid for _, gid, _ in self.sections if gid}
+
+    def patches(self, text: str) -> list[tuple[str, str]]:
+        """``[(old, new)]`` of a patch section's text: each ``# - old`` line is followed by one or
+        more ``# + new`` lines (joined with newlines; a bare ``# +`` is an empty line)."""
+        edits: list[tuple[str, list[str]]] = []
+        for ln in text.splitlines():
+            if ln.startswith("# - "):
+                edits.append((ln[4:], []))
+            elif (ln.startswith("# + ") or ln == "# +") and edits:
+                edits[-1][1].append(ln[4:])
+        if not edits or any(not new for _, new in edits):
+            raise ValueError(f"{self.path}: a patch section needs '# - old' lines, each followed by '# + new' lines")
+        return [(old, "\n".join(new)) for old, new in edits]
+
+
+def _parse_case(path: Path) -> Case:
+    import re
+    head: dict[str, str] = {}
+    sections: list[tuple[str, str | None, list[str]]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.fullmatch(r"# %% (?:(cell|patch): *(\w+)|(added))\s*", line)
+        if m:
+            sections.append((m.group(1) or "added", m.group(2), []))
+        elif sections:
+            sections[-1][2].append(line)
+        else:
+            h = re.fullmatch(r"# *(breaks|mistake|xfail): *(.*)", line)
+            if h:
+                head[h.group(1)] = h.group(2).strip()
+    if not any(gid for _, gid, _ in sections):
+        raise ValueError(f"{path}: no '# %% cell: <grade_id>' or '# %% patch: <grade_id>' section")
+    breaks = tuple(b.strip() for b in head.get("breaks", "").split(",") if b.strip())
+    case = Case(path.stem, path, [(k, gid, "\n".join(lines).strip() + "\n") for k, gid, lines in sections],
+                breaks, head.get("mistake"), head.get("xfail"))
+    for kind, _, text in case.sections:
+        if kind == "patch":
+            case.patches(text)
+    return case
+
+
+def load_cases(folder: str | os.PathLike, kind: str) -> dict[str, Case]:
+    """``{name: Case}`` from ``folder/<kind>/*.py`` (``kind`` = ``"wrong"`` or ``"honest"``), sorted."""
+    return {p.stem: _parse_case(p) for p in sorted(Path(folder, kind).glob("*.py"))}
 
 
 @dataclass
 class AssignmentSpec:
     name: str
     checks: list
-    wrong: dict[str, Wrong]
+    wrong: dict[str, Case]
+    honest: dict[str, Case] = field(default_factory=dict)
     timeout: float = 10.0
     mem_mb: int = 1024
     allowed_imports: tuple[str, ...] = ("math", "numpy", "torch", "typing", "functools",
@@ -354,8 +550,14 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS),
-                          wrong=dict(getattr(mod, "WRONG", {})),
+    for check in mod.CHECKS:
+        if isinstance(check, ByHandCheck) and not check.key:
+            check.key = f"{path.parent.name}/{check.grade_id}"
+    if hasattr(mod, "WRONG"):
+        raise ValueError(f"{path}: WRONG is no longer read; write each case as wrong/<name>.py "
+                         "(see autograder/AUTHORING.md)")
+    return AssignmentSpec(name=path.parent.name, checks=list(mod.CHECKS), wrong=load_cases(path.parent, "wrong"),
+                          honest=load_cases(path.parent, "honest"),
                           timeout=float(getattr(mod, "TIMEOUT", 10.0)),
                           mem_mb=int(getattr(mod, "MEM_MB", 1024)))
 
@@ -365,5 +567,5 @@ def rng_from_urandom() -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
-__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Wrong", "AssignmentSpec", "load_spec", "Outcome",
+__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]

@@ -32,7 +32,7 @@ from traitlets import Float, Integer, Unicode
 from . import scan
 from .intake import (STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply, safe_json,
                      safe_text, take)
-from .spec import decode, load_spec, rng_from_urandom
+from .spec import decode, load_spec, printed_learner_ids, rng_from_urandom
 
 #: Kernelspec names a submission may carry: Jupyter's default and the course's own kernel
 #: ("Python 3 (attnlab)", installed by scripts/setup.sh); the one home of this list.
@@ -40,6 +40,9 @@ ACCEPTED_KERNELS = ("python3", "attnlab")
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
 #: notebook, which the student controls).
 _VERIFIED: dict[tuple[str, str, str], dict] = {}
+#: Learner ids the submission's own outputs printed (VerifySubmission -> SandboxGrade), used only
+#: to flag by-hand numbers that fit another id (see ``spec.printed_learner_ids``).
+_LEARNER_IDS: dict[tuple[str, str, str], list[str]] = {}
 _SANDBOX = None
 _LOCK = threading.Lock()
 
@@ -159,6 +162,7 @@ class VerifySubmission(NbGraderPreprocessor):
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
         _VERIFIED[key] = {"tampered": tampered}
+        _LEARNER_IDS[key] = printed_learner_ids(nb)  # read before ClearOutput empties the outputs
 
 
 def _prune_copies(dest: Path, source: Path) -> None:
@@ -228,7 +232,8 @@ class SandboxGrade(NbGraderPreprocessor):
             src = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
             spec = load_spec(src / self.spec_name)
             report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
-                                    timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb)
+                                    timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
+                                    other_learners=_LEARNER_IDS.pop((student, assignment, info["notebook"]), []))
         except SubmissionError as err:
             self._error(coursedir.root, assignment, student, str(err))
             raise
@@ -284,12 +289,45 @@ def annotate(nb, items: dict) -> None:
 
 
 def solution_cells(nb) -> list[tuple[str, str]]:
-    return [(_nbg(c)["grade_id"], c.source) for c in nb.cells
-            if c.cell_type == "code" and is_solution(c) and not is_grade(c)]
+    """``[(cell id, source)]`` run by the sandbox, in notebook order: every answer cell, and the
+    top-level ``def``/``class`` statements of code cells the student added (no nbgrader metadata;
+    id ``added-<n>``), so a helper written in its own cell works as in the notebook.  Other
+    statements of an added cell (prints, plots, experiments) are not run."""
+    out = []
+    for n, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        if not _nbg(c):
+            defs = _definitions(c.source)
+            if defs:
+                out.append((f"added-{n}", defs))
+        elif is_solution(c) and not is_grade(c):
+            out.append((_nbg(c)["grade_id"], c.source))
+    return out
 
 
-def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024) -> dict:
+def _definitions(source: str) -> str:
+    """The top-level function and class definitions of ``source`` (decorators included), or ''."""
+    import ast
+    try:
+        text = scan.to_python(source)
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    lines = text.splitlines()
+    keep = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            keep.append("\n".join(lines[first - 1:node.end_lineno]))
+    return "\n\n".join(keep) + "\n" if keep else ""
+
+
+def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024, other_learners=()) -> dict:
     """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
+
+    ``other_learners``: ids whose by-hand numbers are recognised (and flagged for review) when a
+    by-hand answer is wrong for ``student``: the learner ids the submitted notebook printed.
 
     Returns the report dict: ``{"status", "items": {grade_id: {...}}, "flags": [...]}``.
     """
@@ -320,7 +358,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     cell_errors = {}
     for check, trials in plan:
         gid = check.grade_id
-        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec)
+        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec,
+                               other_learners)
         for ce in results.get(gid, {}).get("cell_errors", []):
             cell_errors.setdefault(ce["cell"], ce)
         if flag:
@@ -354,11 +393,11 @@ class _O:
         return self.message
 
 
-def _judge(check, trials, results, student, cells, tampered, suspicious, spec):
+def _judge(check, trials, results, student, cells, tampered, suspicious, spec, other_learners=()):
     """Return ``(outcome, flag)`` for one check."""
     gid = check.grade_id
     try:
-        base, flag = _runtime(check, trials, results, student, cells)
+        base, flag = _runtime(check, trials, results, student, cells, other_learners)
     except Exception as err:  # noqa: BLE001 - one item's failure stays in that item
         if nested_too_deeply(err):
             base, flag = _O(False, "no credit: returned a value nested too deeply to compare"), None
@@ -374,15 +413,15 @@ def _judge(check, trials, results, student, cells, tampered, suspicious, spec):
     return base, flag
 
 
-def _runtime(check, trials, results, student, cells):
+def _runtime(check, trials, results, student, cells, other_learners=()):
     gid = check.grade_id
     if check.kind == "by_hand":
         try:
             value = check.read(cells)
         except ValueError as err:
             return _O(False, str(err)), None
-        out = check.judge(value, {}, student)
-        return _O(out.ok, out.message), None
+        out = check.judge(value, {"other_learners": list(other_learners)}, student)
+        return _O(out.ok, out.message), out.flag
     if check.target and check.forbid_attrs:
         ref = scan.reference_use(cells, check.target, check.forbid_attrs)
         if ref:

@@ -19,6 +19,9 @@ from autograder.sandbox import sandbox_support
 GRADED = sorted(p.parent.name for p in SOLUTIONS.glob("*/grading.py")
                 if (p.parent / f"{p.parent.name}.ipynb").exists())
 
+#: The set whose QA class also holds a submission run under another learner id (see qa.laptop_id_submission).
+LAPTOP_ID_SET = "02_scaled_dot_product_attention"
+
 needs_sandbox = pytest.mark.skipif(sandbox_support() is not None,
                                    reason=f"sandbox unavailable: {sandbox_support()}")
 
@@ -26,7 +29,8 @@ needs_sandbox = pytest.mark.skipif(sandbox_support() is not None,
 def qa_class(assignment, root) -> dict[str, str]:
     """Write one set's QA class: reference, untouched release, one student per WRONG case.
 
-    Returns ``{wrong case name: student id}``.  Each by-hand mistake goes to a student whose
+    Returns ``{wrong case name: student id}`` plus ``{"honest:<name>": student id}`` for each
+    honest alternative (``honest/*.py``).  Each by-hand mistake goes to a student whose
     variant makes that mistake give different numbers (else the case could not fail)."""
     from autograder import qa
     qa.write(root, "reference", assignment, qa.reference_submission(assignment, "reference"))
@@ -37,6 +41,13 @@ def qa_class(assignment, root) -> dict[str, str]:
                        if qa.mistake_differs(assignment, f"wrong-{name}-{i}", name))
         qa.write(root, student, assignment, qa.wrong_submission(assignment, student, name))
         cases[name] = student
+    if assignment == LAPTOP_ID_SET:  # by-hand numbers of the id the notebook ran under, not the graded id
+        qa.write(root, "stu6", assignment, qa.laptop_id_submission(assignment, graded_as="stu6", ran_as="alice"))
+        cases["laptop-id"] = "stu6"
+    for name in qa.spec(assignment).honest:  # honest alternatives: full credit, key "honest:<name>"
+        student = f"honest-{name}"
+        qa.write(root, student, assignment, qa.honest_submission(assignment, student, name))
+        cases[f"honest:{name}"] = student
     return cases
 
 
@@ -55,7 +66,8 @@ def qa_graded(qa_generated, request):
     from autograder.pipeline import grade_many
     root, gen_errors = qa_generated
     wanted = {item.callspec.params["assignment"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_reference_untouched_and_wrong_implementations"
+              if getattr(item, "originalname", "") in ("test_reference_untouched_and_wrong_implementations",
+                                                       "test_honest_alternatives_get_full_credit")
               and hasattr(item, "callspec")} or set(GRADED)
     ready, cases, errors = [], {}, dict(gen_errors)
     for a in GRADED:

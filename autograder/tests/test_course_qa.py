@@ -11,8 +11,10 @@ import inspect
 import pytest
 
 from autograder import qa
+from autograder.spec import Case
+from attnlab.practice.misconceptions import MISCONCEPTIONS
 
-from .conftest import GRADED, needs_sandbox
+from .conftest import GRADED, LAPTOP_ID_SET, needs_sandbox
 
 
 @needs_sandbox
@@ -30,6 +32,7 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
     untouched = reports["untouched"]
     assert untouched["status"] == "graded" and untouched["score"] == 0, untouched
     spec = qa.spec(assignment)
+    cases = {n: s for n, s in cases.items() if not n.startswith("honest:") and n != "laptop-id"}
     assert set(cases) == set(spec.wrong)
     problems = []
     for name, student in cases.items():
@@ -40,6 +43,49 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
             problems.append(f"{name}: broke {sorted(failed)}, expected {sorted(expected)}: "
                             + "; ".join(rep["items"][g]["message"] for g in sorted(failed ^ expected) if g in rep["items"]))
     assert not problems, "\n".join(problems)
+
+
+def _honest_cases():
+    out = []
+    for a in GRADED:
+        for name, case in qa.spec(a).honest.items():
+            marks = [pytest.mark.xfail(reason=case.xfail, strict=True)] if case.xfail else []
+            out.append(pytest.param(a, name, id=f"{a}:{name}", marks=marks))
+    return out
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment, name", _honest_cases())
+def test_honest_alternatives_get_full_credit(qa_graded, assignment, name):
+    """Correct work written differently (``solutions/<A>/honest/*.py``: einsum, loops over heads,
+    float64 inside, other fill values, helpers in added cells, answers typed as strings, ...) earns
+    every autograded point and raises no flag."""
+    cases, reports, error = qa_graded[assignment]
+    assert not error, error
+    rep = reports[cases[f"honest:{name}"]]
+    lost = {g: i["message"] for g, i in rep["items"].items() if not i["ok"]}
+    assert not lost, f"{name} loses points: {lost}"
+    assert rep["status"] == "graded" and not rep["flags"], rep["flags"]
+    assert rep["score"] == rep["max_score"] > 0
+
+
+def test_qa_case_files_are_well_formed():
+    """Every wrong/*.py names the items it breaks and only real answer cells; honest/*.py break nothing."""
+    for a in GRADED:
+        sp = qa.spec(a)
+        answer_cells = set(qa._source_solutions(a))
+        tests = {c.grade_id for c in sp.checks}
+        for kind, cases in (("wrong", {n: c for n, c in sp.wrong.items() if isinstance(c, Case)}),
+                            ("honest", sp.honest)):
+            for name, case in cases.items():
+                cells = case.cells
+                assert cells <= answer_cells, f"{a}/{kind}/{name}.py: unknown cells {cells - answer_cells}"
+                assert bool(case.breaks) == (kind == "wrong"), f"{a}/{kind}/{name}.py: breaks {case.breaks}"
+                assert set(case.breaks) <= tests, f"{a}/{kind}/{name}.py: unknown items {case.breaks}"
+                assert case.mistake is None or case.mistake in MISCONCEPTIONS, \
+                    f"{a}/{kind}/{name}.py: {case.mistake!r} is not in attnlab.practice.misconceptions"
 
 
 def _defs(assignment):
@@ -140,3 +186,42 @@ def test_source_notebook_passes_its_visible_tests(assignment, tmp_path, monkeypa
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not any(o.output_type == "error" for o in outputs)
     assert sum("visible checks passed" in o.get("text", "") for o in outputs) >= 2
+
+
+@pytest.mark.parametrize("assignment", GRADED)
+def test_by_hand_problem_in_notebook_is_the_one_graded(assignment):
+    """Each by-hand check's skill and seed key (derived from its grade_id) are the ones the notebook
+    shows with ``show_problem``, and the released notebook never builds a practice Variant."""
+    import re
+
+    from autograder.course import EXERCISES
+    from autograder.spec import ByHandCheck
+    text = "\n".join(c.source for c in qa.release_notebook(assignment).cells)
+    shown = set(re.findall(r'show_problem\("(\w+)", f"\{ASSIGNMENT\}/(\w+)"\)', text))
+    assert f'ASSIGNMENT = "{assignment}"' in text
+    checks = {(c.skill, c.key.split("/", 1)[1]) for c in qa.spec(assignment).checks if isinstance(c, ByHandCheck)}
+    assert all(c.key.startswith(f"{assignment}/") for c in qa.spec(assignment).checks if isinstance(c, ByHandCheck))
+    assert shown == checks
+    assert ".variant(" not in text and ".answer" not in text, "the release holds an expected answer"
+    assert (EXERCISES / assignment).is_dir()
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment", [LAPTOP_ID_SET])
+def test_by_hand_numbers_of_the_id_the_notebook_ran_under_are_flagged(qa_graded, assignment):
+    """Graded as 'stu6', the notebook ran as 'alice' (its setup cell printed so) and holds alice's
+    right by-hand numbers: those items get no credit, each message names both ids, the submission is
+    flagged for review; the code items keep their points."""
+    cases, reports, error = qa_graded[assignment]
+    assert not error, error
+    rep = reports[cases["laptop-id"]]
+    by_hand = {c.grade_id for c in qa.spec(assignment).checks if c.kind == "by_hand"}
+    assert rep["status"] == "flagged"
+    for gid, item in rep["items"].items():
+        if gid in by_hand:
+            assert not item["ok"] and "'alice'" in item["message"] and "'stu6'" in item["message"], item
+        else:
+            assert item["ok"], (gid, item)
+    assert sum("learner id 'alice'" in f for f in rep["flags"]) == len(by_hand)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
-from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+from autograder.spec import ByHandCheck, FunctionCheck
 
 A = "02_scaled_dot_product_attention"
 
@@ -19,9 +19,14 @@ def t64(x):
 
 
 # ------------------------------------------------------------------ inputs
-def qk_inputs(rng):
-    B, L, S, d = rng.integers(1, 4), rng.integers(1, 6), rng.integers(1, 6), rng.integers(2, 9)
-    return {"q": rng.standard_normal((B, L, d)), "k": rng.standard_normal((B, S, d))}
+def qk_inputs(rng, trial):
+    """Trial 0: (B, L, d); trial 1: with a head axis (B, H, L, d), H >= 2 and L != S, so a
+    fixed-axis ``k.transpose(1, 2)`` fails; trial 2: no batch axis (L, d)."""
+    L, S, d = int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(2, 9))
+    lead = [(int(rng.integers(1, 4)),), (int(rng.integers(1, 3)), int(rng.integers(2, 4))), ()][trial % 3]
+    if trial == 1 and S == L:
+        S = L + 1
+    return {"q": rng.standard_normal(lead + (L, d)), "k": rng.standard_normal(lead + (S, d))}
 
 
 def softmax_inputs(rng, trial):
@@ -78,14 +83,11 @@ def sdpa_unscaled(q, k, v, mask):
 
 
 CHECKS = [
-    ByHandCheck("test_scores_by_hand", cell="scores_by_hand", variable="scores", skill="sdpa_scores",
-                key=f"{A}/test_scores_by_hand"),
-    ByHandCheck("test_weights_by_hand", cell="weights_by_hand", variable="weights", skill="sdpa_softmax_row",
-                key=f"{A}/test_weights_by_hand"),
-    ByHandCheck("test_output_by_hand", cell="output_by_hand", variable="output", skill="sdpa_output",
-                key=f"{A}/test_output_by_hand"),
+    ByHandCheck("test_scores_by_hand", variable="scores", skill="sdpa_scores"),
+    ByHandCheck("test_weights_by_hand", variable="weights", skill="sdpa_softmax_row"),
+    ByHandCheck("test_output_by_hand", variable="output", skill="sdpa_output"),
     FunctionCheck(
-        "test_attention_scores", target="attention_scores", inputs=qk_inputs,
+        "test_attention_scores", target="attention_scores", inputs=qk_inputs, trials=3,
         call="attention_scores(_I['q'], _I['k'])", reference=ref_scores,
         mistakes={"no 1/√d_k scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
                   "divided by d_k instead of √d_k": lambda q, k: ref_scores(q, k, lambda d: d)},
@@ -103,55 +105,3 @@ CHECKS = [
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
 ]
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_SCORES = '''
-def attention_scores(q: Tensor, k: Tensor) -> Tensor:
-    """Scaled attention logits."""
-    return {expr}
-'''
-_SOFTMAX = '''
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """Softmax along dim."""
-{body}
-'''
-_SDPA = '''
-def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
-    """Attention."""
-{body}
-'''
-
-WRONG = {
-    "scores_no_scale": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
-                             _SCORES.format(expr="q @ k.transpose(-2, -1)")),
-    "scores_divide_by_dk": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
-                                 _SCORES.format(expr="q @ k.transpose(-2, -1) / q.shape[-1]")),
-    "scores_transpose_last_two_of_q": Wrong("attention_scores", ("test_attention_scores", "test_sdpa"),
-                                            _SCORES.format(expr="(q.transpose(-2, -1) @ k).transpose(-2, -1) / math.sqrt(q.shape[-1])")),
-    "softmax_ignores_dim": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
-        "    e = (x - x.max(dim=-1, keepdim=True).values).exp()\n    return e / e.sum(dim=-1, keepdim=True)"))),
-    "softmax_wrong_axis": Wrong("softmax", ("test_softmax", "test_sdpa"), _SOFTMAX.format(body=(
-        "    e = (x - x.max(dim=0, keepdim=True).values).exp()\n    return e / e.sum(dim=0, keepdim=True)"))),
-    "softmax_no_max_shift": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
-        "    e = x.exp()\n    return e / e.sum(dim=dim, keepdim=True)"))),
-    "softmax_calls_torch": Wrong("softmax", ("test_softmax",), _SOFTMAX.format(body=(
-        "    return torch.softmax(x, dim=dim)"))),
-    "sdpa_mask_after_softmax": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
-        "    w = softmax(attention_scores(q, k), dim=-1)\n"
-        "    if mask is not None:\n        w = w.masked_fill(~mask, 0.0)\n    return w @ v, w"))),
-    "sdpa_inverted_mask": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
-        "    s = attention_scores(q, k)\n"
-        "    if mask is not None:\n        s = s.masked_fill(mask, -1e9)\n"
-        "    w = softmax(s, dim=-1)\n    return w @ v, w"))),
-    "sdpa_weights_transposed": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
-        "    s = attention_scores(q, k)\n"
-        "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
-        "    w = softmax(s, dim=-1)\n    return w.transpose(-2, -1) @ v, w"))),
-    "sdpa_uses_fused_kernel": Wrong("sdpa", ("test_sdpa",), _SDPA.format(body=(
-        "    s = attention_scores(q, k)\n"
-        "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
-        "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask), softmax(s, dim=-1)"))),
-    "by_hand_scores_unscaled": Wrong("scores_by_hand", ("test_scores_by_hand",), mistake="no_scale"),
-    "by_hand_softmax_down_columns": Wrong("weights_by_hand", ("test_weights_by_hand",), mistake="softmax_wrong_axis"),
-    "by_hand_output_transposed": Wrong("output_by_hand", ("test_output_by_hand",), mistake="av_transposed"),
-}

@@ -10,18 +10,15 @@ import torch
 
 from attnlab.nn import FeedForward, MultiHeadAttention, SinusoidalPositionalEncoding, causal_mask
 from attnlab.nn import sinusoidal_encoding as ref_sinusoidal
-from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+from autograder.spec import ByHandCheck, FunctionCheck
 
 A = "04_positional_encoding"
 
 
 # ------------------------------------------------------------------ sinusoidal table
-_trial = {"n": 0}
-
-
-def pe_inputs(rng):
-    _trial["n"] += 1  # every other trial uses another base, so ignoring `base` is always caught
-    base = 10000.0 if _trial["n"] % 2 else float(rng.uniform(50.0, 5000.0))
+def pe_inputs(rng, trial):
+    # every other trial uses another base, so ignoring `base` is always caught
+    base = 10000.0 if trial % 2 == 0 else float(rng.uniform(50.0, 5000.0))
     return {"L": int(rng.integers(1, 41)), "d_model": 2 * int(rng.integers(2, 13)), "base": base}
 
 
@@ -132,9 +129,8 @@ def ref_equiv(x, perm, wq, wk, wv, w1, w2):
 
 
 CHECKS = [
-    ByHandCheck("test_pe_by_hand", cell="pe_by_hand", variable="pe", skill="pe_value", key=f"{A}/test_pe_by_hand"),
-    ByHandCheck("test_perm_by_hand", cell="perm_by_hand", variable="rows", skill="permutation_effect",
-                key=f"{A}/test_perm_by_hand"),
+    ByHandCheck("test_pe_by_hand", variable="pe", skill="pe_value"),
+    ByHandCheck("test_perm_by_hand", variable="rows", skill="permutation_effect"),
     FunctionCheck(
         "test_sinusoidal_encoding", target="sinusoidal_encoding", inputs=pe_inputs, setup=PE_SETUP,
         call="_pe_call(sinusoidal_encoding, _I)", reference=ref_pe, trials=4, atol=1e-4, rtol=1e-4,
@@ -150,60 +146,3 @@ CHECKS = [
                   "every layer is reported as equivariant: are you shuffling the sequence axis (x[:, perm])?":
                       lambda **raw: np.ones(7, dtype=bool)}),
 ]
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_PE = '''
-def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None) -> Tensor:
-    """PE table."""
-    if d_model < 2 or d_model % 2:
-        raise ValueError("d_model must be a positive even int")
-{body}
-'''
-_PE_BODY = ("    pos = torch.arange({first}, L + {first}, dtype=torch.float32)[:, None]\n"
-            "    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)\n"
-            "    ang = pos / {base} ** ({expo} / d_model)\n"
-            "    t = torch.zeros(L, d_model)\n"
-            "    t[:, 0::2], t[:, 1::2] = torch.{f0}(ang), torch.{f1}(ang)\n"
-            "    return t")
-
-
-def _pe(first=0, base="base", expo="two_i", f0="sin", f1="cos"):
-    return _PE.format(body=_PE_BODY.format(first=first, base=base, expo=expo, f0=f0, f1=f1))
-
-
-_EQ = '''
-def is_permutation_equivariant(layer, x, perm, atol=1e-5):
-    """Equivariance test."""
-    with torch.no_grad():
-        return bool(torch.allclose({lhs}, {rhs}, atol=atol))
-'''
-
-WRONG = {
-    "by_hand_pe_sin_cos_swapped": Wrong("pe_by_hand", ("test_pe_by_hand",), mistake="pe_sin_cos_swapped"),
-    "by_hand_perm_inverse": Wrong("perm_by_hand", ("test_perm_by_hand",), mistake="inverse_permutation"),
-    "pe_sin_cos_swapped": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(f0="cos", f1="sin")),
-    "pe_column_exponent": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _PE.format(body=(
-        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
-        "    j = torch.arange(d_model, dtype=torch.float32)\n"
-        "    ang = pos / base ** (j / d_model)\n"
-        "    return torch.where(j.long() % 2 == 0, torch.sin(ang), torch.cos(ang))"))),
-    "pe_concatenated_halves": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _PE.format(body=(
-        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
-        "    ang = pos / base ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)\n"
-        "    return torch.cat([torch.sin(ang), torch.cos(ang)], dim=-1)"))),
-    "pe_positions_from_one": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(first=1)),
-    "pe_ignores_base": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), _pe(base="10000.0")),
-    "pe_no_odd_check": Wrong("sinusoidal_encoding", ("test_sinusoidal_encoding",), (
-        "def sinusoidal_encoding(L, d_model, base=10000.0, device=None):\n    \"\"\"PE table.\"\"\"\n"
-        "    pos = torch.arange(L, dtype=torch.float32)[:, None]\n"
-        "    ang = pos / base ** (torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)\n"
-        "    t = torch.zeros(L, d_model)\n    t[:, 0::2] = torch.sin(ang)\n"
-        "    t[:, 1::2] = torch.cos(ang[:, : d_model // 2])\n    return t")),
-    "equiv_compares_unshuffled_output": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
-                                              _EQ.format(lhs="layer(x[:, perm])", rhs="layer(x)")),
-    "equiv_inverse_on_output": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
-                                     _EQ.format(lhs="layer(x[:, perm])",
-                                                rhs="layer(x)[:, [list(perm).index(i) for i in range(len(perm))]]")),
-    "equiv_batch_axis": Wrong("is_permutation_equivariant", ("test_is_permutation_equivariant",),
-                              _EQ.format(lhs="layer(x[perm])", rhs="layer(x)[perm]")),
-}

@@ -16,7 +16,8 @@ from attnlab.nn import GPT, GPTConfig, KVCache, causal_mask
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
 from attnlab.nn import top_k_filter as ref_top_k
 from attnlab.nn import top_p_filter as ref_top_p
-from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+from autograder.sandbox_gpt import GPT_SETUP  # the GPT built in the sandbox (one home, parity tested)
+from autograder.spec import ByHandCheck, FunctionCheck
 
 A = "08_training_and_decoding"
 
@@ -24,60 +25,6 @@ A = "08_training_and_decoding"
 def t64(x):
     return torch.as_tensor(x, dtype=torch.float64)
 
-
-# ------------------------------------------------------------------ a GPT the sandbox can build
-#: Same layout and state_dict names as attnlab.nn.GPT (pre-LN, GELU FFN, tied output layer,
-#: learned positions); runs in float64. Used by 08 (greedy decoding) and 09 (training run).
-GPT_SETUP = '''
-class _GraderCfg:
-    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
-        self.vocab_size, self.block_size, self.d_model = vocab_size, block_size, d_model
-        self.n_heads, self.n_layers = n_heads, n_layers
-
-
-class _GraderBlock(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.norm1, self.norm3 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.self_attn = nn.Module()
-        self.self_attn.w_q, self.self_attn.w_k = nn.Linear(d, d), nn.Linear(d, d)
-        self.self_attn.w_v, self.self_attn.w_o = nn.Linear(d, d), nn.Linear(d, d)
-        self.ffn = nn.Module()
-        self.ffn.w_1, self.ffn.w_2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        B, L, d = x.shape
-        a, hx = self.self_attn, self.norm1(x)
-        q, k, v = (w(hx).view(B, L, self.h, d // self.h).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
-        s = q @ k.transpose(-2, -1) / math.sqrt(d // self.h)
-        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool).tril(), float("-inf"))
-        x = x + a.w_o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, L, d))
-        return x + self.ffn.w_2(F.gelu(self.ffn.w_1(self.norm3(x))))
-
-
-class _GraderGPT(nn.Module):
-    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
-        super().__init__()
-        self.config = _GraderCfg(vocab_size, block_size, d_model, n_heads, n_layers)
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Module()
-        self.pos_emb.emb = nn.Embedding(block_size, d_model)
-        self.blocks = nn.ModuleList(_GraderBlock(d_model, n_heads) for _ in range(n_layers))
-        self.norm_f = nn.LayerNorm(d_model)
-
-    def forward(self, idx, targets=None):
-        B, L = idx.shape
-        if L > self.config.block_size:
-            raise ValueError(f"context of {L} tokens exceeds block_size={self.config.block_size}; "
-                             "crop to the last block_size tokens, e.g. idx[:, -block_size:]")
-        x = self.tok_emb(idx) + self.pos_emb.emb(torch.arange(L))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.norm_f(x) @ self.tok_emb.weight.T
-        loss = None if targets is None else F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
-        return logits, loss
-'''
 
 GREEDY_SETUP = GPT_SETUP + '''
 def _grader_greedy(I):
@@ -171,15 +118,32 @@ def loss_ref(logits, targets, reduce="mean"):
 
 
 def top_k_inputs(rng, trial):
+    """Trial 2: k > V; trial 3: the k-th largest logit of every row is tied with the next one
+    (all ties are kept), in a 3-D batch."""
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
+    if trial == 3:
+        shape = (int(rng.integers(1, 3)),) + shape
     k = int(rng.integers(1, shape[-1])) if trial != 2 else shape[-1] + int(rng.integers(1, 4))
-    return {"logits": rng.standard_normal(shape) * 2, "k": k}
+    logits = rng.standard_normal(shape) * 2
+    if trial == 3:
+        rows = logits.reshape(-1, shape[-1])
+        for row in rows:
+            order = np.argsort(-row)
+            row[order[k]] = row[order[k - 1]]  # tie between the k-th and (k+1)-th largest
+        logits = rows.reshape(shape)
+    return {"logits": logits, "k": k}
 
 
 def top_p_inputs(rng, trial):
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
     p = [float(rng.uniform(0.3, 0.9)), float(rng.uniform(0.05, 0.6)), 1.0][trial % 3]
     return {"logits": rng.standard_normal(shape) * 2, "p": p}
+
+
+def top_k_exactly_k(logits, k):
+    x = t64(logits)
+    keep = torch.zeros_like(x, dtype=torch.bool).scatter(-1, x.topk(min(k, x.shape[-1]), dim=-1).indices, True)
+    return x.masked_fill(~keep, float("-inf"))
 
 
 def top_p_no_unsort(logits, p):
@@ -223,8 +187,7 @@ def cache_ref(q, k, v, cache_k, cache_v, mask_fn=None, new_first=False):
 
 
 CHECKS = [
-    ByHandCheck("test_targets_by_hand", cell="targets_by_hand", variable="y", skill="next_token_targets",
-                key=f"{A}/test_targets_by_hand"),
+    ByHandCheck("test_targets_by_hand", variable="y", skill="next_token_targets"),
     FunctionCheck(
         "test_shift_targets", target="shift_targets", inputs=shift_inputs, call="shift_targets(_I['idx'])",
         reference=lambda idx: (torch.as_tensor(idx)[:, :-1], torch.as_tensor(idx)[:, 1:]),
@@ -242,10 +205,13 @@ CHECKS = [
         mistakes={"next token taken from the FIRST position's logits": greedy_first_position},
         forbid_attrs=("generate", "sample_next_token")),
     FunctionCheck(
-        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=3,
+        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=4,
         call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
         mistakes={"keeps k + 1 tokens": lambda logits, k: ref_top_k(t64(logits), k + 1),
-                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k)}),
+                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k),
+                  "top_k_drops_ties": top_k_exactly_k,
+                  "filter_fill_wrong_sign": lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(
+                      nan=float("nan"), neginf=float("inf"))}),
     FunctionCheck(
         "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
         call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),
@@ -259,94 +225,6 @@ CHECKS = [
                   "no causal mask among the new tokens": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
                   "new keys/values placed before the cached ones": lambda **i: cache_ref(**i, new_first=True)},
         forbid_attrs=("scaled_dot_product_attention", "MultiheadAttention"), forbid_ops=("scaled_dot_product",)),
-    ByHandCheck("test_cache_bytes_by_hand", cell="cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes",
-                key=f"{A}/test_cache_bytes_by_hand"),
+    ByHandCheck("test_cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes"),
 ]
 TIMEOUT = 20
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_SHIFT = '''
-def shift_targets(idx):
-    """Shift."""
-    return {expr}
-'''
-_LOSS = '''
-def next_token_loss(logits, targets):
-    """Loss."""
-{body}
-'''
-_GREEDY = '''
-@torch.no_grad()
-def greedy_decode(model, idx, n):
-    """Greedy."""
-    block_size = model.config.block_size
-    for _ in range(n):
-        logits, _ = model({window})
-        next_id = logits[:, {pos}, :].argmax(dim=-1)
-        idx = torch.cat([idx, next_id[:, None]], dim=1)
-    return idx
-'''
-_TOPK = '''
-def top_k_filter(logits, k):
-    """Top-k."""
-{body}
-'''
-_TOPP = '''
-def top_p_filter(logits, p):
-    """Top-p."""
-    sorted_logits, order = logits.sort(dim=-1, descending=True)
-    probs = sorted_logits.softmax(dim=-1)
-{body}
-'''
-_CACHE = '''
-def attend_with_cache(q, k, v, cache_k=None, cache_v=None):
-    """Cached attention."""
-    k_all = k if cache_k is None else torch.cat([{order_k}], dim=2)
-    v_all = v if cache_v is None else torch.cat([{order_v}], dim=2)
-    L_new, S = q.shape[2], k_all.shape[2]
-    scores = q @ k_all.transpose(-2, -1) / math.sqrt(q.shape[-1])
-{mask}
-    return scores.softmax(dim=-1) @ v_all, k_all, v_all
-'''
-_MASK_OK = "    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(diagonal=S - L_new), float('-inf'))"
-
-WRONG = {
-    "by_hand_targets_not_shifted": Wrong("targets_by_hand", ("test_targets_by_hand",), mistake="target_no_shift"),
-    "shift_none": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, :-1], idx[:, :-1]")),
-    "shift_wrong_way": Wrong("shift_targets", ("test_shift_targets",), _SHIFT.format(expr="idx[:, 1:], idx[:, :-1]")),
-    "loss_sum": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    lp = logits.log_softmax(-1)\n    return -lp.gather(-1, targets[..., None]).sum()"))),
-    "loss_last_position_only": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    lp = logits[:, -1].log_softmax(-1)\n    return -lp.gather(-1, targets[:, -1:]).mean()"))),
-    "loss_probabilities_not_log": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    p = logits.softmax(-1)\n    return -p.gather(-1, targets[..., None]).mean()"))),
-    "loss_uses_cross_entropy": Wrong("next_token_loss", ("test_next_token_loss",), _LOSS.format(body=(
-        "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))"))),
-    "greedy_first_position": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
-        window="idx[:, -block_size:]", pos="0")),
-    "greedy_no_crop": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(window="idx", pos="-1")),
-    "greedy_crop_off_by_one": Wrong("greedy_decode", ("test_greedy_decode",), _GREEDY.format(
-        window="idx[:, -(block_size - 1):]", pos="-1")),
-    "top_k_keeps_k_plus_one": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(min(k + 1, logits.shape[-1]), dim=-1).values[..., -1:]\n"
-        "    return logits.masked_fill(logits < kth, float('-inf'))"))),
-    "top_k_no_clamp": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(k, dim=-1).values[..., -1:]\n    return logits.masked_fill(logits < kth, float('-inf'))"))),
-    "top_k_zero_instead_of_inf": Wrong("top_k_filter", ("test_top_k_filter",), _TOPK.format(body=(
-        "    kth = logits.topk(min(k, logits.shape[-1]), dim=-1).values[..., -1:]\n"
-        "    return logits.masked_fill(logits < kth, 0.0)"))),
-    "top_p_no_unsort": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
-        "    drop = (probs.cumsum(-1) - probs) >= p\n    return logits.masked_fill(drop, float('-inf'))"))),
-    "top_p_drops_crossing_token": Wrong("top_p_filter", ("test_top_p_filter",), _TOPP.format(body=(
-        "    drop_sorted = probs.cumsum(-1) > p\n"
-        "    return logits.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), float('-inf'))"))),
-    "cache_mask_top_left": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="cache_k, k", order_v="cache_v, v",
-        mask="    scores = scores.masked_fill(~torch.ones(L_new, S, dtype=torch.bool).tril(), float('-inf'))")),
-    "cache_no_mask": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="cache_k, k", order_v="cache_v, v", mask="    pass")),
-    "cache_new_first": Wrong("attend_with_cache", ("test_attend_with_cache",), _CACHE.format(
-        order_k="k, cache_k", order_v="v, cache_v", mask=_MASK_OK)),
-    "by_hand_cache_bytes_no_factor_two": Wrong("cache_bytes_by_hand", ("test_cache_bytes_by_hand",),
-                                               mistake="kv_forget_factor_two"),
-}

@@ -3,7 +3,7 @@
 Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
 The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
 training run is built there from ``GPT_SETUP`` (same layout and parameter names as
-``attnlab.nn.GPT``; shared with exercise 08's grading.py), and the Tiny Shakespeare slice
+``attnlab.nn.GPT``; from autograder/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
 travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
 
 * ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
@@ -19,7 +19,6 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   the frequency model by 0.60-1.09 nats (2-10 s without the sandbox's op watch); no zero_grad
   by 0.10-0.24 (6 slices), targets shifted by two by -0.26-0.11, targets not shifted: far worse.
 """
-import importlib.util
 import math
 
 import numpy as np
@@ -28,8 +27,8 @@ import torch
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
-from autograder.course import SOLUTIONS
-from autograder.spec import ByHandCheck, FunctionCheck, Outcome, Wrong
+from autograder.sandbox_gpt import GPT_SETUP
+from autograder.spec import ByHandCheck, FunctionCheck, Outcome
 
 A = "09_capstone"
 MARGIN = 0.4  # nats below the character-frequency (unigram) model on the same validation text
@@ -37,16 +36,6 @@ STEPS = 150
 BATCH = 32
 
 
-def _gpt_setup() -> str:
-    # from the course's solutions/ (this file is copied alone into the grading folder)
-    path = SOLUTIONS / "08_training_and_decoding" / "grading.py"
-    spec = importlib.util.spec_from_file_location("_attnlab_grading_08_for_09", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.GPT_SETUP
-
-
-GPT_SETUP = _gpt_setup()
 
 
 class JudgedCheck(FunctionCheck):
@@ -243,10 +232,8 @@ def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False):
 
 
 CHECKS = [
-    ByHandCheck("test_params_by_hand", cell="params_by_hand", variable="n_params", skill="gpt_param_count",
-                key=f"{A}/test_params_by_hand"),
-    ByHandCheck("test_uniform_by_hand", cell="uniform_by_hand", variable="start_loss", skill="uniform_loss",
-                key=f"{A}/test_uniform_by_hand"),
+    ByHandCheck("test_params_by_hand", variable="n_params", skill="gpt_param_count"),
+    ByHandCheck("test_uniform_by_hand", variable="start_loss", skill="uniform_loss"),
     JudgedCheck("test_get_batch", target="get_batch", inputs=batch_inputs, trials=2, setup=BATCH_SETUP,
                 call="_grader_batches(_I)", verdict=batch_verdict,
                 ok_message="get_batch: windows, shift, coverage and reproducibility are right on fresh data"),
@@ -267,97 +254,3 @@ CHECKS = [
         forbid_attrs=("sample_next_token", "generate")),
 ]
 TIMEOUT = 60  # per item; the training run takes 5-15 s on a busy 2-core machine
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_BATCH = '''
-def get_batch(data, block_size, batch_size, generator=None):
-    """Batch."""
-    starts = {starts}
-    offsets = torch.arange(block_size)
-    x = data[starts[:, None] + offsets[None, :]]
-    y = data[starts[:, None] + offsets[None, :] + {shift}]
-    return {ret}
-'''
-_OK_STARTS = "torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
-_STEP = '''
-def train_step(model, optimizer, x, y, grad_clip=1.0):
-    """Step."""
-{body}
-'''
-
-WRONG = {
-    "by_hand_params_no_positions": Wrong("params_by_hand", ("test_params_by_hand",), mistake="forget_position_embedding"),
-    "by_hand_uniform_log2": Wrong("uniform_by_hand", ("test_uniform_by_hand",), mistake="log2_instead_of_ln"),
-    "batch_no_shift": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
-        starts=_OK_STARTS, shift=0, ret="x.long(), y.long()")),
-    "batch_shift_two": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
-        starts=_OK_STARTS, shift=2, ret="x.long(), y.long()")),
-    "batch_ignores_generator": Wrong("get_batch", ("test_get_batch",), _BATCH.format(
-        starts="torch.randint(len(data) - block_size, (batch_size,))", shift=1, ret="x.long(), y.long()")),
-    "batch_misses_last_start": Wrong("get_batch", ("test_get_batch",), _BATCH.format(
-        starts="torch.randint(len(data) - block_size - 1, (batch_size,), generator=generator)", shift=1,
-        ret="x.long(), y.long()")),
-    "batch_float_tokens": Wrong("get_batch", ("test_get_batch", "test_training_run"), _BATCH.format(
-        starts=_OK_STARTS, shift=1, ret="x.float(), y.float()")),
-    "step_no_zero_grad": Wrong("train_step", ("test_train_step", "test_training_run"), _STEP.format(body=(
-        "    _, loss = model(x, y)\n    loss.backward()\n"
-        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    optimizer.step()\n    return loss.item()"))),
-    "step_no_clip": Wrong("train_step", ("test_train_step",), _STEP.format(body=(
-        "    optimizer.zero_grad()\n    _, loss = model(x, y)\n    loss.backward()\n"
-        "    optimizer.step()\n    return loss.item()"))),
-    "step_clip_before_backward": Wrong("train_step", ("test_train_step",), _STEP.format(body=(
-        "    optimizer.zero_grad()\n    _, loss = model(x, y)\n"
-        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    loss.backward()\n"
-        "    optimizer.step()\n    return loss.item()"))),
-    "step_zero_grad_after_backward": Wrong("train_step", ("test_train_step", "test_training_run"), _STEP.format(body=(
-        "    _, loss = model(x, y)\n    loss.backward()\n    optimizer.zero_grad()\n"
-        "    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)\n    optimizer.step()\n    return loss.item()"))),
-    "sample_multiplies_temperature": Wrong("sample_next_token", ("test_sample_next_token",), '''
-def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
-    """Sample."""
-    if greedy:
-        return logits.argmax(dim=-1)
-    logits = logits * temperature
-    if top_k is not None:
-        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None:
-        s, order = logits.sort(dim=-1, descending=True)
-        ps = s.softmax(dim=-1)
-        drop = ps.cumsum(dim=-1) - ps >= top_p
-        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
-    return torch.multinomial(logits.softmax(dim=-1), num_samples=1, generator=generator).squeeze(-1)
-'''),
-    "sample_top_p_before_temperature": Wrong("sample_next_token", ("test_sample_next_token",), '''
-def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
-    """Sample."""
-    if greedy:
-        return logits.argmax(dim=-1)
-    if top_p is not None:
-        s, order = logits.sort(dim=-1, descending=True)
-        ps = s.softmax(dim=-1)
-        drop = ps.cumsum(dim=-1) - ps >= top_p
-        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
-    logits = logits / temperature
-    if top_k is not None:
-        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    return torch.multinomial(logits.softmax(dim=-1), num_samples=1, generator=generator).squeeze(-1)
-'''),
-    "sample_ignores_generator": Wrong("sample_next_token", ("test_sample_next_token",), '''
-def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
-    """Sample."""
-    if greedy:
-        return logits.argmax(dim=-1)
-    logits = logits / temperature
-    if top_k is not None:
-        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[..., -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None:
-        s, order = logits.sort(dim=-1, descending=True)
-        ps = s.softmax(dim=-1)
-        drop = ps.cumsum(dim=-1) - ps >= top_p
-        logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
-    return torch.multinomial(logits.softmax(dim=-1), num_samples=1).squeeze(-1)
-'''),
-}

@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attnlab.nn import KVCache, MultiHeadAttention
 from attnlab.nn import count_parameters as ref_count
-from autograder.spec import ByHandCheck, FunctionCheck, Wrong
+from autograder.spec import ByHandCheck, FunctionCheck
 
 A = "10_costs_and_limits"
 
@@ -103,10 +103,8 @@ def params_ref(**inp):
 
 
 CHECKS = [
-    ByHandCheck("test_memory_by_hand", cell="memory_by_hand", variable="weight_bytes", skill="attention_memory",
-                key=f"{A}/test_memory_by_hand"),
-    ByHandCheck("test_flops_by_hand", cell="flops_by_hand", variable="flops", skill="attention_flops",
-                key=f"{A}/test_flops_by_hand"),
+    ByHandCheck("test_memory_by_hand", variable="weight_bytes", skill="attention_memory"),
+    ByHandCheck("test_flops_by_hand", variable="flops", skill="attention_flops"),
     FunctionCheck(
         "test_attention_score_bytes", target="attention_score_bytes", inputs=score_inputs, trials=2, rtol=0, atol=0,
         call="attention_score_bytes(_I['B'], _I['H'], _I['L'], _I['dtype_bytes'])", reference=score_ref,
@@ -138,57 +136,3 @@ def _module(inp):
     ns = {"torch": torch, "nn": nn}
     exec(MODULE_SETUP, ns)
     return ns["_grader_module"](inp)
-
-
-# ------------------------------------------------------------------ QA: realistic wrong implementations
-_SCORE = '''
-def attention_score_bytes(B, H, L, dtype_bytes):
-    """Bytes."""
-    return {expr}
-'''
-_KV = '''
-def kv_cache_bytes(n_layers, B, t, d_model, bytes_per):
-    """Bytes."""
-    return {expr}
-'''
-_FLOPS = '''
-def mha_flops(B, L, S, d_model, n_heads):
-    """FLOPs."""
-    d_k = d_model // n_heads
-    return {expr}
-'''
-_COUNT = '''
-def count_parameters(module, trainable_only=False):
-    """Count."""
-    return {expr}
-'''
-
-WRONG = {
-    "by_hand_memory_forget_heads": Wrong("memory_by_hand", ("test_memory_by_hand",), mistake="scores_forget_heads"),
-    "by_hand_flops_no_factor_two": Wrong("flops_by_hand", ("test_flops_by_hand",), mistake="flops_forget_factor_two"),
-    "score_bytes_forget_heads": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
-                                      _SCORE.format(expr="B * L * L * dtype_bytes")),
-    "score_bytes_linear_in_L": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
-                                     _SCORE.format(expr="B * H * L * dtype_bytes")),
-    "score_bytes_fixed_float32": Wrong("attention_score_bytes", ("test_attention_score_bytes",),
-                                       _SCORE.format(expr="B * H * L * L * 4")),
-    "kv_forget_factor_two": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",),
-                                  _KV.format(expr="n_layers * B * t * d_model * bytes_per")),
-    "kv_forget_layers": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",), _KV.format(expr="2 * B * t * d_model * bytes_per")),
-    "kv_returns_float": Wrong("kv_cache_bytes", ("test_kv_cache_bytes",),
-                              _KV.format(expr="2 * n_layers * B * t * d_model * bytes_per / 2**30")),
-    "flops_heads_twice": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
-        expr="4 * B * L * d_model**2 + 4 * B * S * d_model**2 + 4 * B * L * S * d_model * n_heads")),
-    "flops_self_attention_only": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
-        expr="8 * B * L * d_model**2 + 4 * B * L * L * d_model")),
-    "flops_multiply_add_as_one": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(
-        expr="2 * B * L * d_model**2 + 2 * B * S * d_model**2 + 2 * B * L * S * d_model")),
-    "flops_no_projections": Wrong("mha_flops", ("test_mha_flops",), _FLOPS.format(expr="4 * B * L * S * d_model")),
-    "count_state_dict": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
-        expr="sum(t.numel() for t in module.state_dict().values())")),
-    "count_ignores_trainable_only": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
-        expr="sum(p.numel() for p in module.parameters())")),
-    "count_named_modules_double": Wrong("count_parameters", ("test_count_parameters",), _COUNT.format(
-        expr="sum(p.numel() for m in module.modules() for p in m.parameters(recurse=False) "
-             "if p.requires_grad or not trainable_only)")),
-}

@@ -274,6 +274,27 @@ _ENTRIES = [
      "Exposure bias is the mismatch between the true prefixes seen in training and the model's own prefixes at generation."),
     ("tied_head_bias", "you counted the tied output layer again, with a bias",
      "Tied means shared: the output layer reuses the embedding matrix, and in GPT it has no bias."),
+    # --- autograder (specs) ---
+    ("fixed_size_mask_buffer", "your mask is sliced from a fixed-size buffer",
+     "Build the mask for the sizes you are given, e.g. torch.ones(L, S).tril(S - L); a 16 × 16 or 64 × 64 buffer breaks on longer sequences."),
+    ("transpose_fixed_axes", "you transposed axes (1, 2) instead of the last two",
+     "k.transpose(1, 2) is Kᵀ only for 3-D inputs; with a head axis (B, H, S, d_k) it swaps heads and keys. Use k.transpose(-2, -1)."),
+    ("combine_drops_masks", "you combined only some of the masks",
+     "Skip None entries but keep going: the result is the AND of every mask that is given."),
+    ("mask_fill_not_neg_inf", "blocked positions got a finite value (0, or the mask added as a number)",
+     "A blocked key must get weight exactly 0 after the softmax: set its logit to −inf (or a very negative number) before the softmax."),
+    ("filter_fill_wrong_sign", "dropped logits were set to +inf or NaN instead of −inf",
+     "A dropped token must get probability 0: −inf before the softmax. +inf would make it certain, NaN poisons the whole row."),
+    ("top_k_drops_ties", "you kept exactly k tokens when several tie with the k-th",
+     "Keep every logit >= the k-th largest value, ties included (as attnlab.nn.top_k_filter does); which of two equal logits to drop is arbitrary."),
+    ("padding_width_from_lengths", "you took the padded length from the longest sequence instead of S",
+     "The mask must be (B, S) for the S you are given, even when every sequence in the batch is shorter."),
+    ("missing_broadcast_axes", "the axes of your tensors do not line up",
+     "Add the axes explicitly (lengths[:, None], mask[:, None, None, :]) so that broadcasting pairs batch with batch and keys with keys."),
+    ("softmax_global_sum", "you normalised by the sum of all entries instead of along dim",
+     "Each slice along dim must sum to 1: e / e.sum(dim=dim, keepdim=True)."),
+    ("assumes_batch_axis", "your code works only with a batch axis",
+     "Use ... and negative axes (x.transpose(-2, -1), x[..., i]) so the same code handles (L, d) and (B, L, d)."),
 ]
 
 MISCONCEPTIONS: dict[str, Misconception] = {name: Misconception(name, title, why) for name, title, why in _ENTRIES}

@@ -28,15 +28,23 @@ def _clean(name: str) -> str:
     return cleaned[:64] or "learner"
 
 
+def as_learner_id(name: str) -> str:
+    """``name`` as :func:`learner_id` would return it (file-name safe): the grader seeds a
+    student's by-hand variants with ``seed_for(as_learner_id(student_id), key)``."""
+    return _clean(str(name))
+
+
 def learner_id() -> str:
     """The current learner's id, safe to use as a file name.
 
-    Order: env ``ATTNLAB_LEARNER``; else ``"learner"`` in ``$ATTNLAB_HOME/profile.json``;
-    else the operating-system user name. Never raises.
+    Order: env ``ATTNLAB_LEARNER``; else env ``JUPYTERHUB_USER`` (on a JupyterHub, the hub's
+    user name, which is the nbgrader student id); else ``"learner"`` in
+    ``$ATTNLAB_HOME/profile.json``; else the operating-system user name. Never raises.
     """
-    env = os.environ.get("ATTNLAB_LEARNER")
-    if env and env.strip():
-        return _clean(env)
+    for var in ("ATTNLAB_LEARNER", "JUPYTERHUB_USER"):
+        env = os.environ.get(var)
+        if env and env.strip():
+            return _clean(env)
     try:
         profile = json.loads((attnlab_home() / "profile.json").read_text(encoding="utf-8"))
         if isinstance(profile, dict) and str(profile.get("learner", "")).strip():

@@ -1,0 +1,127 @@
+"""Fast unit tests of autograder.spec: value comparison and by-hand answer reading (no sandbox)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder import qa
+from autograder.spec import ByHandCheck, compare_values
+
+from .conftest import GRADED
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("got", [
+    [[1.0, INF], [0.5, 2.0]],           # +inf where the reference has -inf (sign slip in a top-k filter)
+    [[1.0, float("nan")], [0.5, 2.0]],  # NaN where the reference has -inf
+    [[1.0, 0.0], [0.5, 2.0]],           # a finite number where the reference has -inf
+    [[-INF, 1.0], [0.5, 2.0]],          # -inf at another position
+    [[1.0, -INF], [0.5, -INF]],         # an extra -inf
+])
+def test_non_finite_values_must_match_in_kind_sign_and_position(got):
+    ref = np.array([[1.0, -INF], [0.5, 2.0]])
+    msg = compare_values(np.array(got), ref, "top_k_filter", 1e-4, 1e-5)
+    assert msg and "non-finite" in msg
+
+
+def test_equal_non_finite_values_compare_equal():
+    ref = np.array([[1.0, -INF, float("nan")], [INF, 2.0, -INF]])
+    assert compare_values(ref.copy(), ref, "f", 1e-4, 1e-5) is None
+    assert compare_values(ref.tolist(), ref, "f", 1e-4, 1e-5) is None
+
+
+def _read(src, variable="scores"):
+    return ByHandCheck("t", cell="c", variable=variable, skill="sdpa_scores", key="k").read([("c", src)])
+
+
+@pytest.mark.parametrize("src, value", [
+    ("scores: list = [[1.0, 2.0], [3.0, 4.0]]\n", [[1.0, 2.0], [3.0, 4.0]]),
+    ("scores = '[[1.0, 2.0], [3.0, 4.0]]'\n", "[[1.0, 2.0], [3.0, 4.0]]"),
+    ("scores = np.array([[1.0, 2.0], [3.0, 4.0]])\n", [[1.0, 2.0], [3.0, 4.0]]),
+    ("scores = torch.tensor([[1.0, 2.0]])\n", [[1.0, 2.0]]),
+    ("scores = None\nscores = [[1, 2]]  # corrected\n", [[1, 2]]),
+])
+def test_by_hand_reads_honest_forms(src, value):
+    assert _read(src) == value
+
+
+@pytest.mark.parametrize("src", ["scores = v_scores.answer\n", "scores = np.array(v.answer)\n",
+                                 "scores = [x for x in range(3)]\n"])
+def test_by_hand_code_is_not_an_answer(src):
+    with pytest.raises(ValueError, match="numbers themselves"):
+        _read(src)
+
+
+def _by_hand_checks():
+    return [(a, c) for a in GRADED for c in qa.spec(a).checks if isinstance(c, ByHandCheck)]
+
+
+@pytest.mark.parametrize("assignment, check", _by_hand_checks(), ids=lambda x: getattr(x, "grade_id", x))
+def test_malformed_by_hand_answer_fails_only_its_item(assignment, check):
+    """A row one entry short, a string of garbage, a nested dict: the item fails with a reason;
+    nothing raises (which would error the whole submission)."""
+    right = check.variant("alice").answer
+    short = right[:-1] if isinstance(right, list) and right else [1.0]
+    if isinstance(right, list) and right and isinstance(right[0], list):
+        short = [right[0][:-1]] + right[1:]  # first row one entry short
+    for value in (short, "1, 2, x", {"a": 1}, [[1, 2], [3]], [], "", [[[[]]]]):
+        out = check.judge(value, {}, "alice")
+        assert out.ok is False and out.message, (check.grade_id, value)
+    assert check.judge(right, {}, "alice").ok, check.grade_id
+
+
+def test_by_hand_variant_is_the_students_own_without_touching_the_environment(monkeypatch):
+    import os
+
+    from attnlab.practice import get_skill, learner_id, seed_for
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="02/test_scores_by_hand")
+    monkeypatch.setenv("ATTNLAB_LEARNER", "someone-else")
+    v = check.variant("alice")
+    assert os.environ["ATTNLAB_LEARNER"] == "someone-else"
+    monkeypatch.setenv("ATTNLAB_LEARNER", "alice")
+    assert v.answer == get_skill("sdpa_scores").variant(seed_for(learner_id(), check.key)).answer
+
+
+def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monkeypatch):
+    """Right numbers for the id the notebook ran under ('alice') while graded as 'stu6': no credit,
+    a flag for review that names both ids.  Wrong numbers that fit nobody: no flag."""
+    import nbformat
+    from autograder.spec import printed_learner_ids
+    from attnlab.practice.problem import learner_note
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="02/test_scores_by_hand")
+    alice = check.variant("alice").answer
+    out = check.judge(alice, {"other_learners": ["stu1", "alice", "stu6"]}, "stu6")
+    assert not out.ok and out.flag and "'alice'" in out.flag and "review" in out.message
+    assert check.judge(alice, {"other_learners": ["alice"]}, "alice").ok
+    wrong = check.judge([[99.0] * len(alice[0])] * len(alice), {"other_learners": ["alice"]}, "stu6")
+    assert not wrong.ok and wrong.flag is None
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(learner_note())")])
+    monkeypatch.setenv("ATTNLAB_LEARNER", "alice")  # the student's laptop id, printed by the setup cell
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=learner_note() + "\n")]
+    assert printed_learner_ids(nb) == ["alice"]
+
+
+def test_sandbox_gpt_matches_attnlab_gpt():
+    """The GPT that sets 08/09 build in the sandbox (autograder/sandbox_gpt.py, plain torch) computes
+    the same logits and loss as attnlab.nn.GPT with the same weights (tied output layer)."""
+    import math
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from attnlab.nn import GPT, GPTConfig
+    from autograder.sandbox_gpt import GPT_SETUP
+    ns = {"torch": torch, "nn": nn, "F": F, "math": math}
+    exec(GPT_SETUP, ns)  # noqa: S102 - the course's own setup code, as the sandbox runs it
+    torch.manual_seed(0)
+    cfg = (11, 8, 8, 2, 2)
+    ref = GPT(GPTConfig(*cfg)).double().eval()
+    ours = ns["_GraderGPT"](*cfg).double().eval()
+    state = {k: v for k, v in ref.state_dict().items() if k != "lm_head.weight"}
+    ours.load_state_dict(state, strict=True)
+    idx, targets = torch.randint(0, 11, (3, 8)), torch.randint(0, 11, (3, 8))
+    with torch.no_grad():
+        (l_ref, loss_ref), (l_ours, loss_ours) = ref(idx, targets), ours(idx, targets)
+    assert torch.allclose(l_ref, l_ours, atol=1e-10) and torch.allclose(loss_ref, loss_ours, atol=1e-10)

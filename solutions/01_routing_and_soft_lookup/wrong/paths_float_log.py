@@ -1,0 +1,5 @@
+# breaks: test_path_lengths
+# %% cell: path_lengths
+def path_lengths(n: int, k: int) -> list[int]:
+    """Path lengths."""
+    return [n - 1, math.ceil((n - 1) / (k - 1)), math.ceil(math.log(n, k)), 1]

@@ -1,0 +1,5 @@
+# breaks: test_attention_scores, test_sdpa
+# %% cell: attention_scores
+def attention_scores(q: Tensor, k: Tensor) -> Tensor:
+    """Scaled attention logits."""
+    return q @ k.transpose(-2, -1)

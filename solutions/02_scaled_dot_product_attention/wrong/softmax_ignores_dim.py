@@ -1,0 +1,6 @@
+# breaks: test_softmax
+# %% cell: softmax
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Softmax along dim."""
+    e = (x - x.max(dim=-1, keepdim=True).values).exp()
+    return e / e.sum(dim=-1, keepdim=True)

@@ -1,0 +1,6 @@
+# breaks: test_softmax
+# %% cell: softmax
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """Softmax along dim."""
+    e = x.exp()
+    return e / e.sum(dim=dim, keepdim=True)

@@ -1,0 +1,8 @@
+# breaks: test_combine_masks
+# %% cell: combine_masks
+def combine_masks(*masks):
+    """Fails on None."""
+    result = masks[0]
+    for m in masks[1:]:
+        result = result & m
+    return result

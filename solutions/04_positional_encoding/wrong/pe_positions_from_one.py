@@ -1,0 +1,4 @@
+# breaks: test_sinusoidal_encoding
+# %% patch: sinusoidal_encoding
+# - positions = torch.arange(L, dtype=torch.float32, device=device)[:, None]
+# + positions = torch.arange(1, L + 1, dtype=torch.float32, device=device)[:, None]

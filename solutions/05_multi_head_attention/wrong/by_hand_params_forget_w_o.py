@@ -1,0 +1,4 @@
+# breaks: test_params_by_hand
+# mistake: forget_w_o
+# %% cell: params_by_hand
+n_params = {answer:forget_w_o}

@@ -1,0 +1,4 @@
+# breaks: test_mha_forward
+# %% patch: mha_forward
+# - mask = attn_mask[:, None] if attn_mask.dim() == 3 else attn_mask
+# + mask = None

@@ -1,0 +1,4 @@
+# breaks: test_mha_forward
+# %% patch: mha_forward
+# - k = split_heads(self.w_k(key), self.n_heads)
+# + k = split_heads(self.w_q(key), self.n_heads)

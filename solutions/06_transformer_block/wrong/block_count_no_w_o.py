@@ -1,0 +1,6 @@
+# breaks: test_count_block_parameters
+# %% cell: count_block_parameters
+def count_block_parameters(d_model, n_heads, d_ff, bias=True):
+    """Block count."""
+    d, b = d_model, int(bias)
+    return 3 * d * d + 3 * d * b + 2 * d * d_ff + (d_ff + d) * b + 2 * (d + d * b)

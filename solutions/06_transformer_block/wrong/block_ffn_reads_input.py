@@ -1,0 +1,6 @@
+# breaks: test_block_forward
+# %% patch: block_forward
+# - return h + ffn(norm2(h))
+# + return h + ffn(norm2(x))
+# - return norm2(h + ffn(h))
+# + return norm2(h + ffn(x))

@@ -1,0 +1,5 @@
+# breaks: test_count_parameters
+# %% cell: count_parameters
+def count_parameters(module, trainable_only=False):
+    """Count."""
+    return len([p for p in module.parameters() if p.requires_grad or not trainable_only])

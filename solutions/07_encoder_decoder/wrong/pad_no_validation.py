@@ -1,0 +1,6 @@
+# breaks: test_padding_mask
+# %% cell: padding_mask
+def padding_mask(lengths, S):
+    """Padding mask."""
+    lengths = torch.as_tensor(lengths)
+    return torch.arange(S)[None, :] < lengths[:, None]

@@ -1,0 +1,6 @@
+# breaks: test_next_token_loss
+# %% cell: next_token_loss
+def next_token_loss(logits, targets):
+    """Loss."""
+    p = logits.softmax(-1)
+    return -p.gather(-1, targets[..., None]).mean()

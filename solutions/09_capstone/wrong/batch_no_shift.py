@@ -1,0 +1,4 @@
+# breaks: test_get_batch, test_training_run
+# %% patch: get_batch
+# - y = data[starts[:, None] + offsets[None, :] + 1]
+# + y = data[starts[:, None] + offsets[None, :] + 0]

@@ -1,0 +1,5 @@
+# breaks: test_count_parameters
+# %% cell: count_parameters
+def count_parameters(module, trainable_only=False):
+    """Count."""
+    return sum(p.numel() for m in module.modules() for p in m.parameters(recurse=False) if p.requires_grad or not trainable_only)

@@ -1,0 +1,6 @@
+# breaks: test_mha_flops
+# %% cell: mha_flops
+def mha_flops(B, L, S, d_model, n_heads):
+    """FLOPs."""
+    d_k = d_model // n_heads
+    return 4 * B * L * S * d_model
