@@ -42,7 +42,8 @@ for v in "${versions[@]}"; do
     exit 1
   fi
   # The pin names the release (2.13.0); setup.sh asks for its +cpu build on Linux (PyPI's Linux wheel is CUDA).
-  sed "s/^torch==$TORCH+cpu\$/torch==$TORCH/" "$tmp/lock.txt" > "$out"
+  sed -e "s/^torch==$TORCH+cpu\$/torch==$TORCH/" \
+      -e "s|-c $tmp/torch-cpu.txt|scripts/lock.sh (its CPU build: torch==$TORCH+cpu)|" "$tmp/lock.txt" > "$out"
   rm -f "$tmp/lock.txt"
   echo "lock: wrote $out ($(grep -c '^[A-Za-z]' "$out") pins)"
 done
