@@ -1,9 +1,20 @@
 """nbgrader configuration for formgrader and the nbgrader CLI started from the repository root.
 
-A thin wrapper around ``autograder/nbgrader_config.py`` (the real configuration). The course folder
-(submitted/, autograded/, feedback/, gradebook.db) is ``$ATTNLAB_COURSE``, default ``autograder/course``
-(git-ignored); ``python -m autograder grade`` writes the same layout. Assignment sources are read
-from ``solutions/``. See autograder/README.md.
+nbgrader reads this file last (it is in the working directory), after the deployment's own
+``nbgrader_config.py``/``.json`` in Jupyter's config path (``~/.jupyter``, ``{sys.prefix}/etc/jupyter``,
+``/etc/jupyter``, ``$JUPYTER_CONFIG_DIR``, ``$JUPYTER_CONFIG_PATH``). So that the deployment wins, this
+file only supplies DEFAULTS and then re-applies the deployment's files on top. Precedence, highest first:
+
+1. ``ATTNLAB_COURSE`` (CourseDirectory.root), ``ATTNLAB_EXCHANGE`` (Exchange.root), ``ATTNLAB_DB``
+   (CourseDirectory.db_url, the URL ``python -m autograder grade --db`` takes);
+2. the deployment's nbgrader config files (e.g. ``c.Exchange.root = "/srv/nbgrader/exchange"`` in
+   ``/etc/jupyter/nbgrader_config.py``, ``c.CourseDirectory.root`` in an instructor's ``~/.jupyter``);
+3. these defaults: the course folder ``autograder/course`` (git-ignored), assignment sources read from
+   ``solutions/``, and the exchange nbgrader's standard ``/usr/local/share/nbgrader/exchange`` when that
+   folder exists, else a private one in ``COURSE/.exchange`` (one person on one machine).
+
+The grading engine's settings (preprocessors, course id ``attnlab``) come from
+``autograder/nbgrader_config.py``; a deployment may override the course id too. See autograder/README.md.
 """
 import os
 import sys
@@ -12,18 +23,58 @@ _here = os.path.dirname(os.path.abspath(__file__))
 if _here not in sys.path:  # config files are exec'd by Jupyter; make the autograder package importable
     sys.path.insert(0, _here)
 
+from jupyter_core.paths import jupyter_config_path  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader  # noqa: E402
+
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(_here, "autograder", "nbgrader_config.py"))  # noqa: F821
-c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE", os.path.join(_here, "autograder", "course"))
-# Formgrader lists the course's assignments straight from a clone: the sources are solutions/
-# (an absolute source_directory is joined as-is by nbgrader's CourseDirectory.format_path).
-c.CourseDirectory.source_directory = os.path.join(_here, "solutions")
-# A writable exchange inside the course folder (the default /usr/local/share/... is not).
-c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
-os.makedirs(c.Exchange.root, exist_ok=True)
+
+
+def _deployment_config() -> Config:
+    """The deployment's nbgrader config files, merged in nbgrader's own order (later wins)."""
+    merged = Config()
+    for folder in reversed(jupyter_config_path()):  # lowest priority first, as traitlets loads them
+        if os.path.abspath(folder) == _here:
+            continue
+        for loader in (JSONFileConfigLoader, PyFileConfigLoader):
+            name = "nbgrader_config" + (".json" if loader is JSONFileConfigLoader else ".py")
+            if os.path.isfile(os.path.join(folder, name)):
+                try:
+                    merged.merge(loader(name, path=folder).load_config())
+                except Exception as e:  # nbgrader itself warns about a broken file; don't hide it twice
+                    print(f"attnlab: ignoring {os.path.join(folder, name)}: {e}", file=sys.stderr)
+    return merged
+
+
+_deployed = _deployment_config()
+c.merge(_deployed)
+
+_env = os.environ.get
+if _env("ATTNLAB_COURSE"):
+    c.CourseDirectory.root = os.path.abspath(_env("ATTNLAB_COURSE"))
+elif "CourseDirectory.root" not in _deployed:
+    c.CourseDirectory.root = os.path.join(_here, "autograder", "course")
+if "CourseDirectory.source_directory" not in _deployed:
+    # An absolute source_directory is joined as-is by nbgrader's CourseDirectory.format_path.
+    c.CourseDirectory.source_directory = os.path.join(_here, "solutions")
+
+_NBGRADER_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's own default
+if _env("ATTNLAB_EXCHANGE"):
+    c.Exchange.root = os.path.abspath(_env("ATTNLAB_EXCHANGE"))
+elif "Exchange.root" not in _deployed:
+    if os.path.isdir(_NBGRADER_EXCHANGE):
+        c.Exchange.root = _NBGRADER_EXCHANGE
+    else:  # nothing shared is set up: a private exchange in the course folder
+        c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
+        try:
+            os.makedirs(c.Exchange.root, exist_ok=True)
+        except OSError:
+            pass  # a read-only course folder: nbgrader says so if the exchange is used
+
 # A PostgreSQL (or other SQLAlchemy) gradebook instead of COURSE/gradebook.db: the same URL that
 # `python -m autograder grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
 # grading pipeline share one gradebook. postgresql://... means the psycopg 3 driver.
-if os.environ.get("ATTNLAB_DB"):
+if _env("ATTNLAB_DB"):
     from autograder.course import normalize_db_url
-    c.CourseDirectory.db_url = normalize_db_url(os.environ["ATTNLAB_DB"])
+    c.CourseDirectory.db_url = normalize_db_url(_env("ATTNLAB_DB"))

@@ -1,14 +1,37 @@
-"""Command line: ``python -m autograder {release,grade,check-release,clear-flag}`` (see README.md)."""
+"""Command line: ``attnlab-grade`` (installed) or ``python -m autograder`` (in a clone):
+``{release,grade,check-release,clear-flag,paths}`` (see README.md)."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 
 @click.group()
-def cli():
+@click.option("--solutions", type=click.Path(file_okay=False), envvar="ATTNLAB_SOLUTIONS", show_envvar=True,
+              help="The course's solutions/ folder (grading specs and source notebooks). Default: the clone's; "
+                   "an installed grader needs it (keep it readable by instructors only).")
+def cli(solutions):
     """attnlab autograder: regenerate exercises/ and grade submissions safely."""
+    if solutions:  # read by autograder.course when a command imports it (all imports below are lazy)
+        os.environ["ATTNLAB_SOLUTIONS"] = os.path.abspath(solutions)
+
+
+@cli.command()
+def paths():
+    """Where this grader finds its nbgrader config, the solutions and the data; exit 1 if one is missing."""
+    from attnlab.data import shakespeare_path
+
+    from .course import CONFIG_FILE, SOLUTIONS
+    found = {"nbgrader config": CONFIG_FILE, "solutions": SOLUTIONS, "data": shakespeare_path()}
+    missing = [name for name, path in found.items() if not path.exists()]
+    for name, path in found.items():
+        click.echo(f"{name:16} {path}{'' if path.exists() else '  (MISSING)'}")
+    if "solutions" in missing:
+        click.echo("solutions: pass --solutions DIR or set ATTNLAB_SOLUTIONS to the course's solutions/ "
+                   "folder (from the course repository).", err=True)
+    sys.exit(1 if missing else 0)
 
 
 @cli.command()

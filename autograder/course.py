@@ -9,7 +9,10 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SOLUTIONS = REPO / "solutions"
+# The course's grading specs + source notebooks. An installed grader (pip install .) has no clone
+# around it: ATTNLAB_SOLUTIONS (or `attnlab-grade --solutions DIR`) names the folder; they are not
+# shipped as package data, so that a course environment shared with students does not hold them.
+SOLUTIONS = Path(os.environ.get("ATTNLAB_SOLUTIONS") or REPO / "solutions").resolve()
 EXERCISES = REPO / "exercises"
 CONFIG_FILE = Path(__file__).with_name("nbgrader_config.py")
 

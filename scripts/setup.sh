@@ -1,45 +1,105 @@
 #!/usr/bin/env bash
-# Idempotent course setup: .venv in the repo, pinned dependencies (constraints.txt),
-# attnlab in editable mode, the "attnlab" Jupyter kernel, nbgrader's extensions.
-# Re-running is fast: it only reinstalls when pyproject.toml or constraints.txt changed.
+# Idempotent course setup: .venv in the repo, the dependency lock for its Python
+# (constraints/py<X.Y>.txt, made by scripts/lock.sh), torch's CPU build, attnlab in editable mode,
+# the "attnlab" Jupyter kernel, nbgrader's extensions. Works for any user who owns the clone.
+# Re-running is fast: it only reinstalls when pyproject.toml or the lock changed.
+#   bash scripts/setup.sh             set up (or check that .venv is up to date)
+#   bash scripts/setup.sh --dry-run   pick the Python and its lock, create .venv, and let pip resolve
+#                                     everything without installing (what would be installed)
+# Interpreter: .venv's if it exists, else $ATTNLAB_PYTHON, else the first of python3.X (X with a lock)
+# and python3 on PATH that has a lock. Linux gets torch's +cpu build (PyPI's Linux torch is the CUDA
+# one): from pip's configuration (find-links / index) or ATTNLAB_TORCH_INDEX (e.g. PyTorch's CPU index).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.attnlab-setup-stamp"
+DRY=0; [ "${1:-}" != "--dry-run" ] || DRY=1
+
+die() { echo "attnlab setup: $*" >&2; exit 1; }
+supported() { (cd constraints && ls py*.txt) | sed 's/^py//; s/\.txt$//' | sort -V | paste -sd/ -; }
+# "3.11.2" for a working interpreter, nothing (and non-zero) otherwise
+py_version() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
+lock_of() { local mm; mm="$(echo "$1" | cut -d. -f1,2)"; echo "constraints/py$mm.txt"; }
+# One sentence on why interpreter $1 (version $2) cannot be used, or nothing if it can.
+why_not() {
+  local v="$2" lo; lo="$(supported | cut -d/ -f1)"
+  if [ -z "$v" ]; then echo "$1 is not a working Python interpreter"
+  elif [ -f "$(lock_of "$v")" ]; then return 0
+  elif [ "$(printf '%s\n%s\n' "$v" "$lo" | sort -V | head -1)" = "$v" ]; then
+    echo "Python $v ($1) is too old: attnlab runs on Python $(supported)"
+  else
+    echo "Python $v ($1) is not supported: attnlab's dependency locks, with torch $(torch_pin) (CPU build), are for Python $(supported) only"
+  fi
+}
+torch_pin() { grep -h '^torch==' constraints/py*.txt | head -1 | cut -d= -f3; }
+hint="install Python $(supported) (python.org, pyenv or your package manager) or set ATTNLAB_PYTHON=/path/to/python$(supported | cut -d/ -f1)"
 
 pick_python() {
-  if [ -n "${ATTNLAB_PYTHON:-}" ]; then echo "$ATTNLAB_PYTHON"; return; fi
-  for cand in python3.11 python3.12 python3.10 python3; do
-    if command -v "$cand" >/dev/null 2>&1 &&
-       "$cand" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] < (3, 14) else 1)' 2>/dev/null; then
-      echo "$cand"; return
-    fi
+  local cand v why found=()
+  if [ -n "${ATTNLAB_PYTHON:-}" ]; then
+    why="$(why_not "$ATTNLAB_PYTHON" "$(py_version "$ATTNLAB_PYTHON")")"
+    [ -z "$why" ] || die "$why; $hint."
+    echo "$ATTNLAB_PYTHON"; return
+  fi
+  for cand in $(supported | tr / '\n' | sed 's/^/python/') python3; do
+    command -v "$cand" >/dev/null 2>&1 || continue
+    v="$(py_version "$cand")" || continue
+    if [ -z "$(why_not "$cand" "$v")" ]; then command -v "$cand"; return; fi
+    found+=("$cand $v")
   done
-  echo "attnlab setup: no Python 3.10-3.13 found. Install Python 3.11 (python.org or your package manager) and re-run, or set ATTNLAB_PYTHON=/path/to/python3.11." >&2
-  exit 1
+  local seen="none"; [ ${#found[@]} -eq 0 ] || seen="$(IFS=,; echo "${found[*]}" | sed 's/,/, /g')"
+  die "no Python $(supported) found (found: $seen); $hint."
 }
 
-want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
-if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] &&
+if [ -x "$VENV/bin/python" ]; then
+  PY="$VENV/bin/python"; V="$(py_version "$PY")" || V=""
+  why="$(why_not .venv/bin/python "$V")"
+  [ -z "$why" ] || die "$why; remove .venv and re-run (with ATTNLAB_PYTHON=/path/to/python$(supported | cut -d/ -f1) if needed)."
+else
+  PY="$(pick_python)"; V="$(py_version "$PY")"
+fi
+LOCK="$(lock_of "$V")"
+TORCH="$(grep '^torch==' "$LOCK" | cut -d= -f3)"
+
+want="$(cat pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)"
+if [ "$DRY" = 0 ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] &&
    "$VENV/bin/python" -c 'import attnlab' 2>/dev/null; then
-  echo "attnlab setup: environment is up to date (.venv)"
+  echo "attnlab setup: environment is up to date (.venv, Python $V, $LOCK)"
   exit 0
 fi
 
-PY="$(pick_python)"
 if [ ! -x "$VENV/bin/python" ]; then
-  echo "attnlab setup: creating .venv with $("$PY" --version 2>&1)"
-  "$PY" -m venv "$VENV"
+  echo "attnlab setup: creating .venv with Python $V ($PY)"
+  if ! "$PY" -m venv "$VENV" >/dev/null 2>&1; then
+    rm -rf "$VENV"
+    die "$PY cannot create a virtual environment (on Debian/Ubuntu: apt-get install python3-venv)."
+  fi
 fi
 
+pip=("$VENV/bin/python" -m pip --disable-pip-version-check)
 extra=()
-# Optional: where PyPI's torch is the CUDA build (Linux), point pip at PyTorch's CPU index.
 if [ -n "${ATTNLAB_TORCH_INDEX:-}" ]; then extra+=(--extra-index-url "$ATTNLAB_TORCH_INDEX"); fi
+torch_req="torch==$TORCH"
+if [ "$(uname -s)" = Linux ]; then torch_req="torch==$TORCH+cpu"; fi
+no_torch="no $torch_req wheel for Python $V where pip looks; point pip at one (ATTNLAB_TORCH_INDEX=https://download.pytorch.org/whl/cpu, or PIP_FIND_LINKS=DIR holding the wheel) and re-run."
+quiet() { grep -v -e "^WARNING: Location" -e "^WARNING: Skipping .* due to invalid metadata" >&2 || true; }
 
-echo "attnlab setup: installing pinned dependencies (constraints.txt); the first run takes a few minutes"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  -c constraints.txt ${extra[@]+"${extra[@]}"} -e ".[dev]" 2> >(grep -v "^WARNING: Location" >&2)
+if [ "$DRY" = 1 ]; then
+  echo "attnlab setup: dry run: resolving $LOCK + $torch_req for Python $V (nothing is installed)"
+  "${pip[@]}" install --dry-run --ignore-installed -c "$LOCK" ${extra[@]+"${extra[@]}"} \
+    "$torch_req" -e ".[dev]" 2> >(quiet) | grep -e "^Would install" -e "^ERROR" ||
+    die "pip could not resolve $LOCK for Python $V (above)."
+  exit 0
+fi
+
+# torch first, alone: its CPU build is the one thing that may need another source.
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch') != '${torch_req#torch==}')" 2>/dev/null; then
+  echo "attnlab setup: installing $torch_req (CPU build)"
+  "${pip[@]}" install --quiet --no-deps ${extra[@]+"${extra[@]}"} "$torch_req" 2> >(quiet) || die "$no_torch"
+fi
+echo "attnlab setup: installing the pinned dependencies ($LOCK); the first run takes a few minutes"
+"${pip[@]}" install --quiet -c "$LOCK" ${extra[@]+"${extra[@]}"} -e ".[dev]" 2> >(quiet)
 
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name attnlab \
   --display-name "Python 3 (attnlab)" >/dev/null
@@ -47,5 +107,5 @@ echo "attnlab setup: installing pinned dependencies (constraints.txt); the first
 # install; make sure they are on, quietly (formgrader, validate_assignment, ...).
 "$VENV/bin/jupyter" server extension enable --sys-prefix nbgrader >/dev/null 2>&1 || true
 
-"$VENV/bin/python" -c 'import attnlab, torch; print(f"attnlab setup: done (attnlab {attnlab.__version__}, torch {torch.__version__})")'
+"$VENV/bin/python" -c 'import attnlab, torch, sys; print(f"attnlab setup: done (Python {sys.version.split()[0]}, attnlab {attnlab.__version__}, torch {torch.__version__})")'
 echo "$want" > "$STAMP"

@@ -37,7 +37,7 @@ def _environment_yml_pip_packages() -> set[str]:
                     in_pip = False
                 continue
             item = m.group(1).strip()
-            if item.startswith("-"):  # -c constraints.txt, -e .[dev]
+            if item.startswith("-"):  # -c constraints/py3.11.txt, -e .[dev]
                 continue
             names.add(_name(item))
     return names
@@ -45,11 +45,11 @@ def _environment_yml_pip_packages() -> set[str]:
 
 def _constraints() -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "constraints.txt").read_text().splitlines():
+    for line in (ROOT / "constraints" / "py3.11.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             name, _, version = line.partition("==")
-            assert version, f"constraints.txt line {line!r} is not an exact pin (name==version)"
+            assert version, f"constraints/py3.11.txt line {line!r} is not an exact pin (name==version)"
             pins[_name(name)] = version
     return pins
 
@@ -60,13 +60,13 @@ def test_environment_yml_names_the_same_packages_as_pyproject():
 
 def test_environment_yml_uses_the_constraints_and_editable_install():
     text = (ROOT / "environment.yml").read_text()
-    assert "-c constraints.txt" in text and "-e .[dev]" in text
+    assert "-c constraints/py3.11.txt" in text and "-e .[dev]" in text
 
 
 def test_every_dependency_is_pinned_and_torch_is_the_cpu_release():
     pins = _constraints()
     missing = sorted(_pyproject_packages() - set(pins))
-    assert not missing, f"pin these in constraints.txt: {missing}"
+    assert not missing, f"pin these in constraints/py3.11.txt: {missing}"
     assert pins["torch"] == "2.13.0"
 
 

@@ -74,13 +74,16 @@ class CharTokenizer:
 def shakespeare_path() -> Path:
     """Where the Tiny Shakespeare text is looked for.
 
-    ``$ATTNLAB_DATA/tinyshakespeare/input.txt`` if the environment variable is set, else
-    ``data/tinyshakespeare/input.txt`` in the repository that contains this package.
+    ``$ATTNLAB_DATA/tinyshakespeare/input.txt`` if the environment variable is set; else
+    ``data/tinyshakespeare/input.txt`` in the repository that contains this package (a clone or an
+    editable install); else the copy a non-editable install ships as package data (``attnlab/_data``).
     """
     env = os.environ.get("ATTNLAB_DATA")
     if env:
         return Path(env) / "tinyshakespeare" / "input.txt"
-    return Path(__file__).resolve().parents[2] / _RELATIVE  # src/attnlab/data.py -> repo root
+    repo = Path(__file__).resolve().parents[2] / _RELATIVE  # src/attnlab/data.py -> repo root
+    installed = Path(__file__).resolve().parent / "_data" / _RELATIVE.relative_to("data")
+    return installed if installed.is_file() and not repo.is_file() else repo
 
 
 def load_shakespeare() -> str:
@@ -93,7 +96,7 @@ def load_shakespeare() -> str:
     if not path.is_file():
         raise FileNotFoundError(
             f"Tiny Shakespeare not found at {path}. It ships with the course repository as "
-            f"{_RELATIVE}; install attnlab editable from the repo (pip install -e .) or set "
+            f"{_RELATIVE} (a non-editable install ships it as attnlab/_data); reinstall attnlab or set "
             f"ATTNLAB_DATA to the folder containing tinyshakespeare/input.txt."
         )
     return path.read_text(encoding="utf-8")
