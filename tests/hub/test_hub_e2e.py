@@ -259,18 +259,28 @@ def user_token(h: Hub, user: str) -> str:
     return r.json()["token"]
 
 
-def start_server(h: Hub, user: str) -> float:
-    t0 = time.monotonic()
-    tok = h.tokens[user]
-    r = h.request("POST", f"/hub/api/users/{user}/server", tok)
-    assert r.status_code in (201, 202), f"start {user}'s server: {r.status_code} {r.text}\n{h.log_tail()}"
+def start_servers(h: Hub, users) -> dict[str, float]:
+    """Ask the hub to start each user's server (REST API, the user's token); seconds until ready."""
+    t0, ready = time.monotonic(), {}
+    for user in users:
+        r = h.request("POST", f"/hub/api/users/{user}/server", h.tokens[user])
+        assert r.status_code in (201, 202), f"start {user}'s server: {r.status_code} {r.text}\n{h.log_tail()}"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        model = h.check(h.request("GET", f"/hub/api/users/{user}", tok), "user model").json()
-        if model.get("servers", {}).get("", {}).get("ready"):
-            return time.monotonic() - t0
+    while len(ready) < len(users):
+        assert time.monotonic() < deadline, f"servers not ready after 120 s: {set(users) - set(ready)}\n{h.log_tail()}"
+        for user in set(users) - set(ready):
+            model = h.check(h.request("GET", f"/hub/api/users/{user}", h.tokens[user]), "user model").json()
+            if model.get("servers", {}).get("", {}).get("ready"):
+                ready[user] = time.monotonic() - t0
         time.sleep(0.3)
-    raise AssertionError(f"{user}'s server not ready after 120 s:\n{h.log_tail()}")
+    return ready
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def server(h: Hub, user: str, method: str, path: str, what: str, **kw):
@@ -400,9 +410,12 @@ def test_a_class_on_jupyterhub(hub: Hub):
     assert not (h.course / "release" / A / "grading.py").exists(), "the grading spec was released"
     res = formgrader(h, "POST", f"assignment/{A}/release", "release")
     assert res.get("success"), res
-    # -- students: their server starts, lessons arrive, they fetch, fill and submit
+    # -- students: their servers start (both at once, as at the start of a lecture), each runs as
+    #    that student; lessons arrive; they fetch, fill and submit
+    h.timings.update({f"server_start_s_{u}": s for u, s in start_servers(h, STUDENTS).items()})
+    for u in [*STUDENTS, GRADER]:
+        assert any("jupyterhub-singleuser" in _cmdline(pid) for pid in _pids_of(u)), f"no server runs as {u}"
     for u in STUDENTS:
-        h.timings[f"server_start_s_{u}"] = start_server(h, u)
         git_pull(h, u)
         listing = server(h, u, "GET", "api/contents/lessons", "list lessons").json()
         assert any(c["name"] == f"{A}.ipynb" for c in listing["content"]), listing
