@@ -53,7 +53,8 @@ def named_mistake(item: dict) -> str | None:
 
     Reads the structured field ``item["mistake"]`` (or ``item["misconception"]``) when the
     pipeline writes one; otherwise recognises the two messages the grader writes today:
-    ``"<target>: the result matches a known mistake: <name>"`` (``FunctionCheck.mistakes``) and
+    ``"<target>: the result matches a known mistake: <name>"`` (``FunctionCheck.mistakes``; a
+    catalogued misconception written out as ``"<title>. <why>"`` is shown by its title) and
     ``"`var`: Not quite: it looks like <title>. <why>"`` (a by-hand answer matching an
     ``attnlab.practice`` misconception, shown by its catalogue title without the leading "you").
     """
@@ -65,8 +66,8 @@ def named_mistake(item: dict) -> str | None:
             return _misconception_label(value.strip())
     message = str(item.get("message") or "")
     m = _FUNCTION_MISTAKE.search(message)
-    if m:
-        return m.group("name")
+    if m:  # a catalogued misconception may be written out as "<title>. <why>": keep the title
+        return _catalogue_title(m.group("name")) or m.group("name")
     m = _BY_HAND_MISTAKE.search(message)
     if m:
         return _strip_you(m.group("title"))
@@ -80,6 +81,18 @@ def _misconception_label(name: str) -> str:
         return name
     m = MISCONCEPTIONS.get(name)
     return _strip_you(m.title) if m else name
+
+
+def _catalogue_title(text: str) -> str | None:
+    """The title (without "you ") of the catalogued misconception ``text`` starts with, if any."""
+    try:
+        from attnlab.practice import MISCONCEPTIONS
+    except ImportError:  # pragma: no cover
+        return None
+    for m in MISCONCEPTIONS.values():
+        if text == m.title or text.startswith(m.title + "."):
+            return _strip_you(m.title)
+    return None
 
 
 def _strip_you(title: str) -> str:

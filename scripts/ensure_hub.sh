@@ -84,7 +84,7 @@ if ! stamp_ok "$ENV" "$want"; then
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long
-    if ! pipq timeout 600 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src" \
+    if ! pipq timeout 300 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src" \
          -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1; then
       # constraints.txt may not resolve on this Python yet (issue 12, item 2: a lock per Python is
       # the `setup` engineer's part); keep the pins that matter to grading and let pip pick the rest.

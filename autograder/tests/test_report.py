@@ -50,6 +50,10 @@ def test_named_mistake_reads_the_structured_field_and_both_messages():
                                  "mistake: no 1/√d_k scale"}) == "no 1/√d_k scale"
     assert report.named_mistake({"ok": False, "message": "`scores`: Not quite: it looks like you left out "
                                  "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides"}) == "left out the 1/√d_k scale"
+    # a function check naming a catalogued misconception by its words: the title, as by hand
+    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known mistake: "
+                                 "you left out the 1/√d_k scale. Eq. 1 of Vaswani et al. divides QKᵀ by √d_k; "
+                                 "without it the scores grow"}) == "left out the 1/√d_k scale"
     # a structured field wins over the message; catalogue names get their catalogue title
     assert report.named_mistake({"ok": False, "mistake": "no_scale", "message": "whatever"}) == \
         "left out the 1/√d_k scale"
