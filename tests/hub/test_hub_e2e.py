@@ -385,13 +385,23 @@ def run_lesson_in_kernel(h: Hub, user: str, notebook: str, timeout: float = 180)
 # ---------------------------------------------------------------------------------- the test
 def test_a_class_on_jupyterhub(hub: Hub):
     h = hub
+    marks = [("start", time.monotonic())]
+
+    def lap(name):  # seconds spent in the step before ``name`` (artifacts/hub/measurements.json)
+        prev_name, prev_t = marks[-1]
+        if prev_name != "start":
+            h.timings[f"step_s_{prev_name}"] = round(time.monotonic() - prev_t, 1)
+        marks.append((name, time.monotonic()))
+
     grader_env = {"ATTNLAB_CLONE": str(h.clone), "ATTNLAB_EXCHANGE": str(h.exchange),
                   "ATTNLAB_COURSE": str(h.course), "ATTNLAB_COURSE_ID": COURSE_ID}
+    lap("login")
     # -- everyone logs in with the password form; a wrong password is refused
     assert login(h, STUDENTS[0], "not-the-password") is None, "a wrong password logged in"
     for u in [*STUDENTS, INSTRUCTOR]:
         assert login(h, u, h.password) is not None, f"{u} could not log in:\n{h.log_tail()}"
         h.tokens[u] = user_token(h, u)
+    lap("formgrader_ready")
     # -- the instructor reaches formgrader (the service runs as the grader account)
     deadline = time.monotonic() + 90
     while True:
@@ -402,6 +412,7 @@ def test_a_class_on_jupyterhub(hub: Hub):
         time.sleep(0.5)
     r = h.request("GET", f"/services/{COURSE_ID}/formgrader/api/assignments", h.tokens[STUDENTS[0]])
     assert r.status_code in (401, 403), f"a student reached formgrader: HTTP {r.status_code}"
+    lap("release")
     # -- the instructor stages the source as the grader account, then generates + releases in formgrader
     r = _as(GRADER, "cp", "-r", h.clone / "solutions" / A, h.course / "source" / A)
     assert r.returncode == 0, r.stderr
@@ -410,6 +421,7 @@ def test_a_class_on_jupyterhub(hub: Hub):
     assert not (h.course / "release" / A / "grading.py").exists(), "the grading spec was released"
     res = formgrader(h, "POST", f"assignment/{A}/release", "release")
     assert res.get("success"), res
+    lap("students_start_pull_fetch_submit")
     # -- students: their servers start (both at once, as at the start of a lecture), each runs as
     #    that student; lessons arrive; they fetch, fill and submit
     h.timings.update({f"server_start_s_{u}": s for u, s in start_servers(h, STUDENTS).items()})
@@ -429,11 +441,13 @@ def test_a_class_on_jupyterhub(hub: Hub):
         res = server(h, u, "POST", "assignments/submit", "submit",
                      data={"course_id": COURSE_ID, "assignment_id": A}).json()
         assert res.get("success", True), res
+    lap("collect")
     # -- the instructor collects in formgrader
     res = formgrader(h, "POST", f"assignment/{A}/collect", "collect")
     assert res.get("success"), res
     for u in STUDENTS:
         assert (h.course / "submitted" / u / A / f"{A}.ipynb").is_file(), f"{u}'s submission not collected"
+    lap("grade_feedback_report")
     # -- grading: the documented command, as the grader account (not root)
     t0 = time.monotonic()
     graded = _as(GRADER, COURSE_ENV / "bin" / "python", "-m", "autograder", "grade", h.course,
@@ -458,11 +472,13 @@ def test_a_class_on_jupyterhub(hub: Hub):
                 cwd=h.clone, env=grader_env, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         assert "no 1/√d_k scale" in (h.course / "reports" / A / "class.html").read_text()
+    lap("lesson02_memory")
     # -- memory of an active student: lesson 02 open, its kernel has run every cell
     before = user_memory_mib(STUDENTS[0])
     h.timings["lesson02_cells_run"] = run_lesson_in_kernel(h, STUDENTS[0], f"lessons/{A}.ipynb")
     h.timings["memory_mib_student_idle_server"] = round(before, 1)
     h.timings["memory_mib_student_lesson02_running"] = round(user_memory_mib(STUDENTS[0]), 1)
+    lap("ownership")
     # -- no file is owned by the wrong user
     for u in [*STUDENTS, INSTRUCTOR, GRADER]:
         wrong = {k: sorted(v)[:5] for k, v in owners(h.homes / u).items() if k != u}
@@ -474,6 +490,7 @@ def test_a_class_on_jupyterhub(hub: Hub):
                 continue
             want = GRADER if parts[1] in ("outbound", "feedback") else parts[2].split("+")[0]
             assert who == want, f"exchange {p} is owned by {who}, expected {want}"
+    lap("end")
     (ARTIFACTS / "measurements.json").write_text(json.dumps(h.timings, indent=1))
     print(json.dumps(h.timings, indent=1))
     if not rootless:
