@@ -1,5 +1,5 @@
 """Command line: ``attnlab-grade`` (installed) or ``python -m autograder`` (in a clone):
-``{release,grade,check-release,clear-flag,paths}`` (see README.md)."""
+``{release,grade,report,check-release,clear-flag,paths}`` (see README.md)."""
 from __future__ import annotations
 
 import os
@@ -92,6 +92,21 @@ def clear_flag(course_dir, assignment, student, db_url):
     except ReviewError as e:
         raise click.ClickException(str(e)) from None
     click.echo(done.text(student))
+
+
+@cli.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True, help="A graded assignment of COURSE.")
+@click.option("--out", default=None, help="HTML file (default COURSE/reports/ASSIGNMENT/class.html).")
+@click.option("--csv", "csv_path", default=None, help="Grades CSV (default COURSE/grades.csv).")
+def report(course, assignment, out, csv_path):
+    """Render the class report (scores, named mistakes, flags, skills) of a graded assignment."""
+    from .report import ReportError, write
+    try:
+        path = write(course, assignment, out=out, csv_path=csv_path)
+    except ReportError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {path}\nopen it from JupyterLab's file browser (HTML viewer) or in any browser")
 
 
 if __name__ == "__main__":

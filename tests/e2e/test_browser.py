@@ -8,7 +8,9 @@ student    lesson 02 runs (Run > Run All Cells), its attention heatmap is an ima
            and moves the progress bar on a right one, and after a page reload and a kernel
            restart the progress is still there; exercise 03_masks: type the causal_mask
            solution, run the visible tests, they pass, and after a reload the edit is kept;
-instructor /formgrader lists the course's assignments.
+instructor /formgrader lists the course's assignments; ``python -m autograder report`` renders the
+           class report of a graded class of set 02 and JupyterLab shows it (figures loaded, the
+           named mistakes ranked, flagged/errored submissions with reasons, student text escaped).
 
 Each step saves a screenshot to ``artifacts/e2e/`` (``NN-failed-<step>.png`` when it fails,
 with an AssertionError naming the step). A part whose content is not in the repository is
@@ -356,12 +358,52 @@ def instructor_formgrader_lists_assignments(lab, lab_server, steps, page):
             f"{source}: it must point c.CourseDirectory.source_directory at the repo's solutions/")
 
 
+REPORT_COURSE = "autograder/tests/fixtures/class_report"  # a class of set 02 graded by the pipeline
+REPORT_ASSIGNMENT = "02_scaled_dot_product_attention"
+
+
+def instructor_class_report(lab, lab_server, steps, page):
+    """``python -m autograder report`` on a graded class, then the page opened from JupyterLab."""
+    course = need(lab_server, REPORT_COURSE, "autograder/tests/make_report_fixture.py")
+    with steps("instructor renders the class report", screenshot=False):
+        out = subprocess.run([sys.executable, "-m", "autograder", "report", str(course), "--assignment",
+                              REPORT_ASSIGNMENT], cwd=lab_server.root, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, f"autograder report failed:\n{out.stdout}\n{out.stderr[-2000:]}"
+        html = course / "reports" / REPORT_ASSIGNMENT / "class.html"
+        assert html.is_file(), f"no {html}:\n{out.stdout}"
+    rel = html.relative_to(lab_server.root).as_posix()
+    with steps("instructor opens the class report in JupyterLab and sees its figures"):
+        page.goto(lab_server.url(f"/lab/tree/{rel}?reset"))
+        doc = page.frame_locator(".jp-HTMLViewer iframe").first
+        doc.locator("h1", has_text=REPORT_ASSIGNMENT).wait_for(timeout=60_000)
+        figures = doc.locator("img.fig")
+        assert figures.count() >= 4, f"the report shows {figures.count()} figures, expected 4"
+        for i in range(figures.count()):
+            fig = figures.nth(i)
+            fig.scroll_into_view_if_needed()
+            assert fig.evaluate("(el) => el.complete && el.naturalWidth > 300"), f"figure {i} did not load"
+            box = fig.bounding_box()
+            assert box and box["width"] > 300 and box["height"] > 100, f"figure {i} is drawn {box}"
+        doc.locator("#items").scroll_into_view_if_needed()
+    with steps("instructor sees the named mistakes ranked and the flagged submissions"):
+        rows = doc.locator("table.mistakes tr")
+        first = rows.nth(1).text_content() or ""
+        assert "no 1/√d_k scale" in first and "cam, dee" in first, f"first named mistake row: {first!r}"
+        review = doc.locator("table.review").text_content() or ""
+        assert "not valid notebook JSON" in review and "reference used" in review, review[:500]
+        # a student's exception text is shown as text, never as markup
+        assert doc.locator("img[src='x']").count() == 0, "student-controlled HTML was rendered"
+        assert "<img src=x onerror=alert(1)>" in (doc.locator("body").text_content() or ""), (
+            "lou's exception message is not shown as text")
+        doc.locator("#mistakes").scroll_into_view_if_needed()
+
+
 # ---------------------------------------------------------------------------- the test
 def test_student_and_instructor_in_a_real_browser(lab, lab_server, steps, page):
     """One test, so that one worker runs the parts in order on one server and one browser
    ."""
     parts = [student_lesson02_heatmap_and_slider, student_mastery_card_and_progress_kept,
-             student_exercise_03_masks, instructor_formgrader_lists_assignments]
+             student_exercise_03_masks, instructor_formgrader_lists_assignments, instructor_class_report]
     skipped: list[str] = []
     for part in parts:
         if part is student_mastery_card_and_progress_kept and skipped:

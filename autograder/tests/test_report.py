@@ -1,0 +1,160 @@
+"""The instructor's class report (``python -m autograder report``), from a class of set 02 that
+the real pipeline graded (``fixtures/class_report/``, rebuilt by ``make_report_fixture.py``):
+ada, ben right; cam, dee leave out the 1/sqrt(d_k) scale (dee also by hand); eli masks after the
+softmax; fay takes the softmax down the columns (code and by hand); gus calls torch.softmax
+(flagged); hal submits the stub; jon divides by d_k and transposes A by hand; kim inverts the
+mask; lou's softmax raises an exception whose text is HTML; max's file is corrupted (error)."""
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder import report
+from autograder.__main__ import cli
+
+A = "02_scaled_dot_product_attention"
+FIXTURE = Path(__file__).parent / "fixtures" / "class_report"
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    return Path(shutil.copytree(FIXTURE, tmp_path / "course"))
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(html: str) -> _Tags:
+    p = _Tags()
+    p.feed(html)
+    return p
+
+
+def test_named_mistake_reads_the_structured_field_and_both_messages():
+    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known "
+                                 "mistake: no 1/√d_k scale"}) == "no 1/√d_k scale"
+    assert report.named_mistake({"ok": False, "message": "`scores`: Not quite: it looks like you left out "
+                                 "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides"}) == "left out the 1/√d_k scale"
+    # a function check naming a catalogued misconception by its words: the title, as by hand
+    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known mistake: "
+                                 "you left out the 1/√d_k scale. Eq. 1 of Vaswani et al. divides QKᵀ by √d_k; "
+                                 "without it the scores grow"}) == "left out the 1/√d_k scale"
+    # a structured field wins over the message; catalogue names get their catalogue title
+    assert report.named_mistake({"ok": False, "mistake": "no_scale", "message": "whatever"}) == \
+        "left out the 1/√d_k scale"
+    assert report.named_mistake({"ok": False, "mistake": "mask applied after the softmax"}) == \
+        "mask applied after the softmax"
+    assert report.named_mistake({"ok": True, "message": "matches a known mistake: x"}) is None
+    assert report.named_mistake({"ok": False, "message": "softmax: values differ from the reference on "
+                                 "random inputs (max abs error 0.6)"}) is None
+
+
+def test_the_class_as_graded(course):
+    rep = report.build(course, A)
+    assert len(rep.reports) == 12 and rep.max_score == 9
+    assert [r["student"] for r in rep.flagged] == ["gus"]
+    assert [r["student"] for r in rep.errored] == ["max"]
+    items = {st.grade_id: st for st in rep.items}
+    assert list(items) == ["test_scores_by_hand", "test_weights_by_hand", "test_output_by_hand",
+                           "test_attention_scores", "test_softmax", "test_sdpa"]  # grading.py's order
+    for st in rep.items:  # every submission is counted once per item
+        assert sorted(s for o in report.OUTCOMES for s in st.outcomes[o]) == sorted(r["student"] for r in rep.reports)
+        assert st.outcomes["not graded"] == ["max"]
+    # ranked: the most frequent named mistake first, with who made it
+    first = rep.ranked_mistakes()[0]
+    assert first[1:] == ("no 1/√d_k scale", ["cam", "dee"])
+    scores = items["test_attention_scores"]
+    assert scores.ranked_mistakes() == [("no 1/√d_k scale", ["cam", "dee"]),
+                                        ("divided by d_k instead of √d_k", ["jon"])]
+    assert dict(items["test_sdpa"].mistakes) == {"no 1/√d_k scale": ["cam", "dee"],
+                                                 "mask applied after the softmax": ["eli"]}
+    assert dict(items["test_scores_by_hand"].mistakes) == {"left out the 1/√d_k scale": ["dee"]}
+    assert dict(items["test_weights_by_hand"].mistakes) == {"took the softmax over the wrong axis": ["fay"]}
+    assert dict(items["test_output_by_hand"].mistakes) == {"multiplied Aᵀ V instead of A V": ["jon"]}
+    softmax = {kind: [s for s, _ in rows] for kind, rows in items["test_softmax"].failures.items()}
+    assert softmax == {"not attempted (stub left)": ["hal"], "raised ValueError": ["lou"],
+                       "used the library version": ["gus"], "wrong values (no known mistake)": ["fay"]}
+    assert items["test_scores_by_hand"].failures.keys() == {"not answered"}
+    # skills: by-hand items are attnlab.practice skills, code items the function they ask for
+    assert items["test_scores_by_hand"].skill.key == "sdpa_scores"
+    assert items["test_softmax"].skill.title == "writes softmax()"
+
+
+def test_the_page_shows_figures_mistakes_and_reasons(course):
+    html = report.render(report.build(course, A))
+    page = _parse(html)
+    imgs = [a for t, a in page.tags if t == "img"]
+    assert len(imgs) == 4  # scores, items, mistakes, skills
+    assert all(a["src"].startswith("data:image/png;base64,") and a.get("alt") and int(a["width"]) > 300
+               for a in imgs)
+    text = " ".join(page.text)
+    for needle in ("no 1/√d_k scale", "mask applied after the softmax", "took the softmax over the wrong axis",
+                   "not valid notebook JSON", "reference used", "Scaled scores Q Kᵀ / √d_k"):
+        assert needle in text, needle
+    assert text.index("no 1/√d_k scale") < text.index("mask applied after the softmax")  # ranked
+
+
+def test_student_text_is_escaped(course):
+    folder = course / "reports" / A
+    hostile = '<script>alert("id")</script>'
+    rep = json.loads((folder / "gus.json").read_text())
+    rep["student"] = hostile
+    rep["flags"] = ['<iframe src="javascript:alert(1)"></iframe>']
+    (folder / "gus.json").write_text(json.dumps(rep))
+    html = report.render(report.build(course, A))
+    page = _parse(html)
+    assert {t for t, _ in page.tags} <= {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2",
+                                         "h3", "p", "code", "div", "b", "span", "img", "table", "tr", "th",
+                                         "td", "ul", "li", "details", "summary"}
+    # lou's exception text (from the student's own code, graded for real) and the edited report
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;id&quot;)&lt;/script&gt;" in html
+    assert "&lt;iframe" in html
+
+
+def test_cli_writes_class_html_and_refuses_an_ungraded_assignment(course):
+    res = CliRunner().invoke(cli, ["report", str(course), "--assignment", A])
+    assert res.exit_code == 0, res.output
+    out = course / "reports" / A / "class.html"
+    assert out.is_file() and f"wrote {out}" in res.output
+    res = CliRunner().invoke(cli, ["report", str(course), "--assignment", "03_masks"])
+    assert res.exit_code == 1 and "grade the assignment first" in res.output
+
+
+def test_unreadable_and_partial_reports_do_not_stop_the_report(course):
+    folder = course / "reports" / A
+    (folder / "zed.json").write_text("{ not json")
+    (folder / "yan.json").write_text(json.dumps({"status": "graded", "items": {
+        "test_softmax": {"ok": False}, "test_sdpa": "garbage"}}))
+    rep = report.build(course, A)
+    assert rep.problems == ["zed.json: not readable (JSONDecodeError)"]
+    items = {st.grade_id: st for st in rep.items}
+    assert "yan" in items["test_softmax"].failures["other"][0]
+    assert "yan" in items["test_sdpa"].outcomes["not graded"]
+    assert "zed.json: not readable" in report.render(rep)
+
+
+def test_course_wide_skills_cover_every_graded_assignment(course):
+    shutil.copytree(course / "reports" / A, course / "reports" / "99_extra")
+    rep = report.build(course, A)
+    assert rep.course_skills["sdpa_scores"]["assignments"] == {A}
+    assert rep.course_skills["item:test_softmax"]["assignments"] == {"99_extra"}  # no grading.py: by item
+    assert rep.course_skills["sdpa_scores"]["right"] == 9
+    html = report.render(rep)
+    assert "Across the course (2 graded assignments)" in html
+    assert html.count("<img") == 5

@@ -1,0 +1,104 @@
+"""JupyterHub for one attnlab class on one machine (see deploy/jupyterhub/README.md).
+
+Production choices, each overridable with an environment variable read below:
+
+* users log in with their machine accounts (PAM); members of ``ATTNLAB_STUDENTS_GROUP``
+  and the instructors may log in;
+* each user's JupyterLab runs as that user (SystemdSpawner when the host runs systemd: memory
+  and CPU limits are enforced by cgroups; LocalProcessSpawner otherwise: limits are advisory),
+  from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all), with
+  one BLAS/OpenMP thread per kernel and the hub user name as the learner id;
+* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...``);
+* assignments go through nbgrader's filesystem exchange at ``/srv/nbgrader/exchange``;
+* one class, several graders (nbgrader's documented set-up): formgrader runs as a hub service
+  named after the course, as the shared grader account ``grader-<course>``, reachable by the
+  members of the hub group ``formgrade-<course>``; the gradebook is PostgreSQL.
+
+``jupyterhub_config_test.py`` loads this file and swaps only what a throwaway test needs
+(a password authenticator, loopback ports, a temporary state folder).
+"""
+import os
+import shutil
+
+c = get_config()  # noqa: F821 - provided by JupyterHub
+
+HUB_HOME = os.environ.get("ATTNLAB_HUB_HOME", "/opt/attnlab-hub")
+COURSE_ENV = os.environ.get("ATTNLAB_COURSE_ENV", os.path.join(HUB_HOME, "course-env"))
+COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
+GRADER = os.environ.get("ATTNLAB_GRADER_USER", f"grader-{COURSE_ID}")
+GRADER_HOME = os.environ.get("ATTNLAB_GRADER_HOME", f"/home/{GRADER}")
+INSTRUCTORS = [u for u in os.environ.get("ATTNLAB_INSTRUCTORS", "").split(",") if u]
+STUDENTS_GROUP = os.environ.get("ATTNLAB_STUDENTS_GROUP", "attnlab-students")
+FORMGRADER_PORT = int(os.environ.get("ATTNLAB_FORMGRADER_PORT", "9999"))
+STATE = os.environ.get("ATTNLAB_HUB_STATE", "/srv/jupyterhub")  # cookie secret, hub database
+MEM_LIMIT = os.environ.get("ATTNLAB_MEM_LIMIT", "2G")  # measured ~0.55 GiB per active student; see SIZING.md
+CPU_LIMIT = float(os.environ.get("ATTNLAB_CPU_LIMIT", "1"))
+
+# ---------------------------------------------------------------- hub, proxy, state
+c.JupyterHub.bind_url = os.environ.get("ATTNLAB_HUB_URL", "http://127.0.0.1:8000")  # TLS at a reverse proxy
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.ConfigurableHTTPProxy.command = [os.path.join(HUB_HOME, "proxy", "node_modules", ".bin",
+                                                "configurable-http-proxy")]
+c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
+c.JupyterHub.db_url = f"sqlite:///{os.path.join(STATE, 'jupyterhub.sqlite')}"
+c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
+
+# ---------------------------------------------------------------- who may log in
+c.JupyterHub.authenticator_class = "pam"
+c.Authenticator.allowed_groups = {STUDENTS_GROUP, f"formgrade-{COURSE_ID}"}  # PAM/local groups
+c.Authenticator.admin_users = set(INSTRUCTORS)
+c.PAMAuthenticator.open_sessions = False  # no systemd-logind session per login
+
+# ---------------------------------------------------------------- each user's server
+if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
+    c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
+    c.SystemdSpawner.isolate_tmp = True
+    c.SystemdSpawner.isolate_devices = True
+    c.SystemdSpawner.disable_user_sudo = True
+    c.SystemdSpawner.unit_name_template = "jupyter-{USERNAME}"
+else:
+    c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+c.Spawner.cmd = [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.mem_limit = MEM_LIMIT
+c.Spawner.cpu_limit = CPU_LIMIT
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+c.Spawner.environment = {
+    # one thread per kernel: 200 kernels on 32 cores must not each start 32 OpenMP threads
+    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+    # by-hand numbers are seeded by the learner id, which must be the nbgrader student id
+    "ATTNLAB_LEARNER": lambda spawner: spawner.user.name,
+    "PATH": f"{os.path.join(COURSE_ENV, 'bin')}:/usr/local/bin:/usr/bin:/bin",
+}
+
+#: settings a deployment may move (exchange, course id, course repository, gradebook URL), passed on
+#: to every user's server and to formgrader when the hub was started with them
+PASS_ON = {k: os.environ[k] for k in ("ATTNLAB_EXCHANGE", "ATTNLAB_COURSE_ID", "ATTNLAB_CLONE",
+                                      "ATTNLAB_DB") if k in os.environ}
+c.Spawner.environment.update({k: v for k, v in PASS_ON.items() if k != "ATTNLAB_DB"})
+
+# ---------------------------------------------------------------- nbgrader: one class, several graders
+c.JupyterHub.load_groups = {
+    f"formgrade-{COURSE_ID}": {"users": sorted(set(INSTRUCTORS) | {GRADER})},
+    f"nbgrader-{COURSE_ID}": {"users": []},
+}
+c.JupyterHub.load_roles = [
+    {"name": f"formgrade-{COURSE_ID}", "groups": [f"formgrade-{COURSE_ID}"],
+     "scopes": [f"access:services!service={COURSE_ID}", "list:services",
+                f"read:services!service={COURSE_ID}"]},
+    # the course_list extension in a user's server asks the hub which course services exist
+    {"name": "server", "scopes": ["inherit"]},
+]
+c.JupyterHub.services = [{
+    "name": COURSE_ID,
+    "url": f"http://127.0.0.1:{FORMGRADER_PORT}",
+    "command": [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")],  # listens on "url"
+    "user": GRADER,
+    "cwd": GRADER_HOME,
+    "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab", "OMP_NUM_THREADS": "1", "HOME": GRADER_HOME,
+                    "ATTNLAB_COURSE": os.path.join(GRADER_HOME, "course"),
+                    "PATH": f"{os.path.join(COURSE_ENV, 'bin')}:/usr/local/bin:/usr/bin:/bin", **PASS_ON},
+    "oauth_no_confirm": True,
+}]

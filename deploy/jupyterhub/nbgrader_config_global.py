@@ -1,0 +1,10 @@
+"""nbgrader settings for EVERY user of the hub (installed as <course-env>/etc/jupyter/nbgrader_config.py).
+
+Students fetch, submit and fetch feedback through nbgrader's filesystem exchange; the course id
+is fixed, so students need no hub group to see the course.
+"""
+import os
+
+c = get_config()  # noqa: F821 - provided by traitlets
+c.CourseDirectory.course_id = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
+c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")

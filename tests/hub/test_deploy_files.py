@@ -1,0 +1,112 @@
+"""The deployment files as far as this machine can check them without a hub or a cluster: they
+parse, load, name files that exist, and agree with each other (pins, course id, paths)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+HUB = DEPLOY / "jupyterhub"
+K8S = DEPLOY / "kubernetes"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s#]+)", line)
+        if m:
+            out[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return out
+
+
+def _load(config: Path, env: dict, monkeypatch):
+    from traitlets.config.loader import PyFileConfigLoader
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
+
+
+PROD_ENV = {"ATTNLAB_HUB_HOME": "/opt/attnlab-hub", "ATTNLAB_INSTRUCTORS": "alice,bob",
+            "ATTNLAB_EXCHANGE": "/srv/nbgrader/exchange", "ATTNLAB_DB": "postgresql:///gradebook"}
+
+
+def test_hub_config_is_pam_course_env_limits_and_one_formgrader_service(monkeypatch):
+    c = _load(HUB / "jupyterhub_config.py", PROD_ENV, monkeypatch)
+    assert c.JupyterHub.authenticator_class == "pam"
+    assert c.Spawner.cmd == ["/opt/attnlab-hub/course-env/bin/jupyterhub-singleuser"]
+    assert c.Spawner.environment["OMP_NUM_THREADS"] == "1" and c.Spawner.mem_limit
+    learner = c.Spawner.environment["ATTNLAB_LEARNER"]
+    assert learner(SimpleNamespace(user=SimpleNamespace(name="stu7"))) == "stu7"
+    assert "ATTNLAB_DB" not in c.Spawner.environment  # students never get the gradebook URL
+    (service,) = c.JupyterHub.services
+    assert service["name"] == "attnlab" and service["user"] == "grader-attnlab"
+    assert service["environment"]["ATTNLAB_DB"] == "postgresql:///gradebook"
+    assert c.JupyterHub.load_groups["formgrade-attnlab"]["users"] == ["alice", "bob", "grader-attnlab"]
+    role = next(r for r in c.JupyterHub.load_roles if r["name"] == "formgrade-attnlab")
+    assert "access:services!service=attnlab" in role["scopes"]
+    proxy = Path(c.ConfigurableHTTPProxy.command[0])
+    assert proxy.parts[-3:] == ("node_modules", ".bin", "configurable-http-proxy")
+
+
+def test_test_config_only_swaps_the_authenticator_ports_and_admin_token(monkeypatch):
+    env = {**PROD_ENV, "ATTNLAB_HUB_TEST_PASSWORD": "pw", "ATTNLAB_HUB_TEST_USERS": "a,b",
+           "ATTNLAB_HUB_TEST_TOKEN": "t", "ATTNLAB_PROXY_API_URL": "http://127.0.0.1:1", "ATTNLAB_HUB_PORT": "2"}
+    c = _load(HUB / "jupyterhub_config_test.py", env, monkeypatch)
+    assert c.JupyterHub.authenticator_class == "dummy" and c.DummyAuthenticator.password == "pw"
+    assert [s["name"] for s in c.JupyterHub.services] == ["attnlab", "attnlab-test-admin"]
+    assert c.Spawner.cmd == ["/opt/attnlab-hub/course-env/bin/jupyterhub-singleuser"]
+    assert "pam" not in (HUB / "jupyterhub_config_test.py").read_text().lower().replace("pam logins", "")
+
+
+def test_pins_agree():
+    hub, single = _pins(HUB / "requirements-hub.txt"), _pins(HUB / "requirements-singleuser.txt")
+    assert hub["jupyterhub"] == single["jupyterhub"], "jupyterhub-singleuser must match the hub's version"
+    assert set(single) == {"jupyterhub", "nbgitpuller"}
+    pkg = json.loads((HUB / "proxy" / "package.json").read_text())
+    lock = json.loads((HUB / "proxy" / "package-lock.json").read_text())
+    want = pkg["dependencies"]["configurable-http-proxy"]
+    assert lock["packages"]["node_modules/configurable-http-proxy"]["version"] == want
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", v) for v in pkg["dependencies"].values()), "pin exact versions"
+
+
+def test_kubernetes_files_parse_and_point_at_what_exists():
+    values = yaml.safe_load((K8S / "z2jh-values.yaml").read_text())
+    assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == "1"
+    assert values["singleuser"]["memory"]["limit"] and values["singleuser"]["cmd"] == "jupyterhub-singleuser"
+    assert "attnlab" in values["hub"]["services"]
+    mounts = values["singleuser"]["storage"]["extraVolumeMounts"]
+    assert {"name": "exchange", "mountPath": "/srv/nbgrader/exchange"} in mounts  # = nbgrader_config_global.py
+    job = yaml.safe_load((K8S / "grading-job.yaml").read_text())
+    cmd = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert cmd[:4] == ["python", "-m", "autograder", "grade"]
+    assignment = cmd[cmd.index("--assignment") + 1]
+    assert (ROOT / "solutions" / assignment / f"{assignment}.ipynb").is_file()
+    docker = (K8S / "Dockerfile").read_text()
+    for src in re.findall(r"^COPY (.+) \S+$", docker, flags=re.M):
+        for path in src.split():
+            assert (ROOT / path).exists(), f"Dockerfile copies {path}, which is not in the repository"
+    assert "requirements-singleuser.txt" in docker and "constraints.txt" in docker
+    assert "nbgrader_config_global.py" in docker  # one nbgrader setting for the VM and the cluster
+
+
+def test_ensure_hub_script_parses():
+    r = subprocess.run(["bash", "-n", str(ROOT / "scripts" / "ensure_hub.sh")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", ["nbgrader_config_global.py", "grader_nbgrader_config.py"])
+def test_nbgrader_configs_set_the_shared_exchange(name, monkeypatch, tmp_path):
+    env = {"ATTNLAB_EXCHANGE": "/srv/nbgrader/exchange", "ATTNLAB_CLONE": str(ROOT),
+           "ATTNLAB_COURSE": str(tmp_path / "course")}
+    c = _load(HUB / name, env, monkeypatch)
+    assert c.Exchange.root == "/srv/nbgrader/exchange" and c.CourseDirectory.course_id == "attnlab"
+    if name == "grader_nbgrader_config.py":  # the course's own grading steps and ignore list
+        assert "grading.py" in c.CourseDirectory.ignore
+        assert c.CourseDirectory.root == str(tmp_path / "course")
