@@ -386,8 +386,9 @@ print("4.", "T=1/2:", softmax_numpy(logits / 0.5).max().round(3), " T=1:", softm
 # %% [markdown]
 # ## Mastery check
 #
-# The cards below give you fresh numbers each time. Solve them to unlock lesson 01. (Running this
-# cell records nothing until you answer.)
+# The cards below give you fresh numbers each time. Solving them is how lesson 01's gate (its first
+# cell) learns that you are ready: the gate lists the skills not yet mastered and suggests practising
+# them first. It advises; it never locks a lesson. (Running this cell records nothing until you answer.)
 
 # %%
 from attnlab.practice import mastery_check

@@ -44,6 +44,7 @@ gate("01")
 # %%
 # %matplotlib inline
 import math
+import time
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -124,11 +125,12 @@ recency = (recency_weights * number).sum()
 lookup = number[1]                                              # all weight on "keys"
 print(f"recency summary = {recency:+.3f}  ->  predicts '{'are' if recency > 0 else 'is'}'")
 print(f"lookup summary  = {lookup:+.3f}  ->  predicts '{'are' if lookup > 0 else 'is'}'")
+print(f"weight of 'keys' in the recency summary: {recency_weights[1]:.1%}")
 
 
 # %% [markdown]
 # The recency summary is dominated by *door*, the last noun. The plural signal of *keys* is still in
-# there, but with weight $0.5^6 / \sum \approx 0.8\%$: it has been diluted on its way through six words.
+# there, but with weight $0.5^6 / \sum$ (printed above, under 1 %): it has been diluted on its way through six words.
 # The rest of this lesson is about that journey.
 
 # %% [markdown]
@@ -213,8 +215,10 @@ plt.show()
 # field.
 
 # %%
-def receptive_field(n_layers, kernel, dilation_growth=1, length=64):
-    """Number of input positions that can influence the last output of a causal conv stack."""
+def receptive_field(n_layers, kernel, dilation_growth=1, length=128):
+    """Number of input positions that can influence the last output of a causal conv stack.
+
+    The input must be longer than the reach, or the count is cut off at ``length``."""
     layers = []
     for i in range(n_layers):
         dilation = dilation_growth ** i
@@ -229,11 +233,16 @@ def receptive_field(n_layers, kernel, dilation_growth=1, length=64):
 for n_layers in (1, 2, 3, 4):
     plain = receptive_field(n_layers, kernel=3)
     dilated = receptive_field(n_layers, kernel=3, dilation_growth=3)
-    print(f"{n_layers} layers, k=3: reach {plain:2d} = 1 + {n_layers}·2   |   dilations 1,3,9,...: reach {dilated:2d} = 3^{n_layers}")
+    assert plain == 1 + n_layers * 2 and dilated == 3**n_layers, (plain, dilated)  # the formulas, checked
+    print(f"{n_layers} layers, k=3: reach {plain:2d} = 1 + {n_layers}·2   |   "
+          f"dilations 1,3,9,...: reach {dilated:2d} = 3^{n_layers} = {3**n_layers}")
 
 # %% [markdown]
 # The measured reach matches the formulas: $1 + L(k-1)$ without dilation, $k^L$ with dilations
-# $1, k, k^2, \dots$. Inverting them gives the path lengths plotted below.
+# $1, k, k^2, \dots$ (the `assert` in the loop checks every row, so this sentence cannot drift from
+# the numbers). One trap when measuring: the input must be longer than the reach. With 64 inputs,
+# four dilated layers would report a reach of 64, not 81, because there is nothing further back to
+# reach. Inverting the formulas gives the path lengths plotted below.
 
 # %%
 distances = np.arange(1, 1025)
@@ -255,6 +264,58 @@ ax.set_title("Path length between two positions")
 ax.legend(fontsize=9)
 ax.grid(alpha=0.3, which="both")
 plt.show()
+
+# %% [markdown]
+# ### The second criterion: how much must happen one after another?
+#
+# Path length is about *learning*. A second property decides how fast a layer *runs* on parallel hardware (GPU cores, or
+# just the vector units of a CPU): the number of **sequential operations**, steps that cannot start before the previous
+# one has finished. An RNN must compute $h_1$ before $h_2$ before $h_3$: $n$ sequential steps per layer, however many
+# cores are idle. A convolution or an attention layer computes all positions at once: one step, whose work can be spread
+# over as many cores as there are. Vaswani et al. (2017, Table 1) compare the layers on exactly these criteria:
+#
+# | layer | sequential operations | maximum path length | work per layer |
+# |---|---|---|---|
+# | recurrent | $O(n)$ | $O(n)$ | $O(n \cdot d^2)$ |
+# | convolutional, kernel $k$ | $O(1)$ | $O(\log_k n)$ (dilated) | $O(k \cdot n \cdot d^2)$ |
+# | self-attention | $O(1)$ | $O(1)$ | $O(n^2 \cdot d)$ |
+#
+# Attention wins on both of the first two columns and pays in the third (lesson 10 measures it). The measurement
+# below runs the same sequence through a tanh RNN step by step and through one attention layer. The attention layer
+# does *more* arithmetic (printed), but in one step that the hardware can spread out; the RNN's smaller amount of work
+# has to happen in 256 rounds, each waiting for the last. Compare the two times on your machine.
+
+# %%
+n_par, d_par = 256, 64
+x_par = torch.randn(1, n_par, d_par)
+W_par = torch.randn(d_par, d_par) / math.sqrt(d_par)
+
+
+def rnn_pass():
+    h = torch.zeros(1, d_par)
+    for t in range(n_par):  # n_par sequential steps: step t needs h from step t - 1
+        h = torch.tanh(h @ W_par + x_par[:, t])
+    return h
+
+
+def attention_pass():
+    return scaled_dot_product_attention(x_par, x_par, x_par)[0]  # all positions in one step
+
+
+def best_time(fn, repeats=5):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+with torch.no_grad():
+    t_rnn, t_att = best_time(rnn_pass), best_time(attention_pass)
+print(f"n = {n_par}: RNN {n_par} sequential steps {1e3 * t_rnn:.2f} ms; attention, 1 step {1e3 * t_att:.2f} ms "
+      f"(ratio {t_rnn / t_att:.1f})")
+print(f"multiply-adds: RNN n·d² = {n_par * d_par * d_par:,}, attention 2·n²·d = {2 * n_par * n_par * d_par:,}")
 
 
 # %% [markdown]
@@ -312,11 +373,20 @@ plt.show()
 
 # %% [markdown]
 # On a log scale the curves are straight lines: exponential decay or growth. With $\rho = 0.9$, after
-# 100 steps the gradient has shrunk by a factor of order $10^{-5}$ ($0.9^{100} \approx 3 \times 10^{-5}$;
-# the typical random product in the plot shrinks slightly faster still): the word 100 positions back
-# receives essentially no learning signal. Even $\rho = 1$ drifts downwards. Gates (LSTM, GRU), careful initialisation and
+# 100 steps the gradient has shrunk to $0.9^{100}$ if every step shrank it by exactly $\rho$; the typical
+# (median) random product in the plot shrinks several times more than that (the cell below prints both and
+# the ratio). The reason: $\rho$ is the *root-mean-square* stretch per step, and a few lucky large
+# stretches raise that average, while a typical chain of steps is stretched less. Either way the word
+# 100 positions back receives essentially no learning signal. Even $\rho = 1$ drifts downwards. Gates (LSTM, GRU), careful initialisation and
 # gradient clipping soften this, but they do not shorten the path.
 #
+# %%
+typical = jacobian_product_norms(0.9, 100)[-1]  # the median product of the plot, after 100 steps
+print(f"ρ = 0.9, 100 steps: ρ^100 = {0.9**100:.1e}, typical random product = {typical:.1e} "
+      f"({0.9**100 / typical:.1f}x smaller than ρ^100)")
+assert 0.9**100 / typical > 2  # "several times more" in the text above
+
+# %% [markdown]
 # An attention layer puts **one** Jacobian between any two positions, so the gradient does not have to
 # survive a chain. Let us measure it on real (small, untrained, random) layers: how large is the
 # gradient of the output at the last of 64 positions with respect to each input, as a function of
@@ -560,6 +630,49 @@ print(f"summary = {agreement.item():+.3f}  ->  predicts '{'are' if agreement.ite
 # One honest caveat: this one step is not free. To let every position look at every other, a layer
 # compares all pairs, $L \times L$ scores for a sequence of length $L$. Lesson 02 computes this score
 # matrix, and lesson 10 measures what it costs.
+
+# %% [markdown]
+# ### Where attention came from: the bottleneck of seq2seq and additive attention
+#
+# Attention did not start with the Transformer. In 2014 translation models were **encoder–decoder RNNs** (Sutskever et
+# al.; Cho et al.): an encoder RNN read the source sentence and its **last hidden state**, one fixed-length vector, was
+# all the decoder got to see. Everything about a 40-word sentence had to squeeze through that one vector, and translation
+# quality fell off for long sentences. Bahdanau, Cho and Bengio (2015) removed the bottleneck: at every output step $i$
+# the decoder looks at **all** encoder states $h_1 \dots h_S$, scores each against its own state $s_{i-1}$ with a small
+# neural network, and takes a softmax-weighted average, exactly the soft lookup of this section:
+#
+# $$ e_{ij} = v^\top \tanh\!\big(W s_{i-1} + U h_j\big), \qquad \alpha_{ij} = \operatorname{softmax}_j(e_{ij}),
+#    \qquad c_i = \sum_j \alpha_{ij} h_j . $$
+#
+# This is **additive** attention (the query and key are added inside a $\tanh$). Luong et al. (2015) tried simpler
+# scores such as the **dot product** $s^\top h_j$, and the Transformer kept the dot product, scaled by $1/\sqrt{d_k}$
+# (lesson 02), because a whole matrix of dot products is one fast matrix multiplication. So the score function is a
+# design choice; what makes it attention is the rest: scores → softmax → weighted average of values.
+#
+# Both score functions on the same three keys (random small weights; only the shape of the computation matters):
+
+# %%
+gen = torch.Generator().manual_seed(5)
+d_att, d_hidden = 2, 4
+W_add = torch.randn(d_hidden, d_att, generator=gen)   # applied to the query (decoder state)
+U_add = torch.randn(d_hidden, d_att, generator=gen)   # applied to the keys (encoder states)
+v_add = torch.randn(d_hidden, generator=gen)
+q_add = torch.tensor([1.0, 0.5])                       # (d,) one query
+keys_add = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])   # (S=3, d)
+values_add = torch.tensor([[10.0], [20.0], [30.0]])               # (S=3, 1)
+
+additive_scores = torch.tanh(q_add @ W_add.T + keys_add @ U_add.T) @ v_add   # (S,) v·tanh(Wq + Uk_j)
+dot_scores = keys_add @ q_add                                                # (S,) q·k_j
+for name, scores in (("additive (Bahdanau)", additive_scores), ("dot product (Luong)", dot_scores)):
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ values_add
+    assert torch.isclose(weights.sum(), torch.tensor(1.0)) and 10 <= out.item() <= 30  # same lookup either way
+    print(f"{name:>20s}: scores {scores.numpy().round(2)}, weights {weights.numpy().round(2)}, output {out.item():.2f}")
+
+# %% [markdown]
+# Different scores, so different weights; but both are soft lookups whose output stays between the smallest and largest
+# value. A common mistake is to think attention *is* the dot product, or that it was invented for the Transformer; the
+# Transformer's contribution was to drop the recurrence and use (self-)attention everywhere.
 
 # %% [markdown]
 # ## 5 · Common mistakes

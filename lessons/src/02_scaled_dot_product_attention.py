@@ -108,6 +108,16 @@ print("X", tuple(X.shape), "->  Q", tuple(Q.shape), " K", tuple(K.shape), " V", 
 # position. Row $i$ of $O$ is the matching weighted average of the value rows.
 
 # %% [markdown]
+# The same four steps as a picture (the optional mask step `+ M` is explained at the end of section 5
+# and in lesson 03). Follow the shapes: the score matrix is $L \times S$, one row per query.
+
+# %%
+from attnlab.diagrams import sdpa_flow
+
+sdpa_flow()
+plt.show()
+
+# %% [markdown]
 # ## 3 · Worked example, by hand
 #
 # Two tokens, $d_k = d_v = 2$, no mask:
@@ -258,9 +268,10 @@ for ax, (key, ylabel, yscale) in zip(axes, panels):
 axes[0].plot(dims, dims, color="0.5", ls=":", label="d_k (theory)")
 axes[1].axhline(1 / n_keys, color="0.5", ls=":", label=f"uniform 1/{n_keys}")
 axes[1].set_ylim(0, 1.05)
-axes[0].set_title("1. raw scores spread out like d_k")
+jac_drop = results["scaled"]["jac"][-1] / results["raw"]["jac"][-1]  # how much smaller without scaling
+axes[0].set_title("1. raw score variance grows like d_k")
 axes[1].set_title("2. so the softmax saturates (one-hot)")
-axes[2].set_title("3. and its gradient dies")
+axes[2].set_title(f"3. and its gradient shrinks (÷{jac_drop:.1f} at d_k = {dims[-1]})")
 for ax in axes[:2]:
     ax.legend(fontsize=9)
 axes[2].legend(fontsize=9, loc="lower left")
@@ -272,14 +283,21 @@ i64 = dims.index(64)
 print(f"at d_k = 64: score variance raw {results['raw']['var'][i64]:.1f} vs scaled {results['scaled']['var'][i64]:.2f};"
       f" max weight raw {results['raw']['max_w'][i64]:.2f} vs scaled {results['scaled']['max_w'][i64]:.2f};"
       f" Jacobian raw {results['raw']['jac'][i64]:.3f} vs scaled {results['scaled']['jac'][i64]:.3f}")
+print(f"at d_k = {dims[-1]}: the raw Jacobian is {jac_drop:.1f}x smaller than the scaled one")
+assert results["raw"]["max_w"][i64] > 0.5  # "the top key takes most of the weight" (below)
+assert all(abs(v - d) < 0.25 * d for v, d in zip(results["raw"]["var"], dims))  # "variance = d_k" (below)
 
 # %% [markdown]
 # Read the three panels left to right:
 #
-# 1. without scaling, the score variance equals $d_k$ (the dotted line); with scaling it stays at 1;
+# 1. without scaling, the score variance equals $d_k$ (the dotted line), so the scores' *spread*
+#    (standard deviation) grows like $\sqrt{d_k}$; with scaling the variance stays at 1;
 # 2. without scaling, by $d_k = 64$ (a typical head width) the top key already takes most of the weight in
 #    an average row, on random vectors where no key is actually more relevant than another;
-# 3. the softmax gradient shrinks accordingly. Scaled attention keeps it constant in $d_k$.
+# 3. the softmax gradient shrinks accordingly, by the factor printed above at $d_k = 1024$. It does not
+#    vanish at these sizes (a row of 16 random keys is rarely exactly one-hot), but it keeps shrinking as
+#    the scores grow, and during training the scores can grow much larger than at initialisation.
+#    Scaled attention keeps the gradient constant in $d_k$.
 #
 # The fix is cheap (one division) and it means a wider head does not silently train worse.
 #
@@ -314,6 +332,64 @@ torch.testing.assert_close(mine, ref)
 torch.testing.assert_close(mine_w, ref_w)
 print("output", tuple(ref.shape), " weights", tuple(ref_w.shape), " rows sum to 1:",
       torch.allclose(ref_w.sum(-1), torch.ones(B, H, L_b)))
+
+# %% [markdown]
+# ### Two optional arguments: `mask` and `dropout_p`
+#
+# The full signature is `scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0)`. You will
+# implement both arguments in exercise 02, so here is what they do.
+#
+# **`mask`: who may look at whom.** A **boolean** tensor that broadcasts to $(\dots, L, S)$;
+# `True` means *query $i$ may attend key $j$* (the course's one convention, the same as PyTorch's
+# `F.scaled_dot_product_attention`). Where it is `False`, the scaled score is replaced by $-\infty$
+# **before** the softmax. Since $e^{-\infty} = 0$, that weight is exactly 0 and the allowed weights of
+# the row still sum to 1:
+#
+# $$ A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + M\Big), \qquad
+#    M_{ij} = \begin{cases} 0 & \text{mask}_{ij} = \texttt{True} \\ -\infty & \text{mask}_{ij} = \texttt{False.} \end{cases} $$
+#
+# *Worked example.* In the two-token example, forbid query 1 to look at key 2. Its row becomes
+# $\operatorname{softmax}([0.707, -\infty]) = [1, 0]$, so $o_1 = v_1 = [1, 2]$; query 2 is unchanged.
+# Lesson 03 is about *which* masks a model needs (causal, padding, and their combination); the
+# mechanics are only this.
+
+# %%
+allow2 = torch.tensor([[True, False], [True, True]])                    # (L, S): query 1 may not see key 2
+by_hand_masked = torch.softmax((Q2 @ K2.T / math.sqrt(2)).masked_fill(~allow2, float("-inf")), dim=-1)
+out_m, w_m = scaled_dot_product_attention(Q2, K2, V2, mask=allow2)
+torch.testing.assert_close(w_m, by_hand_masked)
+assert w_m[0, 1].item() == 0.0 and torch.equal(out_m[0], V2[0])       # exactly 0, so o1 = v1
+torch.testing.assert_close(out_m[1], O_lib[1])                          # row 2 unchanged
+print("masked weights:\n", w_m, "\noutput:\n", out_m)
+
+# %% [markdown]
+# **`dropout_p`: attention dropout, a regulariser for training.** With probability $p$ each attention
+# weight is set to 0 for this forward pass, and the kept weights are multiplied by $1/(1-p)$. The
+# rescaling keeps the *expected* weight, and so the expected output, unchanged:
+#
+# $$ \tilde A_{ij} = \frac{z_{ij}}{1-p} A_{ij}, \quad z_{ij} \sim \operatorname{Bernoulli}(1-p), \qquad
+#    \mathbb{E}[\tilde A_{ij}] = \frac{(1-p)\,A_{ij}}{1-p} = A_{ij}. $$
+#
+# The model cannot rely on any single key being visible, which discourages over-sharp heads (the
+# original Transformer used $p = 0.1$ for its dropout). Three rules: dropout is applied to the weights
+# **after** the softmax; the function returns the weights **before** dropout (those are what you plot);
+# and in evaluation you pass `dropout_p=0.0` (this function has no train/eval switch; a layer passes its
+# rate only while `self.training` is true). The check: one draw with $p = 0.5$ differs from the plain
+# output, the average of many draws approaches it.
+
+# %%
+torch.manual_seed(0)
+one_draw, w_drop = scaled_dot_product_attention(Q2, K2, V2, dropout_p=0.5)
+draws = torch.stack([scaled_dot_product_attention(Q2, K2, V2, dropout_p=0.5)[0] for _ in range(4000)])
+torch.testing.assert_close(w_drop, A_lib)                   # returned weights: before dropout
+torch.testing.assert_close(draws.mean(0), O_lib, atol=0.1, rtol=0)  # unbiased on average
+print("one draw with p = 0.5:\n", one_draw, "\nmean of 4000 draws:\n", draws.mean(0), "\nwithout dropout:\n", O_lib)
+
+# %% [markdown]
+# Common mistakes with these two arguments: masking **after** the softmax (the row no longer sums to 1;
+# lesson 03 shows the numbers), using a float 0/1 mask or the opposite polarity (`True` = blocked, as in
+# `torch.nn.MultiheadAttention`'s `attn_mask`), forgetting the $1/(1-p)$ rescaling (outputs shrink by a
+# factor $1-p$ in training and jump back at evaluation), and leaving dropout on when evaluating.
 
 # %% [markdown]
 # ## 6 · Try it: watch the softmax saturate

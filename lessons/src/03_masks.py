@@ -91,6 +91,16 @@ allowed = causal_mask(4)  # (L, S) = (4, 4), True = may attend
 print(allowed)
 
 # %% [markdown]
+# In context: row $i$ of the mask is what query $i$ may read. For *sat* (row 3) that is every token up to
+# and including itself; the future token *down* is blocked.
+
+# %%
+from attnlab.diagrams import mask_in_context
+
+mask_in_context()
+plt.show()
+
+# %% [markdown]
 # The additive version $M$ has $0$ where the boolean is `True` and $-\infty$ above the
 # diagonal. This is exactly the matrix from the course notes:
 
@@ -141,6 +151,51 @@ attention_heatmap(weights, tokens, tokens, title="weights WITH causal mask", ax=
 attention_heatmap(unmasked, tokens, tokens, title="weights WITHOUT mask (future visible)", ax=axes[2])
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ### The rectangular causal mask: fewer queries than keys ($S > L$)
+#
+# So far the queries and the keys were the same $L$ positions. When a model **generates** text it
+# computes the keys and values of earlier positions once and keeps them (the *KV cache* of lesson 08).
+# A step then has only the $L$ *newest* positions as queries, but all $S$ positions so far as keys,
+# with $S > L$. The rule is still "no position sees its future", but the positions must be lined up:
+# the queries are the **last** $L$ of the $S$ positions, so query $i$ sits at position $i + (S - L)$ and
+#
+# $$ \text{query } i \text{ may attend key } j \iff j \le i + (S - L). $$
+#
+# `causal_mask(L, S)` builds exactly that. It is the bottom $L$ rows of the square `causal_mask(S)`:
+# the rows of the positions that are new. The special case you meet most: one new token ($L = 1$) may
+# attend **every** cached key, so its mask row is all `True`.
+#
+# *Worked example:* $L = 2$ new queries (positions 3 and 4), $S = 5$ keys. Query 0 is position
+# $0 + 3 = 3$ and may see keys 0..3; query 1 is position 4 and sees keys 0..4.
+
+# %%
+rect = causal_mask(2, 5)  # (L, S) = (2, 5): the last 2 of 5 positions ask
+print(rect)
+assert torch.equal(rect, causal_mask(5)[-2:])  # = the bottom 2 rows of the square mask
+assert causal_mask(1, 5).all()  # one new token sees every cached key
+top_left = torch.ones(2, 5).tril().bool()  # WRONG: the triangle anchored at the top-left corner
+print("tril of a (2, 5) matrix, the common mistake:\n", top_left)
+
+# %%
+positions = [f"p{j}" for j in range(5)]
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), gridspec_kw={"width_ratios": [5, 5, 5]})
+mask_heatmap(causal_mask(5), positions, positions, title="square causal_mask(5)", ax=axes[0])
+axes[0].add_patch(plt.Rectangle((-0.5, 2.5), 5, 2, fill=False, edgecolor="tab:orange", lw=3))
+axes[0].text(4.6, 3.5, "new\nqueries", color="tab:orange", va="center", fontsize=9)
+mask_heatmap(rect, ["p3", "p4"], positions, title="causal_mask(2, 5): those rows", ax=axes[1])
+mask_heatmap(top_left, ["p3", "p4"], positions, title="tril(ones(2, 5)): wrong alignment", ax=axes[2])
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The third panel is the classic mistake: `torch.ones(L, S).tril()` anchors the triangle at the
+# top-left corner, so it treats the new queries as positions 0 and 1. Position 3 would see only keys
+# 0 and 1 and lose keys 2 and 3 that it is allowed to read; the model's output would silently change
+# with the cache turned on. (PyTorch's `F.scaled_dot_product_attention(..., is_causal=True)` has the
+# same top-left alignment when $L \ne S$, which is why KV-cache code passes an explicit mask.)
+# `causal_mask(L, S)` refuses $S < L$: then some query would have no key at all.
 
 # %% [markdown]
 # ## 3 · Why $-\infty$ and not $-10^9$?

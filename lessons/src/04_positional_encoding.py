@@ -38,6 +38,8 @@ gate("04")
 # positions knowing how each behaves on longer inputs.
 
 # %%
+import math
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
@@ -53,7 +55,7 @@ from attnlab.nn import (
     relative_shift_matrix,
     sinusoidal_encoding,
 )
-from attnlab.viz import heatmap
+from attnlab.viz import attention_heatmap, heatmap
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=3, sci_mode=False)
@@ -120,6 +122,29 @@ p = torch.randperm(7)
 with torch.no_grad():
     torch.testing.assert_close(mha(x[:, p])[0], mha(x)[0][:, p])
 print("equivariance holds for permutation", p.tolist())
+
+# %% [markdown]
+# ### Equivariant, not invariant
+#
+# Two words that are easy to mix up, and the source notes of this course mix them up too:
+#
+# * $f$ is permutation-**invariant** if shuffling the input changes **nothing**: $f(PX) = f(X)$. A sum or a mean over
+#   the tokens is invariant.
+# * $f$ is permutation-**equivariant** if shuffling the input shuffles the output **the same way**: $f(PX) = P f(X)$.
+#
+# Self-attention is *equivariant*: its output has one row per token, and the rows travel with their tokens. It is not
+# invariant: the output for "man bites dog" is a different matrix from the output for "dog bites man" (its rows are in
+# another order). It becomes invariant only when something that ignores order comes after it, such as mean pooling of
+# all tokens into one sentence vector, and **that** is where the two sentences become indistinguishable.
+
+# %%
+with torch.no_grad():
+    invariant = torch.allclose(out_b, out_a, atol=1e-6)  # f(PX) == f(X)?
+    equivariant = torch.allclose(out_b, out_a[:, perm], atol=1e-6)  # f(PX) == P f(X)?
+    pooled_same = torch.allclose(out_b.mean(dim=1), out_a.mean(dim=1), atol=1e-6)  # mean over tokens
+print(f"self-attention invariant: {invariant}, equivariant: {equivariant}; after mean pooling, "
+      f"'dog bites man' and 'man bites dog' give the same vector: {pooled_same}")
+assert equivariant and not invariant and pooled_same
 
 # %% [markdown]
 # ## 2 · Does the causal mask fix it? Partly.
@@ -426,6 +451,47 @@ plt.show()
 # %% [markdown]
 # RoPE is applied to $q$ and $k$ inside every attention layer (after the heads are split), not
 # to $v$ and not to the input.
+#
+# ### Relative position **bias**: add a number per offset to the scores
+#
+# The simplest relative scheme does not touch $q$ or $k$ at all. It adds to every score a learned number that depends
+# only on the offset $m - n$ (one table per head; T5, Raffel et al. 2020, shares entries between large offsets in
+# logarithmic "buckets"):
+#
+# $$ A = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}} + B\Big), \qquad B_{mn} = b_{m-n}. $$
+#
+# $B$ is constant along each diagonal (a Toeplitz matrix), so the same content at the same *distance* gets the same
+# score anywhere in the text. ALiBi (Press et al. 2022) fixes instead of learns it: $b_{m-n} = -s \cdot (m - n)$ for
+# $n \le m$, a penalty growing linearly with distance, one slope $s$ per head; it was introduced to let models read
+# texts longer than those seen in training. Below: ALiBi's bias for one head on 8 causal positions, and the weights it
+# produces when every token has the same content (so the bias alone decides).
+
+# %%
+L_b, slope = 8, 0.5
+offset = torch.arange(L_b)[:, None] - torch.arange(L_b)[None, :]  # (L, L): m - n
+alibi = (-slope * offset + 0.0).masked_fill(~causal_mask(L_b), float("-inf"))  # (L, L), -inf above the diagonal
+same = torch.zeros(L_b, L_b)  # equal content: every q·k is the same, here 0
+w_alibi = torch.softmax(same + alibi, dim=-1)  # (L, L)
+assert all(torch.allclose(alibi.diagonal(-k), alibi.diagonal(-k)[:1].expand(L_b - k)) for k in range(L_b))  # Toeplitz
+print("row 7, weights on keys 0..7:", w_alibi[7].numpy().round(3))
+print(f"weight on 'one back' vs 'two back', at rows 3 and 7: {w_alibi[3, 2] / w_alibi[3, 1]:.3f} and "
+      f"{w_alibi[7, 6] / w_alibi[7, 5]:.3f} (= e^{slope} = {math.exp(slope):.3f} at every position)")
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+heatmap(alibi.masked_fill(~causal_mask(L_b), float("nan")), title=f"bias B (ALiBi, slope {slope}); blank = masked",
+        ax=axes[0], annotate=False, xlabel="key n", ylabel="query m", cmap="Purples_r")
+for m in range(L_b):
+    for n in range(m + 1):
+        axes[0].text(n, m, f"{alibi[m, n].item():.1f}", ha="center", va="center", fontsize=8,
+                     color="white" if alibi[m, n] < -2 else "black")
+attention_heatmap(w_alibi, title="weights when the content is equal", ax=axes[1], annotate=False)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Each row decays geometrically into the past: the most recent tokens get the most weight, at every position alike.
+# Content scores $q \cdot k$ are added on top, so a strongly matching far token can still win. A common mistake is to add
+# the bias *after* the softmax, or to build it from absolute positions ($b_m$ instead of $b_{m-n}$), which brings back
+# everything that relative positions were meant to remove.
 #
 # ## Common mistakes
 #

@@ -37,6 +37,8 @@ gate("05")
 # parameters; and reason about the number of heads, multi-query and grouped-query attention.
 
 # %%
+import math
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
@@ -99,6 +101,16 @@ with torch.no_grad():
         head_r = x @ mha.w_q.weight[rows].T + mha.w_q.bias[rows]  # (B, L, d_k): X W_Q^(r) + b
         torch.testing.assert_close(head_r, all_queries[:, r])
 print(f"one {d_model}x{d_model} projection = {H} per-head projections of {d_model}x{d_k}, side by side")
+
+# %% [markdown]
+# The whole layer as a picture: three projections, a split into $H$ heads of $d_k$ columns each, attention
+# per head, then the merge (transpose back, reshape) and $W_O$. The next section traces these shapes in code.
+
+# %%
+from attnlab.diagrams import head_split_merge
+
+head_split_merge()
+plt.show()
 
 # %% [markdown]
 # ## 2 · The full shape trace
@@ -216,7 +228,39 @@ for n_heads in (1, 2, 4, 8, 16, 32, 64):
 #
 # In practice $d_k$ is kept around 64–128 and $H$ grows with the width, as in the table of
 # section 8.
+
+# %% [markdown]
+# ### Worked example with numbers: the head that resolves *it*
 #
+# Back to the opening sentence. Suppose one head's projections give each token a 2-number key (the head only cares
+# about two features): *animal* gets $k = [2, 0]$ ("animate noun"), *street* gets $k = [0, 2]$ ("place noun"), every
+# other word $k = [0, 0]$. The query of *it* depends on the context the earlier layers have gathered: next to *tired*
+# (a property of animate things) it is $q = [3, 1]$; next to *wide* (a property of places) it is $q = [1, 3]$. Then
+#
+# $$ \text{score}(\textit{it}, \textit{animal}) = \frac{q \cdot k_\text{animal}}{\sqrt{d_k}} = \frac{3 \cdot 2 + 1 \cdot 0}{\sqrt 2},
+#    \qquad \text{score}(\textit{it}, \textit{street}) = \frac{3 \cdot 0 + 1 \cdot 2}{\sqrt 2}, $$
+#
+# every other score is 0, and the softmax over the 11 words gives the weights printed below. Swap *tired* for *wide*
+# and the same head points at *street*: the head has learned the question "which noun can have this property?". A
+# second head can at the same time look for *it*'s verb: that is what several heads buy. (The numbers are chosen by
+# hand to show the mechanism; a trained model spreads such a job over many dimensions and often several heads.)
+
+# %%
+words = "The animal didn't cross the street because it was too tired".split()
+keys_it = torch.zeros(len(words), 2)  # (S=11, d_k=2)
+keys_it[words.index("animal")] = torch.tensor([2.0, 0.0])
+keys_it[words.index("street")] = torch.tensor([0.0, 2.0])
+values_it = torch.eye(len(words))  # value = "which word": the output shows where the weight went
+for context, q_it in (("tired", [3.0, 1.0]), ("wide", [1.0, 3.0])):
+    scores_it = torch.tensor([q_it]) @ keys_it.T / math.sqrt(2)  # (1, 11)
+    _, w_it = scaled_dot_product_attention(torch.tensor([q_it]), keys_it, values_it)
+    torch.testing.assert_close(w_it, torch.softmax(scores_it, dim=-1))
+    a, s = w_it[0, words.index("animal")].item(), w_it[0, words.index("street")].item()
+    print(f"'... it was too {context}': score animal {scores_it[0, 1]:.3f}, street {scores_it[0, 5]:.3f}, "
+          f"others 0  ->  weight animal {a:.2f}, street {s:.2f}, each other word {w_it[0, 0].item():.3f}")
+    assert (a > 0.8) if context == "tired" else (s > 0.8)
+
+# %% [markdown]
 # ## 6 · What several heads look like
 #
 # Each head produces its own $L\times L$ attention matrix. Trained models often contain heads

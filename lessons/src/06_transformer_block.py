@@ -46,6 +46,7 @@ gate("06")
 # Runtime: about a minute (about 20 s with `ATTNLAB_CI=1`, which shortens the training runs).
 
 # %%
+import math
 import os
 import time
 
@@ -108,6 +109,52 @@ print(f"fraction of hidden units switched off by the ReLU: {(hidden == 0).float(
 
 torch.testing.assert_close(mine, ffn(x))  # same numbers as the library
 print("✓ matches attnlab.nn.FeedForward")
+
+# %% [markdown]
+# ### ReLU or GELU?
+#
+# GPT-2, BERT and most models since replace the ReLU by the **GELU** (Hendrycks & Gimpel 2016),
+#
+# $$ \mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\Big(1 + \operatorname{erf}\big(x/\sqrt2\big)\Big), $$
+#
+# where $\Phi$ is the standard normal CDF: the input is multiplied by the probability that a standard normal variable
+# is below it. Large positive $x$ pass almost unchanged (like ReLU), large negative $x$ give almost 0, but around 0 the
+# curve is smooth and dips slightly below zero (minimum about $-0.17$ at $x \approx -0.75$). Why it helps: the ReLU's
+# gradient is exactly 0 for every negative input, so a hidden unit that is negative for all inputs stops learning
+# ("dead ReLU"); the GELU still passes a small gradient there, and its smooth kink tends to train a little better in
+# Transformers. `FeedForward(..., activation="gelu")` uses the exact erf form; GPT-2's code used the tanh approximation
+# $\tfrac{x}{2}\big(1 + \tanh(\sqrt{2/\pi}\,(x + 0.044715 x^3))\big)$, which differs slightly (printed below).
+# Loading GPT-2's weights into a model with the exact form therefore changes its outputs a little: a common source of
+# "almost matching" logits.
+
+# %%
+xs = torch.linspace(-4, 4, 401, requires_grad=True)
+gelu_exact = 0.5 * xs * (1 + torch.erf(xs / math.sqrt(2)))
+gelu_tanh = 0.5 * xs * (1 + torch.tanh(math.sqrt(2 / math.pi) * (xs + 0.044715 * xs**3)))
+torch.testing.assert_close(gelu_exact, F.gelu(xs))  # the library's exact GELU
+torch.testing.assert_close(gelu_tanh, F.gelu(xs, approximate="tanh"))
+(d_gelu,) = torch.autograd.grad(gelu_exact.sum(), xs)
+i_min = int(gelu_exact.argmin())
+assert abs(gelu_exact[i_min].item() + 0.17) < 0.005 and abs(xs[i_min].item() + 0.75) < 0.03  # the text's numbers
+print(f"GELU minimum {gelu_exact[i_min].item():.3f} at x = {xs[i_min].item():.2f}; "
+      f"largest |exact - tanh| on [-4, 4]: {(gelu_exact - gelu_tanh).abs().max().item():.1e}")
+ffn_gelu = FeedForward(d_model, d_ff, activation="gelu")
+torch.testing.assert_close(ffn_gelu(x), F.gelu(x @ ffn_gelu.w_1.weight.T + ffn_gelu.w_1.bias) @ ffn_gelu.w_2.weight.T
+                           + ffn_gelu.w_2.bias)
+print("✓ FeedForward(activation='gelu') = GELU(x W1 + b1) W2 + b2")
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 3))
+axes[0].plot(xs.detach(), torch.relu(xs).detach(), label="ReLU")
+axes[0].plot(xs.detach(), gelu_exact.detach(), label="GELU  x·Φ(x)")
+axes[0].set(title="activation", xlabel="x")
+axes[1].plot(xs.detach(), (xs > 0).float().detach(), label="ReLU: 0 for every x < 0")
+axes[1].plot(xs.detach(), d_gelu, label="GELU: small, nonzero")
+axes[1].set(title="gradient", xlabel="x")
+for ax in axes:
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ### Worked check: the FFN never mixes positions
@@ -327,6 +374,16 @@ h = blk_post.norm1(x16 + blk_post.self_attn(x16)[0])  # LN(x + SA(x))
 y = blk_post.norm2(h + blk_post.ffn(h))  # LN(h + FFN(h))
 torch.testing.assert_close(y, blk_post(x16))
 print("✓ post-LN by hand matches EncoderBlock(norm_first=False)")
+
+# %% [markdown]
+# The two orders as pictures. Follow the purple residual path from the input to the output: in post-LN
+# it passes a LayerNorm after each addition; in pre-LN it is additions only.
+
+# %%
+from attnlab.diagrams import block_pre_post_ln
+
+block_pre_post_ln()
+plt.show()
 
 # %% [markdown]
 # ### Experiment: does the order matter when the stack is deep?

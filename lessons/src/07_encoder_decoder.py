@@ -37,12 +37,15 @@ gate("07")
 # * state the causal-masking theorem, prove it by induction, and check it numerically through a whole stack;
 # * choose a family for a task and justify it.
 #
-# Runtime: about 15 s.
+# Runtime: about 25 s (it trains a small encoder–decoder for a few seconds).
 
 # %%
+import time
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
+import torch.nn.functional as F
 from IPython.display import display
 from torch.autograd.functional import jacobian
 
@@ -75,7 +78,15 @@ plt.rcParams["figure.dpi"] = 90
 #
 # In every case the operation is the same: $\mathrm{softmax}\big(QK^\top/\sqrt{d_k} + M\big)V$. Let us draw the masks
 # $M$ for a tiny translation example, *the cat sleeps* → *le chat dort*, in a batch where the source has been padded
-# to length 5. The decoder's input is the target shifted right, starting with a `<bos>` token (lesson 08 explains why).
+# to length 5. The decoder's input is the target shifted right, starting with a `<bos>` token (lesson 08, section 2, explains the shift and `<bos>`).
+#
+# First the three families as pictures: where Q, K and V come from, and a miniature of each mask (green = may attend).
+
+# %%
+from attnlab.diagrams import three_families
+
+three_families()
+plt.show()
 
 # %%
 src_tokens = ["the", "cat", "sleeps", "<pad>", "<pad>"]  # S = 5, 3 real tokens
@@ -97,7 +108,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Reading the masks** (✓ = may attend, · = blocked):
+# **Reading the masks** (✓ = may attend, ✗ = blocked):
 # * *encoder*: full rows; only the `<pad>` columns are blocked. The word *cat* is interpreted in light of *sleeps*, to its right.
 # * *decoder*: lower triangle. `chat` may use `<bos> le chat`, never `dort`, because at generation time `dort` does not exist yet.
 # * *cross-attention*: a **rectangle** $L \times S$, not a triangle. The whole source sentence is known before the decoder starts,
@@ -170,9 +181,9 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The model is untrained, so the weights are not meaningful yet; what matters is the *shape* of the picture: $L = 4$ rows
+# This layer is untrained, so the weights are not meaningful yet; what matters is the *shape* of the picture: $L = 4$ rows
 # (target positions) by $S = 5$ columns (source positions), and in sentence 1 the two padded columns are exactly zero.
-# After training on translation the rows would become sharp alignments. Careful with the shift, though: the query at
+# After training the rows become sharp alignments: the next section trains a small model and shows it. Careful with the shift, though: the query at
 # position `chat` is the one that must produce the *next* word, *dort*, so it is that row which should look at *sleeps*.
 #
 # Inside `attnlab.nn.DecoderBlock` this call sits between the masked self-attention and the FFN; each of the three
@@ -184,6 +195,98 @@ print(f"encoder block: {count_parameters(enc_block):,} parameters")
 print(f"decoder block: {count_parameters(dec_block):,} parameters "
       f"(+ cross-attention {count_parameters(dec_block.cross_attn):,} + one LayerNorm {count_parameters(dec_block.norm2):,})")
 assert count_parameters(dec_block) - count_parameters(enc_block) == 4 * 512 ** 2 + 4 * 512 + 2 * 512
+
+# %% [markdown]
+# ### A trained encoder–decoder: watch the alignment appear
+#
+# Translation needs a large corpus, but the mechanism shows on a toy task that a small model learns in seconds:
+# **reverse a string** of 6 letters, `abcdef` → `fedcba`. The target word at output position $t$ is the source word at
+# position $5 - t$, so a model that solves the task must learn to look there: its cross-attention should become an
+# **anti-diagonal**, the toy version of *le* ↔ *the* in translation. The model is `attnlab.nn.Transformer` (the full
+# encoder–decoder of the original paper, post-LN, sinusoidal positions) at a tiny size: one encoder and one decoder
+# layer, $d_\text{model} = 32$, 2 heads. The decoder input is the target shifted right behind `<bos>`, the targets end
+# with `<eos>` (lesson 08 explains both).
+
+# %%
+from attnlab.nn import Transformer, TransformerConfig
+
+PAD, BOS, EOS = 0, 1, 2
+letters = "abcdefgh"
+itos = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>", **{3 + i: c for i, c in enumerate(letters)}}
+N_REV = 6
+
+
+def reversal_batch(n, gen):
+    """n random strings: source (n, 6), decoder input (n, 7) = <bos> + target, decoder targets (n, 7) = target + <eos>."""
+    src = torch.randint(3, 3 + len(letters), (n, N_REV), generator=gen)
+    tgt = src.flip(1)  # the reversed string
+    return src, torch.cat([torch.full((n, 1), BOS), tgt], 1), torch.cat([tgt, torch.full((n, 1), EOS)], 1)
+
+
+torch.manual_seed(0)
+seq2seq = Transformer(TransformerConfig(src_vocab_size=len(itos), tgt_vocab_size=len(itos), d_model=32, n_heads=2,
+                                        n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=16))
+opt = torch.optim.Adam(seq2seq.parameters(), lr=3e-3)
+gen = torch.Generator().manual_seed(1)
+t0 = time.perf_counter()
+rev_losses = []
+for step in range(250):
+    src_b, dec_in_b, dec_out_b = reversal_batch(64, gen)
+    logits_b = seq2seq(src_b, dec_in_b)  # (B, 7, V): teacher forcing
+    loss_b = F.cross_entropy(logits_b.reshape(-1, len(itos)), dec_out_b.reshape(-1))
+    opt.zero_grad()
+    loss_b.backward()
+    opt.step()
+    rev_losses.append(loss_b.item())
+src_t, _, dec_out_t = reversal_batch(500, torch.Generator().manual_seed(99))  # held-out strings
+decoded = seq2seq.greedy_decode(src_t, BOS, N_REV + 1, EOS)  # (500, <= 8), generated without teacher forcing
+exact = (decoded[:, 1:N_REV + 2] == dec_out_t).all(dim=1).float().mean().item()
+print(f"trained 250 steps in {time.perf_counter() - t0:.1f} s, final loss {rev_losses[-1]:.3f}; "
+      f"held-out strings reversed exactly: {exact:.1%}")
+example = src_t[:1]
+print("example:", "".join(itos[i] for i in example[0].tolist()), "->",
+      "".join(itos[i] for i in decoded[0, 1:N_REV + 1].tolist()))
+
+# %% [markdown]
+# Now read the cross-attention of the trained decoder on the example. A forward hook records what the cross-attention
+# module was called with; calling it again with `need_weights=True` returns its $(B, H, L, S)$ weights.
+
+# %%
+seq2seq.eval()
+cross = seq2seq.decoder.layers[0].cross_attn
+calls = []
+hook = cross.register_forward_hook(lambda mod, args, kwargs, out: calls.append((args, kwargs)), with_kwargs=True)
+dec_in_example = torch.cat([torch.tensor([[BOS]]), decoded[:1, 1:N_REV + 1]], dim=1)  # (1, 7)
+with torch.no_grad():
+    seq2seq(example, dec_in_example)
+hook.remove()
+args, kwargs = calls[-1]
+with torch.no_grad():
+    _, cross_w = cross(*args, **{**kwargs, "need_weights": True})  # (1, H, L=7, S=6)
+cross_mean = cross_w[0].mean(0)  # (7, 6) mean over heads
+rows_q = [itos[i] for i in dec_in_example[0].tolist()]
+cols_k = [itos[i] for i in example[0].tolist()]
+expected = [N_REV - 1 - t for t in range(N_REV)]  # row t produces target t = source position 5 - t
+aligned = sum(int(cross_mean[t].argmax()) == expected[t] for t in range(N_REV))
+print(f"rows whose largest weight is on the source letter they must copy: {aligned} of {N_REV}; "
+      f"mean weight there {cross_mean[range(N_REV), expected].mean():.2f}")
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+attention_heatmap(cross_mean, rows_q, cols_k, title="trained cross-attention (mean over heads)", ax=axes[0])
+axes[0].set_ylabel("decoder input (query)")
+axes[0].set_xlabel("source letter (key)")
+axes[1].plot(rev_losses)
+axes[1].set(yscale="log", xlabel="step", ylabel="training loss", title="reversal task: training loss")
+axes[1].grid(alpha=0.3)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The anti-diagonal is the alignment: the row of `<bos>` (which must produce the first output letter, the *last* source
+# letter) looks at the last source position, the next row one position earlier, and so on. Note the shift once more: the
+# row is labelled with the decoder's *input* token, and it looks at the source letter of the *next* output. Nobody told
+# the model about positions 5 − t; the alignment is what minimising the loss produced. In translation the same picture
+# is mostly diagonal with local swaps (adjective–noun order, *the cat* ↔ *le chat*), which is how Bahdanau et al. (2015)
+# first showed attention weights as alignments.
 
 # %% [markdown]
 # ## 3 · The causal-masking theorem
@@ -399,6 +502,54 @@ print("real source positions,   min dependence :", f"{dec_vs_src[:, :-2].min().i
 # In practice decoder-only models also do sequence-to-sequence work: the source is simply put in the prompt, and the causal stack
 # reads it left to right before generating. What you give up is bidirectional reading of the source; what you gain is one model for everything.
 #
+# ### Pre-training, fine-tuning, and BERT's masked-language-model objective
+#
+# The families also differ in **how they are trained**. All of them are first **pre-trained** on a lot of raw text with a
+# self-supervised objective (the labels come from the text itself), then **fine-tuned** on a small labelled task, starting
+# from the pre-trained weights (often with a new small output layer on top).
+#
+# * A decoder-only model is pre-trained on **next-token prediction** (lesson 08): the causal mask makes every position a
+#   training example.
+# * An encoder-only model cannot predict the next token (it sees it). BERT (Devlin et al. 2019) uses the
+#   **masked language model** (MLM) instead: choose 15 % of the input positions; replace 80 % of those by a `[MASK]` token,
+#   10 % by a random token and leave 10 % unchanged; predict the original token **only at the chosen positions**. The loss
+#   ignores every other position (`ignore_index`, lesson 08). The 80/10/10 split keeps the model from learning that
+#   `[MASK]` is the only place where predictions matter, since `[MASK]` never appears in fine-tuning.
+# * Encoder–decoders (T5) are pre-trained on a seq2seq version of the same idea: spans of the input are replaced by
+#   sentinels, and the decoder writes out the missing spans.
+#
+# **Pooling: one vector for a whole text.** For classification an encoder's $L$ output vectors must become one. BERT puts
+# a special `[CLS]` token first and fine-tunes its output vector as the summary (self-attention lets it gather from every
+# token); the alternative is **mean pooling** over the real tokens, which must skip padding. The cell builds one MLM
+# training example and both poolings:
+
+# %%
+gen = torch.Generator().manual_seed(0)
+MASK_ID, VOCAB_MLM, CLS_ID = 1, 30, 2  # toy ids: 0 = pad, 1 = [MASK], 2 = [CLS]
+tokens_mlm = torch.randint(3, VOCAB_MLM, (1, 40), generator=gen)  # (B=1, L=40) a tokenised sentence
+chosen = torch.rand(tokens_mlm.shape, generator=gen) < 0.15  # positions the loss will use
+roll = torch.rand(tokens_mlm.shape, generator=gen)
+inputs_mlm = tokens_mlm.clone()
+inputs_mlm[chosen & (roll < 0.8)] = MASK_ID  # 80 %: [MASK]
+random_ids = torch.randint(3, VOCAB_MLM, tokens_mlm.shape, generator=gen)
+swap = chosen & (roll >= 0.8) & (roll < 0.9)
+inputs_mlm[swap] = random_ids[swap]  # 10 %: a random token; the last 10 % stay unchanged
+labels_mlm = tokens_mlm.masked_fill(~chosen, -100)  # -100: F.cross_entropy's default ignore_index
+print(f"{int(chosen.sum())} of {tokens_mlm.numel()} positions chosen; {int((inputs_mlm == MASK_ID).sum())} became [MASK]; "
+      f"labels elsewhere are -100 (ignored)")
+
+encoder_demo = EncoderBlock(16, 2, 32).eval()
+x_demo = torch.randn(2, 5, 16)  # (B, L, d_model); sentence 1 has 2 padded positions
+real = padding_mask([5, 3], 5)  # (B, L) True = real token
+with torch.no_grad():
+    h_demo = encoder_demo(x_demo, key_padding_mask=real)  # (B, L, d_model)
+cls_vector = h_demo[:, 0]  # (B, d_model): the output at position 0, where [CLS] would sit
+mean_vector = (h_demo * real[..., None]).sum(1) / real.sum(1, keepdim=True)  # (B, d_model): mean over REAL tokens
+wrong_mean = h_demo.mean(1)  # the mistake: padded positions averaged in
+print(f"[CLS] pooling {tuple(cls_vector.shape)}, mean pooling {tuple(mean_vector.shape)}; "
+      f"sentence 1 with pads averaged in differs by {(wrong_mean[1] - mean_vector[1]).abs().max():.3f}")
+
+# %% [markdown]
 # <details><summary><b>Quick check:</b> why can't you sample text from BERT left to right?</summary>
 #
 # Its self-attention is bidirectional, so during training each position could see the tokens to its right. At generation time

@@ -133,6 +133,51 @@ assert torch.equal(xb[:, 1:], yb[:, :-1])  # y is x shifted left by one
 print("a get_batch window:", repr(tok.decode(xb[0])), "->", repr(tok.decode(yb[0])))
 
 # %% [markdown]
+# ### The decoder of an encoder–decoder model: `<bos>` and the shift to the right
+#
+# A GPT reads and predicts the *same* text, so shifting it by one is all it needs. The decoder of an
+# encoder–decoder model (lesson 07) must *produce* a target sentence $y_1 \dots y_n$ that is not in its
+# input at all, and its first prediction $y_1$ still needs a position to be made at. So the decoder's
+# input is the target **shifted right** by one place, with a special **begin-of-sequence** token `<bos>`
+# in front; the targets end with an **end-of-sequence** token `<eos>`, so that the model also learns when
+# to stop:
+#
+# $$ \text{decoder input} = [\texttt{<bos>}, y_1, \dots, y_n], \qquad
+#    \text{targets} = [y_1, \dots, y_n, \texttt{<eos>}]. $$
+#
+# Position $t$ reads `<bos>` and $y_1 \dots y_t$ (causal mask) and must say $y_{t+1}$: the same
+# one-step shift as above. At generation time the decoder starts from `[<bos>]` alone and appends its own
+# predictions until it emits `<eos>`. Common mistakes: feeding the unshifted target (position $t$ can then
+# read its own answer, the loss drops to almost 0 and generation fails), and forgetting `<eos>` (the
+# model never learns to stop).
+#
+# **Padding belongs in the loss too.** Sentences in a batch have different lengths, so targets are padded
+# with a `<pad>` id. The attention padding mask (lesson 03) stops real tokens from *reading* pads, but the
+# loss would still ask the model to *predict* `<pad>` at every padded position, and those easy, meaningless
+# predictions would be averaged into the loss. `F.cross_entropy(..., ignore_index=PAD)` skips them: the
+# mean is taken over the real targets only.
+
+# %%
+PAD, BOS, EOS = 0, 1, 2
+targets_batch = [[7, 8, 9], [5, 6]]                                 # two target sentences (token ids)
+n_max = max(len(t) for t in targets_batch) + 1                      # + <eos>
+dec_in = torch.full((2, n_max), PAD)                                # (B, T) decoder inputs
+dec_tgt = torch.full((2, n_max), PAD)                               # (B, T) targets
+for b, t in enumerate(targets_batch):
+    dec_in[b, : len(t) + 1] = torch.tensor([BOS] + t)               # shifted right behind <bos>
+    dec_tgt[b, : len(t) + 1] = torch.tensor(t + [EOS])              # the sentence, then <eos>
+print("decoder input:\n", dec_in, "\ntargets:\n", dec_tgt)
+
+logits_pad = torch.randn(2, n_max, 10, generator=torch.Generator().manual_seed(0))  # (B, T, vocab) any logits
+loss_ignore = F.cross_entropy(logits_pad.reshape(-1, 10), dec_tgt.reshape(-1), ignore_index=PAD)
+per_token = F.cross_entropy(logits_pad.reshape(-1, 10), dec_tgt.reshape(-1), reduction="none")
+real = dec_tgt.reshape(-1) != PAD
+torch.testing.assert_close(loss_ignore, per_token[real].mean())     # = mean over the real targets
+loss_with_pads = per_token.mean()                                   # the mistake: pads averaged in
+print(f"{int(real.sum())} real targets of {real.numel()}: loss with ignore_index {loss_ignore:.3f}, "
+      f"with the pads averaged in {loss_with_pads:.3f}")
+
+# %% [markdown]
 # ## 3 · Training a small character model
 #
 # For the rest of the lesson we need a model that has learned *something*. We assemble a small decoder-only language
@@ -199,6 +244,44 @@ lm, lm_losses = train_lm(causal=True, steps=STEPS)
 print(f"trained {STEPS} steps in {time.perf_counter() - t0:.1f} s; "
       f"train loss {sum(lm_losses[-10:]) / 10:.2f}, validation loss {val_loss(lm):.2f} nats/char (start: ln V = {math.log(V):.2f})")
 
+# %% [markdown]
+# ### Perplexity: the loss as a number of choices
+#
+# A loss in nats per character is hard to picture. Its exponential, the **perplexity**
+# $\mathrm{PPL} = \exp\big(\tfrac1N \sum_t -\log p(x_t \mid x_{<t})\big)$, is easier: a model with perplexity $k$ is as
+# uncertain, on average, as a uniform choice among $k$ characters. A uniform model over the vocabulary has perplexity
+# exactly $V$; a perfect model has 1. Perplexity is only comparable between models with the **same tokenizer** (a word
+# model and a character model predict different things), and it must be computed from the plain cross-entropy, never from
+# a smoothed loss (below).
+#
+# ### Label smoothing
+#
+# The one-hot target asks the model to put probability 1 on the right token, which it can only approach by making its
+# logits ever larger: over-confidence. **Label smoothing** (Szegedy et al. 2016; the original Transformer used
+# $\varepsilon = 0.1$) trains against a softened target, $1 - \varepsilon$ on the right token and $\varepsilon$ spread
+# uniformly over all $V$ tokens:
+#
+# $$ \mathcal{L}_\varepsilon = (1 - \varepsilon)\,\big(-\log p_y\big) + \varepsilon \cdot \frac1V \sum_{v} \big(-\log p_v\big). $$
+#
+# Vaswani et al. report that it hurts perplexity (the model learns to be less sure) but improves BLEU. In PyTorch it is
+# one argument, `F.cross_entropy(..., label_smoothing=0.1)`:
+
+# %%
+val_nll = val_loss(lm)
+print(f"validation loss {val_nll:.3f} nats/char -> perplexity {math.exp(val_nll):.2f} "
+      f"(a uniform guess over the vocabulary: {V})")
+
+eps = 0.1
+x_ls, y_ls = get_batch(val_data, BLOCK, 8, torch.Generator().manual_seed(5))
+with torch.no_grad():
+    logp_ls = lm(x_ls).log_softmax(-1).reshape(-1, V)  # (B*T, V)
+nll_ls = -logp_ls.gather(1, y_ls.reshape(-1, 1)).squeeze(1)  # -log p of the right token
+smoothed_by_hand = ((1 - eps) * nll_ls + eps * (-logp_ls).mean(dim=1)).mean()
+smoothed = F.cross_entropy(logp_ls, y_ls.reshape(-1), label_smoothing=eps)
+torch.testing.assert_close(smoothed, smoothed_by_hand)
+print(f"plain cross-entropy {nll_ls.mean():.3f}, label-smoothed (eps = {eps}) {smoothed:.3f}: "
+      f"the smoothed loss is not the model's NLL, so exp() of it is not a perplexity")
+
 
 # %% [markdown]
 # ## 4 · Greedy decoding
@@ -236,6 +319,75 @@ mine = generate(gpt_small, prompt, 40, greedy=True)
 library = gpt_small.generate(prompt, 40, greedy=True, use_cache=False)
 assert torch.equal(mine, library)
 print("✓ our greedy loop matches GPT.generate(greedy=True)")
+
+# %% [markdown]
+# ### Beam search: keep several candidates
+#
+# Greedy decoding maximises each step, but what we usually want is the most probable **whole** continuation,
+#
+# $$ \log p(y_1 \dots y_n) = \sum_{t=1}^{n} \log p(y_t \mid y_{<t}) . $$
+#
+# Trying every sequence is hopeless ($65^{20} \approx 2 \times 10^{36}$ for 20 characters). **Beam search** is the compromise:
+# keep the $k$ best prefixes (the *beam*, $k$ = its width), extend each by every token, and keep the $k$ best of the
+# $k \cdot V$ extensions by summed log-probability. $k = 1$ is greedy decoding; a beam wide enough never to prune anything
+# ($k \ge V^{n-1}$) is exhaustive search. `attnlab.nn.sampling.beam_search` implements it (tested against an exhaustive
+# search on a tiny model).
+#
+# *Worked example.* A three-token toy language: after `<s>`, token A has probability 0.6 and B 0.4; after A the best
+# next token has 0.4, after B it has 0.9. Greedy takes A and ends with $0.6 \cdot 0.4 = 0.24$; a beam of width 2 also
+# keeps B and finds $0.4 \cdot 0.9 = 0.36$.
+
+# %%
+from attnlab.nn.sampling import beam_search
+
+toy = {0: [0.0, 0.6, 0.4], 1: [0.3, 0.4, 0.3], 2: [0.05, 0.9, 0.05]}  # last token -> next-token probabilities
+names = {0: "<s>", 1: "A", 2: "B"}
+toy_logits = lambda ids: torch.tensor([toy[int(seq[-1])] for seq in ids]).log()  # noqa: E731  (n, t) -> (n, V)
+for width in (1, 2):
+    best = beam_search(toy_logits, torch.tensor([0]), 2, beam_width=width)[0]
+    print(f"width {width}: {' '.join(names[t] for t in best.tokens.tolist())}   p = {math.exp(best.log_prob):.2f}")
+assert math.isclose(math.exp(beam_search(toy_logits, torch.tensor([0]), 2, beam_width=2)[0].log_prob), 0.4 * 0.9)
+
+# %% [markdown]
+# **The bias towards short outputs.** When a beam may stop (by emitting an end token), every extra token multiplies in
+# one more probability below 1, so the summed log-probability of a long answer is almost always lower than that of a
+# short one, and an unnormalised beam search prefers to stop early, sometimes with an empty answer. The usual fix
+# (Wu et al. 2016) ranks finished beams by a *length-normalised* score, $\log p(y) / n^{\alpha}$ with $\alpha$ around
+# 0.6 to 1. In the toy below, stopping at once has probability 0.4, while a four-token answer has
+# $0.6 \cdot 0.8^3 \approx 0.31$ in total but much likelier tokens one by one:
+
+# %%
+stop_toy = {3: [0.4, 0.6, 0.0], 1: [0.2, 0.8, 0.0], 2: [0.0, 0.0, 1.0]}  # token 0 = end, 3 = start
+stop_logits = lambda ids: torch.tensor([stop_toy[int(seq[-1])] for seq in ids]).log()  # noqa: E731
+for alpha in (0.0, 1.0):
+    best = beam_search(stop_logits, torch.tensor([3]), 4, beam_width=3, eos_id=0, length_alpha=alpha)[0]
+    print(f"alpha {alpha}: tokens {best.tokens.tolist()[1:]}, p = {math.exp(best.log_prob):.3f}, score {best.score:.3f}")
+
+# %% [markdown]
+# **Try it** on the character model: the beam width and the length of the continuation. Look at the summed
+# log-probability (higher is more probable): does a wider beam find more probable text than greedy? Is the text better?
+
+# %%
+lm_logits = lambda ids: lm(ids[:, -BLOCK:])[:, -1]  # noqa: E731  (n, t) -> (n, V) logits of the last position
+
+
+@torch.no_grad()
+def beam_panel(width=4, n_new=40):
+    for k in sorted({1, width}):
+        best = beam_search(lm_logits, prompt[0], n_new, beam_width=k)[0]
+        text_k = tok.decode(best.tokens[prompt.shape[1]:].tolist())
+        print(f"width {k}: log p = {best.log_prob:7.2f}   {text_k!r}")
+
+
+widgets.interact(beam_panel, width=widgets.IntSlider(value=4, min=1, max=8, description="beam width"),
+                 n_new=widgets.IntSlider(value=40, min=10, max=80, step=10, description="characters"));
+
+# %% [markdown]
+# On open-ended text the most probable continuation is often dull or repetitive (Holtzman et al. 2020), so chat models and
+# story generators *sample* (next section), while beam search is used where one right answer exists: translation,
+# summarisation, speech recognition. Common mistakes: multiplying probabilities instead of summing log-probabilities
+# (the product underflows to 0 after a few hundred tokens), ranking beams by the last token's probability instead of the
+# whole prefix's, and comparing finished beams of different lengths without length normalisation.
 
 # %% [markdown]
 # ## 5 · Sampling: temperature, top-k and top-p
@@ -340,9 +492,17 @@ display(widgets.VBox([widgets.HBox([controls["prompt_text"], controls["seed"]]),
 # (the 2 is for K and V; all heads together are $d_\text{model}$ wide). `GPT.generate(use_cache=True)` uses one
 # `attnlab.nn.KVCache` per layer (and `causal_mask(L, S)` with $S > L$ aligns queries with the cached keys). Let us **measure**:
 # time per generated token, against its position, with and without the cache, on a random GPT (the weights do not matter for speed).
+#
+# First the cache as a picture: at every step one new query, one new key/value column appended, every earlier column reused.
 
 # %%
-N_NEW, REPEATS = (160, 2) if CI else (400, 2)
+from attnlab.diagrams import kv_cache_steps
+
+kv_cache_steps()
+plt.show()
+
+# %%
+N_NEW, REPEATS = (160, 5) if CI else (400, 5)
 torch.manual_seed(0)
 timing_gpt = GPT(GPTConfig(vocab_size=V, block_size=512, d_model=128, n_heads=4, n_layers=4)).eval()
 
@@ -351,17 +511,19 @@ _start: list[float] = []
 hooks = [timing_gpt.register_forward_pre_hook(lambda mod, args: _start.append(time.perf_counter())),
          timing_gpt.register_forward_hook(lambda mod, args, out: step_times.append(time.perf_counter() - _start[-1]))]
 
-per_token, totals, outputs = {}, {}, {}
-for use_cache in (True, False):
-    runs = []
-    for _ in range(REPEATS):  # repeat and keep the fastest time per position: robust to a busy machine
+per_token, totals, outputs = {}, {True: [], False: []}, {}
+runs = {True: [], False: []}
+for _ in range(REPEATS):  # interleaved, so a burst of load on a shared machine hits both the same
+    for use_cache in (True, False):
         step_times.clear()
         t0 = time.perf_counter()
         outputs[use_cache] = timing_gpt.generate(torch.zeros(1, 1, dtype=torch.long), N_NEW, greedy=True,
                                                  use_cache=use_cache)
-        totals[use_cache] = min(totals.get(use_cache, float("inf")), time.perf_counter() - t0)
-        runs.append(list(step_times))
-    per_token[use_cache] = [1e3 * min(times) for times in zip(*runs)]  # ms, per position
+        totals[use_cache].append(time.perf_counter() - t0)
+        runs[use_cache].append(list(step_times))
+for use_cache in (True, False):  # the median over repeats, per position (ms): robust to outliers
+    per_token[use_cache] = [1e3 * float(torch.tensor(times).median()) for times in zip(*runs[use_cache])]
+    totals[use_cache] = float(torch.tensor(totals[use_cache]).median())
 for h in hooks:
     h.remove()
 
@@ -385,17 +547,29 @@ ax.set_ylim(bottom=0)
 ax.set_title("Cost of each new token (random 4-layer GPT, d_model = 128, CPU)")
 ax.legend()
 plt.show()
+slope = {}
 for use_cache in (False, True):
     ms = per_token[use_cache]
+    # least-squares trend of the per-token time against the position, in ms per 100 positions
+    pos = torch.arange(1, len(ms) + 1, dtype=torch.float64)
+    y = torch.tensor(ms, dtype=torch.float64)
+    slope[use_cache] = 100 * float(((pos - pos.mean()) * (y - y.mean())).sum() / ((pos - pos.mean()) ** 2).sum())
     print(f"{'with   ' if use_cache else 'without'} cache: tokens 2-21 {sum(ms[1:21]) / 20:.2f} ms/token, "
-          f"last 20 tokens {sum(ms[-20:]) / 20:.2f} ms/token")
+          f"last 20 tokens {sum(ms[-20:]) / 20:.2f} ms/token, trend {slope[use_cache]:+.2f} ms per 100 positions")
+print(f"median over {REPEATS} interleaved runs; total {totals[False]:.2f} s without the cache vs "
+      f"{totals[True]:.2f} s with it ({totals[False] / totals[True]:.1f}x)")
+if slope[False] > 2 * max(slope[True], 0.0) and slope[False] > 0:
+    print("the trend is clear in this run: the cost per token grows with the position only without the cache")
+else:
+    print("this run was too noisy to show the trend (a busy machine?): run the cell again")
 
 # %% [markdown]
 # Without the cache the cost per token climbs with the position: every step re-reads the whole prefix. With it the cost
 # stays almost flat: at this small size the $O(t\,d)$ attention over the cache is cheap next to the fixed $O(d^2)$ work per
-# token. For the first few tokens the two are about equal (the cache even adds a little bookkeeping), so the saving grows
-# with the length of the text. Timings on a shared machine are noisy (that is why we keep the fastest of several runs);
-# the trend is what matters.
+# token. The printed trends put numbers on both slopes. For the first few tokens the two are about equal (the cache even
+# adds a little bookkeeping), so the saving grows with the length of the text. Timings on a shared machine are noisy: that
+# is why the runs are interleaved, the median per position is kept, and the trend is fitted over all positions rather
+# than read off two points.
 #
 # **How big is the cache?** Let us count the bytes actually stored and compare with the formula:
 
@@ -422,7 +596,7 @@ print(f"a 7B-class model (32 layers, d=4096), 4,096 tokens : {cache_bytes(32, 40
 
 # %% [markdown]
 # For large models serving many users, the cache, not the weights, is often what fills the accelerator's memory; this is
-# why variants such as multi-query and grouped-query attention (fewer K/V heads) exist (lesson 10).
+# why variants such as multi-query and grouped-query attention (fewer K/V heads) exist (lesson 05 compares them).
 
 # %% [markdown]
 # ## 7 · Exposure bias

@@ -141,6 +141,12 @@ plt.show()
 # LayerNorm → a linear layer back to the vocabulary that **shares** the token-embedding matrix.
 
 # %%
+from attnlab.diagrams import gpt_stack
+
+gpt_stack()
+plt.show()
+
+# %%
 CONFIGS = {
     "ci": GPTConfig(vocab_size=tok.vocab_size, block_size=32, d_model=64, n_heads=4, n_layers=2, bias=False),
     "default": GPTConfig(vocab_size=tok.vocab_size, block_size=64, d_model=128, n_heads=4, n_layers=4,
@@ -216,9 +222,11 @@ minutes = (time.perf_counter() - t0) / 60
 print(f"{result.iters_done} steps in {minutes:.2f} min on {train_cfg.resolved_device()} "
       f"({1000 / result.median_ms_per_iter:.1f} steps/s, median)")
 print(f"final loss: train {result.final_train_loss:.3f}, validation {result.final_val_loss:.3f}")
-if RUN == "default":
-    verdict = "reached" if result.final_val_loss < 2.0 and minutes < 5 else "NOT reached"
-    print(f"target 'validation loss < 2.0 in under 5 minutes': {verdict}")
+if RUN == "default":  # the target is about the model; the time depends on the machine, so report it apart
+    verdict = "reached" if result.final_val_loss < 2.0 else "NOT reached"
+    print(f"target 'validation loss < 2.0': {verdict} ({result.final_val_loss:.3f})")
+    print(f"time: {minutes:.1f} min on {torch.get_num_threads()} threads (a laptop's cores take about 2; "
+          f"a busy or slower machine takes longer, with the same loss)")
 
 # %%
 ax = plot_loss_curves(result.history, title=f"'{RUN}' run")
@@ -265,7 +273,16 @@ assert same
 # `GPT.generate` repeats: run the model on the context (the last `block_size` characters), take the
 # logits of the last position, divide by the **temperature**, optionally keep only the **top-k**
 # characters, sample one, append it. Low temperature gives safer, more repetitive text; high
-# temperature gives more variety and more misspellings. The KV cache (lesson 08) makes each step cheap.
+# temperature gives more variety and more misspellings.
+#
+# **Does the KV cache (lesson 08) help here?** Only while the text fits in the context window. The
+# model has *learned absolute* position embeddings: position 0 of the window has its own vector.
+# Once the text is longer than `block_size`, the window slides by one character per step, every
+# character moves to a new position, and all cached keys and values (computed with the old positions)
+# are stale. `generate` then rebuilds the cache from the whole window at each step, which costs as
+# much as running without a cache. So the cache pays off for the first `block_size` characters and
+# not after; models that generate long texts use positions that do not shift (rotary or relative
+# positions, lesson 04) so that the cache stays valid. The cell below measures both regimes.
 
 # %%
 model = model.cpu().eval()
@@ -281,6 +298,25 @@ def sample(prompt="ROMEO:\n", n_new=200, temperature=0.8, top_k=None, seed=0):
 for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 10)):
     print(f"=== temperature {temperature}, top_k {top_k} ===")
     print(sample(temperature=temperature, top_k=top_k, n_new=120))
+
+# %%
+def cache_speedup(prompt_len, n_new, repeats=3):
+    """Median time without the cache / with it, for greedy generation of n_new characters."""
+    prompt = val_data[:prompt_len][None]  # (1, prompt_len)
+    times = {True: [], False: []}
+    for _ in range(repeats):
+        for use_cache in (True, False):
+            t0 = time.perf_counter()
+            model.generate(prompt, n_new, greedy=True, use_cache=use_cache)
+            times[use_cache].append(time.perf_counter() - t0)
+    return float(np.median(times[False]) / np.median(times[True]))
+
+
+T_ctx = config.block_size
+inside = cache_speedup(1, T_ctx - 1)      # 1 character of prompt, generate until the window is full
+past = cache_speedup(T_ctx, 2 * T_ctx)    # the window is already full: it slides at every step
+print(f"block_size {T_ctx}: KV-cache speed-up while the text fits the window {inside:.1f}x, "
+      f"once the window slides {past:.2f}x")
 
 
 # %% [markdown]
@@ -326,7 +362,7 @@ fig.suptitle(f"attention weights of the '{RUN}' model for {sentence!r}", y=1.01)
 plt.show()
 
 # %% [markdown]
-# What our default run (2000 steps, validation loss 1.92) showed, and what to look for in yours:
+# What the recorded default run (2000 steps, validation loss 1.92) showed, and what to look for in yours:
 #
 # * **local heads** (layer 0, and again in layers 2–3): a bright band along the diagonal, each
 #   character attending to itself and the one or two characters before it;
@@ -359,6 +395,7 @@ print(f"uniform head would give: space {scores['uniform_space'][0, 0]:.3f}, newl
 print(f"{'layer':>5} {'head':>4} {'previous':>9} {'space':>7} {'newline':>8}  name")
 for layer, head, prev, space, newline, name in rows:
     print(f"{layer:>5} {head:>4} {prev:>9.3f} {space:>7.3f} {newline:>8.3f}  {name}")
+print(f"largest previous-character share of any head in this run: {scores['previous'].max():.0%}")
 
 fig, axes = plt.subplots(1, 3, figsize=(12, 3))
 for ax, key in zip(axes, ("previous", "space", "newline")):
@@ -376,9 +413,10 @@ plt.show()
 # A head gets a name when one pattern clearly dominates (`name_heads`): at least 40 % of its weight
 # on the previous character ("previous-token") or on itself ("self"); more than twice the uniform
 # share, and at least 20 %, on a character class ("space", "newline", "punctuation"); at least 50 %
-# on itself and the previous character together ("local"); otherwise "mixed". In our default run the
-# previous character got at most about 30 % in any single head: the model spreads "what came just
-# before" over local heads rather than one sharp **previous-token head**. The space heads are the
+# on itself and the previous character together ("local"); otherwise "mixed". In the recorded default
+# run the previous character got at most about 30 % in any single head (the table above gives this
+# run's maximum): the model spreads "what came just before" over local heads rather than one sharp
+# **previous-token head**. The space heads are the
 # clearest: they tell every position where the current word began, which a character model needs
 # to spell words. Larger models trained longer tend to grow sharper previous-token heads, the first
 # step of copying mechanisms.

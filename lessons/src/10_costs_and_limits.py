@@ -419,7 +419,8 @@ plt.show()
 # %% [markdown]
 # In a real model it gets murkier: the head's output goes through $W^O$, is added to a residual stream
 # that already carries most of the information, and later heads and feed-forward layers can undo or
-# override it. Attention maps are a good **diagnostic** (lesson 09 found previous-token heads with them),
+# override it. Attention maps are a good **diagnostic** (lesson 09 used them to find word-boundary
+# and local heads, and measured that its small model grew no sharp previous-token head),
 # but a claim such as "the model answered X *because* it attended to Y" needs an intervention: change
 # Y or the weights and see whether the output changes.
 #

@@ -42,10 +42,3 @@ def test_an_edited_source_is_detected(tmp_path):
     edited.write_text(src.read_text(encoding="utf-8").replace("causal", "casual", 1), encoding="utf-8")
     assert build_lessons.notebook_text(build_lessons.notebook_from_source(edited)) != built
 
-
-def test_source_round_trips_through_the_notebook():
-    # the .py files are in the form --from-notebooks writes, so a round trip changes nothing
-    for src, _ in build_lessons.pairs():
-        nb = build_lessons.notebook_from_source(src)
-        text = build_lessons.source_text(nb)
-        assert text == src.read_text(encoding="utf-8"), f"{src.name} is not in the canonical text form"
