@@ -7,6 +7,7 @@ next to them are generated, committed without outputs, so JupyterLab opens them 
     python scripts/build_lessons.py            # (re)write every lessons/NN_*.ipynb from lessons/src/
     python scripts/build_lessons.py --check    # exit 1 and name the files that are out of date
     python scripts/build_lessons.py --from-notebooks   # one-off: write lessons/src/ from the notebooks
+    python scripts/build_lessons.py --coverage # fill the "cell" column of docs/coverage.md from its anchors
 
 ``make lessons`` runs the first. tests/notebooks/test_lessons_source.py runs the check (no
 execution, about a second). Edit the ``.py`` file, never the ``.ipynb``: a notebook edited in
@@ -86,13 +87,71 @@ def stale() -> list[str]:
     return problems
 
 
+COVERAGE = ROOT / "docs" / "coverage.md"
+
+
+def _coverage_lines() -> list[str]:
+    return COVERAGE.read_text(encoding="utf-8").splitlines()
+
+
+def coverage_rows() -> list[dict]:
+    """The rows of docs/coverage.md: topic, seeds, lesson ("NN"), cell (as written), anchor, line index."""
+    rows = []
+    for i, line in enumerate(_coverage_lines()):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].isdigit():
+            rows.append({"line": i, "n": cells[0], "topic": cells[1], "seeds": cells[2], "lesson": cells[3],
+                         "cell": cells[4], "anchor": cells[5].strip("`")})
+    return rows
+
+
+def find_cell(lesson: str, anchor: str) -> int | None:
+    """Index of the first cell of lesson NN whose source contains ``anchor`` (None when none does)."""
+    matches = sorted(LESSONS.glob(f"{lesson}_*.ipynb"))
+    if not matches:
+        return None
+    for i, cell in enumerate(nbformat.read(matches[0], as_version=4).cells):
+        if anchor in cell.source:
+            return i
+    return None
+
+
+def coverage_problems() -> list[str]:
+    """Rows of docs/coverage.md whose anchor is not in the lesson, or whose cell number is stale."""
+    problems = []
+    for row in coverage_rows():
+        found = find_cell(row["lesson"], row["anchor"])
+        if found is None:
+            problems.append(f"row {row['n']} ({row['topic']}): {row['anchor']!r} is in no cell of lesson {row['lesson']}")
+        elif row["cell"] != str(found):
+            problems.append(f"row {row['n']} ({row['topic']}): cell {row['cell']} should be {found}")
+    return problems
+
+
+def fill_coverage() -> None:
+    lines = _coverage_lines()
+    for row in coverage_rows():
+        found = find_cell(row["lesson"], row["anchor"])
+        cell = "MISSING" if found is None else str(found)
+        lines[row["line"]] = (f"| {row['n']} | {row['topic']} | {row['seeds']} | {row['lesson']} | {cell} | "
+                              f"`{row['anchor']}` |")
+    COVERAGE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="only report notebooks that are out of date")
+    mode.add_argument("--coverage", action="store_true", help="fill the cell column of docs/coverage.md")
     mode.add_argument("--from-notebooks", action="store_true",
                       help="write lessons/src/*.py from the notebooks (sources only)")
     args = parser.parse_args(argv)
+    if args.coverage:
+        fill_coverage()
+        problems = coverage_problems()
+        for line in problems:
+            print(line, file=sys.stderr)
+        return 1 if problems else 0
     if args.from_notebooks:
         SOURCES.mkdir(exist_ok=True)
         for ipynb in sorted(LESSONS.glob("[0-9][0-9]_*.ipynb")):

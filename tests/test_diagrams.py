@@ -64,3 +64,26 @@ def test_bad_arguments_say_what_is_wrong():
         head_split_merge(9)
     with pytest.raises(ValueError, match="n_steps"):
         kv_cache_steps(0)
+
+
+def test_attention_grid_has_readable_labels_and_one_colour_bar():
+    import torch
+
+    from attnlab.viz_model import plot_attention_grid
+
+    text = "To be, or not to be:\nthat"
+    L = len(text)
+    causal = torch.ones(L, L).tril().bool()
+    maps = [torch.rand(1, 4, L, L).masked_fill(~causal, 0.0) for _ in range(2)]
+    fig = plot_attention_grid(maps, list(text))
+    try:
+        ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+        assert ticks and min(t.get_fontsize() for t in ticks) >= 8
+        colour_bars = [ax for ax in fig.axes if ax.get_ylabel() == "attention weight"]
+        assert len(colour_bars) == 1
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        labels = [t.get_window_extent(renderer) for ax in fig.axes[:1] for t in ax.get_yticklabels() if t.get_text()]
+        assert not any(a.expanded(0.97, 0.9).overlaps(b.expanded(0.97, 0.9)) for a, b in itertools.combinations(labels, 2))
+    finally:
+        plt.close(fig)

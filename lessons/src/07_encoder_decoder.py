@@ -526,7 +526,7 @@ print("real source positions,   min dependence :", f"{dec_vs_src[:, :-2].min().i
 # %%
 gen = torch.Generator().manual_seed(0)
 MASK_ID, VOCAB_MLM, CLS_ID = 1, 30, 2  # toy ids: 0 = pad, 1 = [MASK], 2 = [CLS]
-tokens_mlm = torch.randint(3, VOCAB_MLM, (1, 40), generator=gen)  # (B=1, L=40) a tokenised sentence
+tokens_mlm = torch.randint(3, VOCAB_MLM, (1, 1000), generator=gen)  # (B=1, L=1000) a tokenised text
 chosen = torch.rand(tokens_mlm.shape, generator=gen) < 0.15  # positions the loss will use
 roll = torch.rand(tokens_mlm.shape, generator=gen)
 inputs_mlm = tokens_mlm.clone()
@@ -535,8 +535,10 @@ random_ids = torch.randint(3, VOCAB_MLM, tokens_mlm.shape, generator=gen)
 swap = chosen & (roll >= 0.8) & (roll < 0.9)
 inputs_mlm[swap] = random_ids[swap]  # 10 %: a random token; the last 10 % stay unchanged
 labels_mlm = tokens_mlm.masked_fill(~chosen, -100)  # -100: F.cross_entropy's default ignore_index
-print(f"{int(chosen.sum())} of {tokens_mlm.numel()} positions chosen; {int((inputs_mlm == MASK_ID).sum())} became [MASK]; "
-      f"labels elsewhere are -100 (ignored)")
+n_mask = int((inputs_mlm == MASK_ID).sum())
+n_random = int((chosen & (inputs_mlm != tokens_mlm) & (inputs_mlm != MASK_ID)).sum())
+print(f"{int(chosen.sum())} of {tokens_mlm.numel()} positions chosen: {n_mask} became [MASK], {n_random} a different "
+      f"random token, the rest of them unchanged (a random swap can draw the same token); labels elsewhere are -100")
 
 encoder_demo = EncoderBlock(16, 2, 32).eval()
 x_demo = torch.randn(2, 5, 16)  # (B, L, d_model); sentence 1 has 2 padded positions

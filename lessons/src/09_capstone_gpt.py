@@ -358,7 +358,7 @@ sentence = "To be, or not to be:\nthat"[: config.block_size]
 idx = torch.tensor([tok.encode(sentence)])  # (1, L)
 maps = attention_maps(model, idx)  # n_layers × (1, H, L, L)
 fig = plot_attention_grid(maps, list(sentence))
-fig.suptitle(f"attention weights of the '{RUN}' model for {sentence!r}", y=1.01)
+fig.suptitle(f"attention weights of the '{RUN}' model for {sentence!r}")  # constrained layout places it
 plt.show()
 
 # %% [markdown]

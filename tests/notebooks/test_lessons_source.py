@@ -42,3 +42,10 @@ def test_an_edited_source_is_detected(tmp_path):
     edited.write_text(src.read_text(encoding="utf-8").replace("causal", "casual", 1), encoding="utf-8")
     assert build_lessons.notebook_text(build_lessons.notebook_from_source(edited)) != built
 
+
+
+def test_coverage_table_points_at_the_cells_that_teach_each_topic():
+    rows = build_lessons.coverage_rows()
+    assert len(rows) >= 60, "docs/coverage.md lost its table"
+    problems = build_lessons.coverage_problems()
+    assert not problems, "\n".join(problems) + "\nrun: python scripts/build_lessons.py --coverage"
