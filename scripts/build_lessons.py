@@ -105,22 +105,26 @@ def coverage_rows() -> list[dict]:
     return rows
 
 
-def find_cell(lesson: str, anchor: str) -> int | None:
-    """Index of the first cell of lesson NN whose source contains ``anchor`` (None when none does)."""
+def _cell_sources(lesson: str) -> list[str]:
     matches = sorted(LESSONS.glob(f"{lesson}_*.ipynb"))
-    if not matches:
-        return None
-    for i, cell in enumerate(nbformat.read(matches[0], as_version=4).cells):
-        if anchor in cell.source:
-            return i
-    return None
+    return [cell.source for cell in nbformat.read(matches[0], as_version=4).cells] if matches else []
+
+
+def find_cell(lesson: str, anchor: str, _cache: dict | None = None) -> int | None:
+    """Index of the first cell of lesson NN whose source contains ``anchor`` (None when none does)."""
+    if _cache is None:
+        _cache = {}
+    if lesson not in _cache:
+        _cache[lesson] = _cell_sources(lesson)
+    sources = _cache[lesson]
+    return next((i for i, source in enumerate(sources) if anchor in source), None)
 
 
 def coverage_problems() -> list[str]:
     """Rows of docs/coverage.md whose anchor is not in the lesson, or whose cell number is stale."""
-    problems = []
+    problems, cache = [], {}
     for row in coverage_rows():
-        found = find_cell(row["lesson"], row["anchor"])
+        found = find_cell(row["lesson"], row["anchor"], cache)
         if found is None:
             problems.append(f"row {row['n']} ({row['topic']}): {row['anchor']!r} is in no cell of lesson {row['lesson']}")
         elif row["cell"] != str(found):
@@ -129,9 +133,9 @@ def coverage_problems() -> list[str]:
 
 
 def fill_coverage() -> None:
-    lines = _coverage_lines()
+    lines, cache = _coverage_lines(), {}
     for row in coverage_rows():
-        found = find_cell(row["lesson"], row["anchor"])
+        found = find_cell(row["lesson"], row["anchor"], cache)
         cell = "MISSING" if found is None else str(found)
         lines[row["line"]] = (f"| {row['n']} | {row['topic']} | {row['seeds']} | {row['lesson']} | {cell} | "
                               f"`{row['anchor']}` |")
