@@ -346,7 +346,8 @@ toy_logits = lambda ids: torch.tensor([toy[int(seq[-1])] for seq in ids]).log() 
 for width in (1, 2):
     best = beam_search(toy_logits, torch.tensor([0]), 2, beam_width=width)[0]
     print(f"width {width}: {' '.join(names[t] for t in best.tokens.tolist())}   p = {math.exp(best.log_prob):.2f}")
-assert math.isclose(math.exp(beam_search(toy_logits, torch.tensor([0]), 2, beam_width=2)[0].log_prob), 0.4 * 0.9)
+assert math.isclose(math.exp(beam_search(toy_logits, torch.tensor([0]), 2, beam_width=2)[0].log_prob), 0.4 * 0.9,
+                    abs_tol=1e-6)
 
 # %% [markdown]
 # **The bias towards short outputs.** When a beam may stop (by emitting an end token), every extra token multiplies in
