@@ -280,7 +280,7 @@ assert same
 # Once the text is longer than `block_size`, the window slides by one character per step, every
 # character moves to a new position, and all cached keys and values (computed with the old positions)
 # are stale. `generate` then rebuilds the cache from the whole window at each step, which costs as
-# much as running without a cache. So the cache pays off for the first `block_size` characters and
+# much as running without a cache, or a little more (filling the cache is extra work). So the cache pays off for the first `block_size` characters and
 # not after; models that generate long texts use positions that do not shift (rotary or relative
 # positions, lesson 04) so that the cache stays valid. The cell below measures both regimes.
 
