@@ -503,7 +503,7 @@ kv_cache_steps()
 plt.show()
 
 # %%
-N_NEW, REPEATS = (160, 5) if CI else (400, 5)
+N_NEW, REPEATS = (112, 4) if CI else (400, 5)
 torch.manual_seed(0)
 timing_gpt = GPT(GPTConfig(vocab_size=V, block_size=512, d_model=128, n_heads=4, n_layers=4)).eval()
 
