@@ -4,7 +4,13 @@ ASSIGNMENT ?= 02_scaled_dot_product_attention
 SUBMISSIONS ?= autograder/course
 JOBS ?= 2
 
-.PHONY: exercises check-exercises grade test-autograder bench
+.PHONY: lessons check-lessons exercises check-exercises grade test-autograder bench
+
+lessons:              ## rebuild lessons/NN_*.ipynb from their text source lessons/src/NN_*.py
+	$(PY) scripts/build_lessons.py
+
+check-lessons:        ## fail if a lesson notebook is not what its text source builds
+	$(PY) scripts/build_lessons.py --check
 
 exercises:            ## regenerate exercises/ from solutions/ with nbgrader
 	$(PY) -m autograder release

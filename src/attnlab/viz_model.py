@@ -79,18 +79,25 @@ def plot_attention_grid(maps: Sequence[torch.Tensor], tokens: Sequence[str], bat
                         names: np.ndarray | None = None, cell: float = 2.8):
     """Draw a ``n_layers × n_heads`` grid of attention heatmaps for one sequence.
 
+    Tick labels are at least 8 pt (each panel grows with the number of tokens so that they do
+    not overlap; beyond 40 tokens they are left out) and one colour bar, shared by every panel
+    (all use the scale [0, 1]), says what the shades mean.
+
     Args:
         maps: output of :func:`attention_maps`, each ``(B, H, L, L)``.
         tokens: the L tokens (characters) labelling rows and columns.
         names: optional ``(n_layers, n_heads)`` array of head names put in the titles.
+        cell: the smallest side of one panel in inches.
     Returns:
         The matplotlib ``Figure``.
     """
     n_layers, n_heads = len(maps), maps[0].shape[1]
     shown = ["␣" if t == " " else repr(t)[1:-1] if t in "\n\t" else t for t in tokens]  # visible whitespace
     small = len(tokens) <= 40
-    size = 7 if len(tokens) <= 20 else 6 if len(tokens) <= 28 else 5  # tick labels must not overlap
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=(cell * n_heads, cell * n_layers), squeeze=False)
+    size = 9 if len(tokens) <= 16 else 8  # points; readable at notebook width
+    cell = max(cell, 0.14 * len(tokens)) if small else cell  # about 10 pt of axis per tick label
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=(cell * n_heads + 0.8, cell * n_layers), squeeze=False,
+                             layout="constrained")  # room for the shared labels and colour bar
     for layer in range(n_layers):
         for head in range(n_heads):
             ax = axes[layer, head]
@@ -108,7 +115,7 @@ def plot_attention_grid(maps: Sequence[torch.Tensor], tokens: Sequence[str], bat
             ax.title.set_fontsize(9)
     fig.supxlabel("key (attended to)")
     fig.supylabel("query (attending)")
-    fig.tight_layout()
+    fig.colorbar(axes[0, 0].images[-1], ax=axes, shrink=0.6, label="attention weight")
     return fig
 
 

@@ -1,10 +1,13 @@
-"""Turning next-token logits into a token: temperature, top-k, top-p (nucleus), greedy.
+"""Turning next-token logits into a token: temperature, top-k, top-p (nucleus), greedy; and
+beam search over whole continuations (:func:`beam_search`).
 
 All filters take logits ``(..., V)`` and return logits of the same shape with the excluded
 tokens set to -inf, so a softmax afterwards renormalises over the kept tokens.
 """
 
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import torch
 from torch import Tensor
@@ -90,3 +93,79 @@ def sample_next_token(logits: Tensor, temperature: float = 1.0, top_k: int | Non
         logits = top_p_filter(logits, top_p)
     probs = logits.softmax(dim=-1)  # (B, V)
     return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(-1)  # (B,)
+
+
+class Hypothesis(NamedTuple):
+    """One finished beam of :func:`beam_search`.
+
+    tokens: ``(T + n,)`` long, the prompt followed by the n generated tokens (ending with
+    ``eos_id`` when the beam finished); log_prob: the sum of the n tokens' log-probabilities;
+    score: ``log_prob / n ** length_alpha``, the value beams are ranked by at the end.
+    """
+
+    tokens: Tensor
+    log_prob: float
+    score: float
+
+
+def beam_search(next_logits: Callable[[Tensor], Tensor], prompt: Tensor, max_new_tokens: int,
+                beam_width: int, eos_id: int | None = None, length_alpha: float = 0.0) -> list[Hypothesis]:
+    """Beam search: keep the ``beam_width`` most probable continuations at every step.
+
+    At each step every live beam is extended by every token; of all extensions the
+    ``beam_width`` with the highest total log-probability survive (so ``beam_width=1`` is
+    greedy decoding). An extension ending in ``eos_id`` is finished and leaves the beam, which
+    then continues with fewer live beams. When no beam is live or ``max_new_tokens`` tokens
+    were added, the finished and live beams are ranked by
+    ``score = log_prob / n ** length_alpha`` (n = generated tokens). Summed log-probabilities
+    only decrease as a text grows, so ``length_alpha = 0`` favours short outputs; the length
+    normalisation of Wu et al. 2016 (GNMT, §7) divides by a power of the length, ``alpha``
+    about 0.6 to 1. With ``beam_width >= V ** (max_new_tokens - 1)`` nothing is ever pruned
+    and the result is the exact most probable sequence (tested against an exhaustive search).
+
+    Args:
+        next_logits: maps token ids ``(n, t)`` long to next-token logits ``(n, V)`` float, e.g.
+            ``lambda ids: gpt(ids[:, -block_size:])[0][:, -1]``.
+        prompt: ``(T,)`` long, T >= 1.
+        max_new_tokens: int >= 0. beam_width: int >= 1. eos_id: optional token id that ends a beam.
+        length_alpha: float >= 0.
+
+    Returns:
+        Up to ``beam_width`` :class:`Hypothesis`, best score first.
+
+    Raises:
+        ValueError: a prompt that is not 1-D long with T >= 1, a bad width, length or alpha, or
+            ``next_logits`` returning a shape other than ``(n, V)``.
+    """
+    if not isinstance(prompt, Tensor) or prompt.dim() != 1 or prompt.numel() < 1 or prompt.dtype != torch.long:
+        raise ValueError(f"prompt must be a 1-D long tensor of T >= 1 token ids, got {prompt!r:.80}.")
+    if not isinstance(beam_width, int) or beam_width < 1:
+        raise ValueError(f"beam_width must be an int >= 1, got {beam_width!r}.")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}.")
+    if not length_alpha >= 0:
+        raise ValueError(f"length_alpha must be >= 0, got {length_alpha}.")
+    live: list[tuple[Tensor, float]] = [(prompt, 0.0)]
+    finished: list[tuple[Tensor, float]] = []
+    for _ in range(max_new_tokens):
+        if not live:
+            break
+        ids = torch.stack([seq for seq, _ in live])  # (n, t)
+        logits = next_logits(ids)
+        if not isinstance(logits, Tensor) or logits.dim() != 2 or logits.shape[0] != len(live):
+            raise ValueError(f"next_logits must return (n, V) = ({len(live)}, V) logits, "
+                             f"got {tuple(getattr(logits, 'shape', ()))}.")
+        V = logits.shape[1]
+        totals = torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None] \
+            + logits.double().log_softmax(dim=-1)  # (n, V) log-probability of each extension
+        best = totals.flatten().topk(min(beam_width, totals.numel()))
+        extended = []
+        for total, flat in zip(best.values.tolist(), best.indices.tolist()):
+            beam, token = divmod(flat, V)
+            seq = torch.cat([live[beam][0], prompt.new_tensor([token])])
+            (finished if eos_id is not None and token == eos_id else extended).append((seq, total))
+        live = extended
+    T = prompt.numel()
+    ranked = [Hypothesis(seq, lp, lp / max(seq.numel() - T, 1) ** length_alpha) for seq, lp in finished + live]
+    ranked.sort(key=lambda h: h.score, reverse=True)
+    return ranked[:beam_width]
