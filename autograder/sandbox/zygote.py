@@ -412,8 +412,8 @@ def spawn_item(job, check, workdir):
             _limit_and_run(job, check, workdir, w, e)
         _nested_namespaces()
         vm = _vmsize()
-        inner = os.fork()
-        if inner == 0:  # PID 1 of the check's own PID namespace
+        init = os.fork()
+        if init == 0:  # PID 1 of the check's own PID namespace (trusted; when it ends, all end)
             libc = _libc()
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
@@ -422,12 +422,16 @@ def spawn_item(job, check, workdir):
                 # started by root): then hide the outer /proc under an empty tmpfs instead
                 _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", flags | 1, b"size=4k,mode=555"),
                        "mount /proc")
-            _drop_capabilities()
-            _limit_and_run(job, check, workdir, w, e, vm)
+            student = os.fork()  # PID 2: signals behave as usual (PID 1 ignores its own)
+            if student == 0:
+                _drop_capabilities()
+                _limit_and_run(job, check, workdir, w, e, vm)
+            os.close(w)
+            os.close(e)
+            _exit_like(os.waitpid(student, 0)[1])
         os.close(w)
         os.close(e)
-        _, status = os.waitpid(inner, 0)
-        _exit_like(status)
+        _exit_like(os.waitpid(init, 0)[1])
     except BaseException as err:  # noqa: BLE001 - our own set-up failed: say so, never run the check
         try:
             os.write(w, json.dumps({"status": "crashed", "error": f"sandbox set-up failed: {err!r}"[:500]}).encode())

@@ -48,8 +48,9 @@ def _blocker(path: Path) -> Path | None:
 
 
 def run_as(user: str, argv: list[str], expose: list[str], timeout: float = 600,
-           env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run ``argv`` as ``user`` with the ``expose`` folders readable; returns the completed process."""
+           env: dict | None = None, cwd: str = "/") -> subprocess.CompletedProcess:
+    """Run ``argv`` as ``user`` in ``cwd`` with the ``expose`` folders readable (read-only where the
+    user has no write permission, as on a shared hub); returns the completed process."""
     paths = sorted({os.path.realpath(p) for p in expose})
     blockers = sorted({str(b) for p in paths if (b := _blocker(Path(p)))})
     lines = ["set -e", "stage=$(mktemp -d)", 'mount -t tmpfs tmpfs "$stage"']
@@ -63,6 +64,7 @@ def run_as(user: str, argv: list[str], expose: list[str], timeout: float = 600,
         make = f"mkdir -p {q}" if os.path.isdir(p) else f"mkdir -p {shlex.quote(os.path.dirname(p))} && touch {q}"
         lines += [f"[ -e {q} ] || {{ {make}; }}", f'mount --bind "$stage/{i}" {q}']
     envs = " ".join(shlex.quote(f"{k}={v}") for k, v in (env or {}).items())
+    lines.append(f"cd {shlex.quote(cwd)}")
     lines.append(f"exec runuser -u {shlex.quote(user)} -- env -i PATH=/usr/local/bin:/usr/bin:/bin "
                  f"HOME=/tmp {envs} " + " ".join(map(shlex.quote, argv)))
     return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(lines)],
