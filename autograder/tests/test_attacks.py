@@ -200,14 +200,15 @@ def case_clear_record_traceback(nb):  # frames without sys: a caught exception's
                 "        f = f.f_back\n    return r\n")
 
 
-def case_forge_channel(nb):  # write a made-up result to the result pipe and leave
-    return _set(nb, "softmax", "from torch import os\nimport json\n" + SOFTMAX_DEF +
-                "    r = torch.ops.aten._softmax(x, dim, False)\n"
-                "    t = {'status': 'ok', 'forbidden_ops': [], 'value': {'__array__': r.double().tolist(),"
-                " 'shape': list(r.shape), 'dtype': 'torch.float32'}}\n"
-                "    fake = json.dumps({'cell_errors': [], 'status': 'ok', 'trials': [t] * 8}).encode()\n"
-                "    for fd in range(3, 64):\n        try:\n            os.write(fd, fake)\n"
-                "        except OSError:\n            pass\n    os._exit(0)\n")
+def case_forge_channel(nb):  # gather the four trials' values, write a made-up result, leave
+    return _set(nb, "softmax", "from torch import os\n_rs = []\n" + SOFTMAX_DEF +
+                "    r = torch.ops.aten._softmax(x, dim, False)\n    _rs.append(r)\n"
+                "    if len(_rs) == 4:  # test_softmax draws 4 trials\n"
+                "        ts = ['{\"status\": \"ok\", \"forbidden_ops\": [], \"value\": {\"__array__\": ' + str(t.double().tolist())"
+                " + ', \"shape\": ' + str(list(t.shape)) + ', \"dtype\": \"torch.float32\"}}' for t in _rs]\n"
+                "        fake = ('{\"cell_errors\": [], \"status\": \"ok\", \"trials\": [' + ', '.join(ts) + ']}').encode()\n"
+                "        for fd in range(3, 64):\n            try:\n                os.write(fd, fake)\n"
+                "            except OSError:\n                pass\n        os._exit(0)\n    return r\n")
 
 
 def case_builtins_getattr(nb):  # a banned builtin reached through an allowed module
@@ -225,6 +226,7 @@ def case_private_module(nb):
 
 
 def case_transformer_syntax_error(nb):  # valid Python, but IPython's prompt stripper breaks it
+    _prepend(nb, "attention_scores", "In = {}")
     return _set(nb, "softmax", "In [1]: 1 = 1\nfrom torch import threading\n" + SOFTMAX_IN_THREAD)
 
 
