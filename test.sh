@@ -12,6 +12,7 @@ export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 bash scripts/ensure_chromium.sh || true
 # The gradebook-on-PostgreSQL test needs Debian's postgresql server binaries (same rule).
 bash scripts/ensure_postgres.sh || true
+bash scripts/ensure_bubblewrap.sh || true  # rootless sandbox mechanism (autograder/SECURITY.md)
 export PYTHONHASHSEED=0 MPLBACKEND=Agg
 set +e
 .venv/bin/python -m pytest -n "${ATTNLAB_TEST_WORKERS:-2}" --dist loadgroup "$@"
