@@ -78,7 +78,7 @@ def test_root_then_user_grade_identically_and_leave_no_root_files(user, course):
     assert as_root.sandbox.startswith("root"), as_root.sandbox
     assert _root_owned(root) == [], "root grading left root-owned files in the instructor's course"
     res = rootless.run_as(user, [sys.executable, "-c", GRADE, str(root), A],
-                          expose=[*rootless.python_paths(), str(REPO)], cwd=str(root),
+                          expose=[*rootless.python_paths(), str(REPO), str(root), str(home)], cwd=str(root),
                           env={"HOME": str(home), "PATH": f"{sys.prefix}/bin:/usr/bin:/bin", "PYTHONPATH": str(REPO),
                                "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"})
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")), None)
@@ -97,7 +97,7 @@ def test_sandbox_tests_pass_as_an_ordinary_user(user, course):
     _, home = course
     res = rootless.run_as(user, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0",
                                  "-rs", "autograder/tests/test_sandbox.py"],
-                          expose=[*rootless.python_paths(), str(REPO)], cwd=str(REPO),
+                          expose=[*rootless.python_paths(), str(REPO), str(home)], cwd=str(REPO),
                           env={"HOME": str(home), "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"})
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
     assert " passed" in res.stdout and " failed" not in res.stdout, res.stdout[-2000:]
