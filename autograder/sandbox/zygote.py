@@ -281,18 +281,23 @@ def _uid_processes(uid):
     return pids
 
 
+def reap() -> bool:
+    """Reap every exited child without waiting; ``False`` when no child is left at all."""
+    while True:
+        try:
+            p, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if p == 0:
+            return True
+
+
 def clean_up_uid(uid, deadline_s=5.0):
     """Kill and reap every process of ``uid`` (we are their subreaper), until none is left."""
     end = time.monotonic() + deadline_s
     while True:
         kill_uid(uid)
-        while True:
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if p == 0:
-                break
+        reap()
         if not _uid_processes(uid) or time.monotonic() > end:
             return
         time.sleep(0.01)
@@ -465,14 +470,7 @@ def _kill_children():
                 os.kill(k, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        while True:
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if p == 0:
-                break
-        if not kids:
+        if not reap() or not kids:
             return
         time.sleep(0.01)
 
@@ -588,13 +586,7 @@ def main():
         os.waitpid(pid, 0)
         if not NESTED:
             kill_uid(UID)
-        while True:  # reap orphans re-parented to us (we are PID 1 here)
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if p == 0:
-                break
+        reap()  # orphans re-parented to us (we are PID 1 here)
 
 
 if __name__ == "__main__":
