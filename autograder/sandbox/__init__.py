@@ -84,7 +84,8 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
                 cmd += ["--symlink", os.readlink(path), path]
             elif os.path.isdir(path):
                 cmd += ["--ro-bind", path, path]
-        cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm"]
+        cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(64 * 2**20), "--tmpfs", "/tmp",
+                "--size", str(2**20), "--tmpfs", "/dev/shm"]  # as zygote.isolate_filesystem's tmpfs
 
         def inside(path, parent):
             return path == parent or path.startswith(parent.rstrip("/") + "/")
