@@ -58,6 +58,10 @@ DANGEROUS_MODULE_PARTS = {
     "code", "runpy", "hub", "cpp_extension", "package", "library", "serialization", "distributed",
     "weakref", "traceback", "dis", "faulthandler", "atexit", "sysconfig", "site", "pty", "fcntl",
 }
+#: Attribute names that are such modules, refused on *any* object: a module reached through a
+#: variable (``t = torch; t.os``) is not resolved statically, its attribute name still says it.
+MODULE_ATTRS = {"os", "sys", "builtins", "threading", "_thread", "multiprocessing", "subprocess", "ctypes",
+                "ctypeslib", "gc", "inspect", "importlib", "socket", "shutil", "pickle", "marshal", "posix"}
 #: Functions of allowed libraries that read files or unpickle (arbitrary code) -- never needed here.
 LOADERS = {"load", "loads", "fromfile", "memmap", "DataSource", "load_library", "from_file"}
 #: Names every answer cell sees without importing them (the sandbox's preamble, ``zygote.run_item``).
@@ -226,6 +230,9 @@ class _Scanner:
             return
         if attr in INTROSPECTION_ATTRS:
             self.flag(cell, node, f"accesses '{attr}' (interpreter introspection)")
+            return
+        if attr in MODULE_ATTRS:
+            self.flag(cell, node, f"accesses '.{attr}' (a module that gives OS/interpreter access)")
             return
         base, attrs = _chain(node)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and base in self.modules:

@@ -379,6 +379,7 @@ def test_csv_and_feedback(attacked_class):
         assert secret not in html
     text = summary.text()
     assert "failed 5" in text and "malformed" in text
+    assert f"sandbox: {summary.sandbox}" in text and summary.sandbox.split()[0] in ("root", "userns", "bwrap")
 
 
 def test_gradebook_intact(attacked_class):

@@ -85,6 +85,7 @@ def test_root_then_user_grade_identically_and_leave_no_root_files(user, course):
     assert res.returncode == 0 and line, (res.returncode, res.stdout[-2000:], res.stderr[-3000:])
     as_user = json.loads(line[len("RESULT "):])
     assert as_user["sandbox"].startswith(("userns", "bwrap")), as_user["sandbox"]
+    assert all(r["sandbox"] == as_user["sandbox"] for r in as_user["reports"].values())  # every report says it
     ours, theirs = _verdicts({r["student"]: r for r in as_root.reports}), _verdicts(as_user["reports"])
     assert set(ours) == set(theirs) == {"honest", *SUBSET}
     for student in ours:
