@@ -13,6 +13,7 @@ bash scripts/ensure_chromium.sh || true
 # The gradebook-on-PostgreSQL test needs Debian's postgresql server binaries (same rule).
 bash scripts/ensure_postgres.sh || true
 bash scripts/ensure_hub.sh || true  # tests/hub: JupyterHub, its proxy, a shared course env (cached)
+bash scripts/ensure_bubblewrap.sh || true  # rootless sandbox mechanism (autograder/SECURITY.md)
 export PYTHONHASHSEED=0 MPLBACKEND=Agg
 set +e
 .venv/bin/python -m pytest -n "${ATTNLAB_TEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -95,6 +95,7 @@ class Summary:
     wall_s: float = 0.0
     csv: Path | None = None
     error: str | None = None  # the assignment could not be generated (nothing graded)
+    sandbox: str = ""  # the isolation mechanism and limits in force (autograder/SECURITY.md)
 
     @property
     def graded(self):
@@ -126,6 +127,8 @@ class Summary:
         for r in self.reports:
             for n in r.get("notes", [])[:3]:
                 out.append(f"  NOTE    {safe_text(r['student'])}: {safe_text(n)}")
+        if self.sandbox:
+            out.append(f"sandbox: {safe_text(self.sandbox)}")
         if self.csv:
             out.append(f"grades: {self.csv}")
         return "\n".join(out)
@@ -157,12 +160,46 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     ``max_notebook_bytes``: overrides ``c.SubmissionIntake.max_notebook_bytes`` (a larger
     notebook is refused with its size as the reason).
     """
+    from .sandbox import SandboxUnavailable, choose_mechanism
+    try:
+        mechanism = choose_mechanism()
+    except SandboxUnavailable as err:
+        raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {err}") from None
+    try:
+        return _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths, progress,
+                           item_timeout, generate, mechanism, max_notebook_bytes)
+    finally:
+        give_back_to_owner(submissions_dir, [p for p in (csv_paths or {}).values() if p])
+
+
+def give_back_to_owner(root, extra=()) -> None:
+    """Root grading an instructor's course: hand every root-owned file under ``root`` (and the
+    ``extra`` files) back to the owner of ``root``, so formgrader, run later as that user, can
+    rewrite them.  Walks with directory descriptors and never follows a link."""
+    if os.geteuid() != 0 or not os.path.isdir(root):
+        return
+    st = os.stat(root)
+    if st.st_uid == 0:
+        return
+    for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
+        for name in dirs + files:
+            try:
+                if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_uid == 0:
+                    os.chown(name, st.st_uid, st.st_gid, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+    for path in extra:
+        try:
+            if os.lstat(path).st_uid == 0:
+                os.lchown(path, st.st_uid, st.st_gid)
+        except OSError:
+            continue
+
+
+def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths, progress,
+                item_timeout, generate, mechanism, max_notebook_bytes=None):
     from .course import generate_many
-    from .sandbox import SandboxUnavailable, sandbox_support
     from .spec import load_spec
-    reason = sandbox_support()
-    if reason:
-        raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {reason}")
     from .course import check_gradebook
     check_gradebook(db_url)  # a bad --db URL or a stopped server: one clear error, nothing graded
     t0 = time.perf_counter()
@@ -209,6 +246,7 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     wall = time.perf_counter() - t0
     for summary in summaries.values():
         summary.wall_s = wall
+        summary.sandbox = next((r["sandbox"] for r in summary.reports if r.get("sandbox")), mechanism)
     return summaries
 
 

@@ -1,29 +1,74 @@
 """Static scan of a submission's solution cells (runs in the grader, never in the sandbox).
 
+The scan reads **exactly the source the sandbox runs**: IPython's transformation of each
+cell (:func:`runnable`); a cell whose transformation is not valid Python is not run at all.
+
 Two kinds of findings:
 
 * **reference use** -- the code a check grades (its ``target`` and the helpers it calls)
   uses a forbidden name, e.g. ``F.scaled_dot_product_attention`` in
   ``scaled_dot_product_attention``: that check gets no credit.
-* **suspicious code** -- anything an exercise never needs and tampering does need:
-  imports outside the allow-list (``attnlab``, ``os``, ``sys``, ``importlib``, ``ctypes``,
-  ...), dynamic code (``exec``, ``eval``, ``__import__``, ``getattr``...), dunder attribute
-  access, IPython hooks (``get_ipython``), ``global``-scope monkeypatching of modules
-  (``np.allclose = ...``).  Deny by default: every autograded item gets no credit and
-  the submission is flagged so the instructor can review it (and override the score in
-  formgrader if it was innocent).
+* **suspicious code** -- anything an exercise never needs and tampering does need (deny by
+  default: every autograded item gets no credit and the submission is flagged so the
+  instructor can review it, and override the score in formgrader if it was innocent):
+
+  - imports outside the allow-list (``attnlab``, ``os``, ``sys``, ``threading``, ...), and any
+    imported *name* or module attribute that resolves to a module outside the allow-list or
+    to an OS/introspection facility (``from torch import os``, ``torch.multiprocessing``,
+    ``torch._C``, ``np.ctypeslib``, ``typing.sys``, ``torch.builtins.getattr``): resolved
+    here by importing the allowed module, so no list of attacks is needed;
+  - private (``_``-prefixed) attributes of modules, dunder attributes, and the attributes
+    that reach interpreter frames or code (``f_back``, ``f_globals``, ``gi_frame``,
+    ``tb_frame``, ...);
+  - dynamic code and introspection builtins (``exec``, ``eval``, ``__import__``,
+    ``getattr``, ``globals``, ``vars``, ``open``, ``get_ipython`` ...);
+  - assignments to attributes of modules (``np.allclose = ...``, monkeypatching);
+  - a cell whose IPython transformation differs in validity from its plain source (the
+    notebook would run something else than what it shows).
 """
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
+import types
 from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
 BANNED_NAMES = {"exec", "eval", "compile", "__import__", "open", "getattr", "setattr", "delattr",
-                "globals", "locals", "vars", "breakpoint", "input", "get_ipython", "exit", "quit",
-                "memoryview", "__builtins__", "builtins", "help"}
+                "globals", "locals", "vars", "breakpoint", "get_ipython",
+                "memoryview", "__builtins__", "builtins", "__loader__", "__spec__"}
 ALLOWED_DUNDERS = {"__init__", "__name__", "__repr__", "__call__", "__doc__", "__version__"}
+#: Attributes that reach the interpreter's frames, code objects or tracing hooks, on any object.
+INTROSPECTION_ATTRS = {
+    "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "f_lasti", "f_lineno",
+    "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code",
+    "tb_frame", "tb_next", "co_code", "co_consts", "co_names", "func_globals", "func_code",
+    "_getframe", "settrace", "setprofile", "_current_frames", "addaudithook", "get_type_hints",
+    "ForwardRef",
+}
+#: Names of modules (or parts of a dotted module path) that give OS, process, thread, native-code or
+#: code-loading facilities; a resolved module whose path has one is refused even inside an allowed
+#: package (``torch.multiprocessing``, ``np.ctypeslib``, ``torch.utils.cpp_extension``).
+DANGEROUS_MODULE_PARTS = {
+    "os", "sys", "builtins", "threading", "_thread", "multiprocessing", "subprocess", "ctypes",
+    "ctypeslib", "gc", "inspect", "importlib", "socket", "signal", "shutil", "pickle", "marshal",
+    "types", "io", "posix", "pathlib", "tempfile", "mmap", "resource", "asyncio", "concurrent",
+    "code", "runpy", "hub", "cpp_extension", "package", "library", "serialization", "distributed",
+    "weakref", "traceback", "dis", "faulthandler", "atexit", "sysconfig", "site", "pty", "fcntl",
+}
+#: Attribute names that are such modules, refused on *any* object: a module reached through a
+#: variable (``t = torch; t.os``) is not resolved statically, its attribute name still says it.
+MODULE_ATTRS = {"os", "sys", "builtins", "threading", "_thread", "multiprocessing", "subprocess", "ctypes",
+                "ctypeslib", "gc", "inspect", "importlib", "socket", "shutil", "pickle", "marshal", "posix"}
+#: Functions of allowed libraries that read files or unpickle (arbitrary code) -- never needed here.
+LOADERS = {"load", "loads", "fromfile", "memmap", "DataSource", "load_library", "from_file"}
+#: Names every answer cell sees without importing them (the sandbox's preamble, ``zygote.run_item``).
+PREAMBLE = {"math": "math", "np": "numpy", "torch": "torch", "nn": "torch.nn",
+            "F": "torch.nn.functional"}
+_MISSING = object()
+_ATTNLAB = "imports attnlab (the reference library) instead of writing the code"
 
 
 @dataclass
@@ -41,48 +86,203 @@ def to_python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+def _parse(src: str) -> ast.Module | None:
+    try:
+        return ast.parse(src)
+    except (SyntaxError, ValueError):  # ValueError: null bytes
+        return None
+
+
+def runnable(cells: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], dict[str, dict]]:
+    """What the sandbox runs: ``([(cell_id, python source)], {cell_id: cell error})``.
+
+    The source is IPython's transformation of the cell (what a Jupyter kernel would run and
+    what :func:`suspicious` scans); a cell whose transformation is not valid Python is not
+    run and is reported as a cell error with the reason.
+    """
+    run, errors = [], {}
+    for cell_id, src in cells:
+        try:
+            py = to_python(src)
+            tree = ast.parse(py)
+        except (SyntaxError, ValueError) as err:
+            where = f", line {err.lineno}" if getattr(err, "lineno", None) else ""
+            errors[cell_id] = {"cell": cell_id, "error": f"SyntaxError: {getattr(err, 'msg', err)}{where}; "
+                                                        "this cell is not valid Python and was not run"}
+            continue
+        if tree is not None:
+            run.append((cell_id, py))
+    return run, errors
+
+
 def parse_cells(cells: list[tuple[str, str]]) -> dict[str, ast.Module | None]:
     out = {}
     for cell_id, src in cells:
         try:
-            out[cell_id] = ast.parse(to_python(src))
-        except SyntaxError:
+            out[cell_id] = _parse(to_python(src))
+        except (SyntaxError, ValueError):
             out[cell_id] = None
     return out
 
 
+def _module_problem(name: str, allowed: tuple[str, ...]) -> str | None:
+    """Why the module ``name`` (a dotted path) may not be used, or ``None``."""
+    parts = name.split(".")
+    if parts[0] == "attnlab":
+        return "the reference library"
+    if parts[0] not in allowed:
+        return "not needed by this exercise"
+    bad = [p for p in parts[1:] if p.startswith("_") or p in DANGEROUS_MODULE_PARTS]
+    if bad:
+        return f"'{bad[0]}' gives OS/interpreter access"
+    return None
+
+
+def _object_problem(obj, allowed: tuple[str, ...]) -> str | None:
+    """Why a resolved object may not be reached from student code, or ``None``."""
+    if isinstance(obj, types.ModuleType):
+        why = _module_problem(obj.__name__, allowed)
+        return f"module '{obj.__name__}' ({why})" if why else None
+    if any(obj is getattr(builtins, n, _MISSING) for n in BANNED_NAMES):
+        return f"the builtin '{getattr(obj, '__name__', obj)}'"
+    try:
+        mod = getattr(obj, "__module__", None)
+    except Exception:  # noqa: BLE001
+        return None
+    if isinstance(mod, str) and (callable(obj) or isinstance(obj, type)):
+        if any(p in DANGEROUS_MODULE_PARTS or p in ("posix", "nt") for p in mod.split(".")):
+            return f"'{getattr(obj, '__name__', '?')}' from module '{mod}'"
+    return None
+
+
+def _getattr(obj, name):
+    try:
+        return getattr(obj, name, _MISSING)
+    except Exception:  # noqa: BLE001 - e.g. a deprecated alias that raises
+        return _MISSING
+
+
+def _import(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a module that does not import fails in the sandbox too
+        return _MISSING
+
+
+def _chain(node: ast.AST) -> tuple[str | None, list[str]]:
+    """``a.b.c`` -> ``("a", ["b", "c"])``; anything else -> ``(None, [...])``."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    return (node.id if isinstance(node, ast.Name) else None), attrs[::-1]
+
+
+class _Scanner:
+    def __init__(self, allowed: tuple[str, ...]):
+        self.allowed = tuple(allowed)
+        self.modules: dict[str, str] = dict(PREAMBLE)  # alias -> module name
+        self.found: list[Finding] = []
+
+    def flag(self, cell, node, what):
+        self.found.append(Finding(cell, getattr(node, "lineno", 0), what))
+
+    def imports(self, cell, node):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                why = _module_problem(a.name, self.allowed)
+                if why:
+                    self.flag(cell, node, _ATTNLAB if a.name.split(".")[0] == "attnlab"
+                              else f"imports '{a.name}' ({why})")
+                    continue
+                if a.asname:
+                    self.modules[a.asname] = a.name
+                else:
+                    self.modules[a.name.split(".")[0]] = a.name.split(".")[0]
+            return
+        mod = node.module or ""
+        why = "relative import" if node.level else _module_problem(mod, self.allowed)
+        if why:
+            self.flag(cell, node, _ATTNLAB if mod.split(".")[0] == "attnlab" else f"imports from '{mod}' ({why})")
+            return
+        base = _import(mod)
+        for a in node.names:
+            if a.name == "*":
+                self.flag(cell, node, f"'from {mod} import *' (import the names you need)")
+                continue
+            if a.name.startswith("_"):
+                self.flag(cell, node, f"imports the private name '{a.name}' from '{mod}'")
+                continue
+            obj = _getattr(base, a.name) if base is not _MISSING else _MISSING
+            if obj is _MISSING and base is not _MISSING:
+                obj = _import(f"{mod}.{a.name}")
+            why = _object_problem(obj, self.allowed) if obj is not _MISSING else None
+            if why:
+                self.flag(cell, node, f"'from {mod} import {a.name}' reaches {why}")
+            elif isinstance(obj, types.ModuleType):
+                self.modules[a.asname or a.name] = obj.__name__
+
+    def attribute(self, cell, node):
+        attr = node.attr
+        if attr.startswith("__") and attr.endswith("__"):
+            if attr not in ALLOWED_DUNDERS:
+                self.flag(cell, node, f"accesses '{attr}'")
+            return
+        if attr in INTROSPECTION_ATTRS:
+            self.flag(cell, node, f"accesses '{attr}' (interpreter introspection)")
+            return
+        if attr in MODULE_ATTRS:
+            self.flag(cell, node, f"accesses '.{attr}' (a module that gives OS/interpreter access)")
+            return
+        base, attrs = _chain(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and base in self.modules:
+            self.flag(cell, node, f"assigns to '{ast.unparse(node)}' (monkeypatching a library)")
+        if base not in self.modules or not attrs or attrs[-1] != attr:
+            return
+        obj = _import(self.modules[base])
+        path = self.modules[base]
+        for a in attrs:  # resolve torch.nn.functional.softmax step by step, as Python would
+            if a.startswith("_") and not (a.startswith("__") and a.endswith("__")):
+                self.flag(cell, node, f"accesses the private attribute '{path}.{a}'")
+                return
+            if a in LOADERS:
+                self.flag(cell, node, f"uses '{path}.{a}' (reads files / unpickles; never needed here)")
+                return
+            if obj is _MISSING:
+                return
+            obj = _getattr(obj, a)
+            path = f"{path}.{a}"
+            if obj is _MISSING:
+                return
+            why = _object_problem(obj, self.allowed)
+            if why:
+                self.flag(cell, node, f"'{ast.unparse(node)}' reaches {why}")
+                return
+
+    def scan(self, cell, tree):
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports(cell, node)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in BANNED_NAMES:
+                self.flag(cell, node, f"uses '{node.id}' (dynamic code / introspection)")
+            elif isinstance(node, ast.Attribute):
+                self.attribute(cell, node)
+
+
 def suspicious(cells: list[tuple[str, str]], allowed_imports: tuple[str, ...]) -> list[Finding]:
     """Findings that withhold all autograded credit pending review."""
-    found = []
-    for cell_id, tree in parse_cells(cells).items():
+    scanner = _Scanner(allowed_imports)
+    trees = parse_cells(cells)
+    for cell_id, src in cells:
+        tree = trees[cell_id]
         if tree is None:
+            if _parse(src) is not None:
+                scanner.found.append(Finding(cell_id, 0, "IPython's transformation of this cell is not valid "
+                                                         "Python although the cell itself is (it was not run)"))
             continue
-        for node in ast.walk(tree):
-            line = getattr(node, "lineno", 0)
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                for n in names:
-                    if n.split(".")[0] not in allowed_imports or getattr(node, "level", 0):
-                        what = ("imports attnlab (the reference library) instead of writing the code"
-                                if n.split(".")[0] == "attnlab" else f"imports '{n}' (not needed by this exercise)")
-                        found.append(Finding(cell_id, line, what))
-            elif isinstance(node, ast.Name) and node.id in BANNED_NAMES:
-                found.append(Finding(cell_id, line, f"uses '{node.id}' (dynamic code / introspection)"))
-            elif isinstance(node, ast.Attribute):
-                if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
-                    found.append(Finding(cell_id, line, f"accesses '{node.attr}'"))
-                if isinstance(node.ctx, (ast.Store, ast.Del)):
-                    base = node.value
-                    while isinstance(base, ast.Attribute):
-                        base = base.value
-                    if isinstance(base, ast.Name) and base.id != "self":
-                        found.append(Finding(cell_id, line,
-                                             f"assigns to '{ast.unparse(node)}' (monkeypatching)"))
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                pass
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "attnlab" in node.value:
-                found.append(Finding(cell_id, line, "mentions 'attnlab' in a string"))
-    return found
+        scanner.scan(cell_id, tree)
+    return scanner.found
 
 
 def reference_use(cells: list[tuple[str, str]], target: str, forbid: tuple[str, ...]) -> list[Finding]:

@@ -332,6 +332,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     Returns the report dict: ``{"status", "items": {grade_id: {...}}, "flags": [...]}``.
     """
     cells = solution_cells(nb)
+    # the sandbox runs exactly what the scan reads: IPython's transformation of each cell
+    run_cells, not_run = scan.runnable(cells)
     flags: list[str] = []
     suspicious = scan.suspicious(cells, spec.allowed_imports)
     if suspicious:
@@ -348,14 +350,14 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         plan.append((check, job))
         if job is not None:
             sandbox_checks.append(job[0])
-    job = {"cells": cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb,
+    job = {"cells": run_cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb,
            "env": {"ATTNLAB_LEARNER": student}}
     reply = sandbox.run(job) if sandbox_checks else {"results": {}}
     if "error" in reply:
         raise SubmissionError(reply["error"])
     results = reply["results"]
     items = {}
-    cell_errors = {}
+    cell_errors = dict(not_run)
     for check, trials in plan:
         gid = check.grade_id
         outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec,
@@ -377,7 +379,7 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             c.outputs = [new_output("stream", name="stdout",
                                     text=f"When graded, this cell raised {ce['error']}\n")]
     return {"student": student, "assignment": spec.name, "status": "flagged" if flags else "graded",
-            "items": items, "flags": flags,
+            "items": items, "flags": flags, "sandbox": getattr(sandbox, "describe", lambda: "")(),
             "score": sum(i["points"] for i in items.values()),
             "max_score": sum(i["max_points"] for i in items.values())}
 

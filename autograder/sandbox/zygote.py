@@ -37,6 +37,12 @@ import time
 
 CONFIG = json.loads(sys.argv[1])
 UID = int(CONFIG["uid"])
+#: ``userns``/``bwrap`` mechanisms: only one uid is mapped, so each check gets a nested user +
+#: mount + PID namespace instead of a uid of its own (see ``spawn_item``).
+NESTED = bool(CONFIG.get("nested"))
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 
 
 def _read_exact(fd, n):
@@ -68,12 +74,10 @@ def _mount(*args):
                    stderr=subprocess.PIPE)
 
 
-#: Top-level entries of ``/`` that stay visible (the operating system: programs, shared
-#: libraries, configuration).  Everything else at the top level (``/work``, ``/root``,
-#: ``/home``, ``/tmp``, ``/opt``, ``/srv``, ``/var``, ``/mnt``, a checkout at ``/check``,
-#: an ``/old_root`` left by a container runtime, ...) is replaced by an empty tmpfs: an
-#: allowlist, so a repository or course in an unexpected place is hidden too.
-VISIBLE_TOP = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc"}
+#: Top-level entries of ``/`` that stay visible (``autograder.sandbox.VISIBLE_TOP``, sent in
+#: the config); every other top-level directory is replaced by an empty tmpfs.
+VISIBLE_TOP = set(CONFIG.get("visible") or
+                  ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc"))
 
 
 def isolate_filesystem(hide, keep):
@@ -165,20 +169,28 @@ def _plain(obj, depth=0):
             "subclass_of": [b.__module__ + "." + b.__qualname__ for b in t.__mro__[1:3]]}
 
 
-def run_item(job, check, wfd):
-    """Item child body (already unprivileged).  Never returns."""
+def run_item(job, check, wfd, efd):
+    """Item child body (already unprivileged).  Never returns.
+
+    A forbidden library operation is written to ``efd`` *when it runs* (``<trial>\\t<op>``), so
+    the job process holds the record: nothing the student's code does afterwards (clearing a
+    list, forging the result pipe, exiting) can take it back.
+    """
     import traceback
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     out = {"cell_errors": [], "status": "ok"}
     forbid = tuple(check.get("forbid_ops", ()))
-    seen = []
+    trial_no = [0]
+
+    def _record(name):  # no in-process de-duplication: nothing here for student code to pre-fill
+        os.write(efd, f"{trial_no[0]}\t{name[:200]}\n".encode())  # raises if the channel was closed
 
     class _Watch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = str(func)
-            if forbid and any(f in name for f in forbid) and name not in seen:
-                seen.append(name)
+            if forbid and any(f in name for f in forbid):
+                _record(name)
             return func(*args, **(kwargs or {}))
 
     def _profile(frame, event, arg):
@@ -191,8 +203,8 @@ def run_item(job, check, wfd):
             name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", "")
         elif event == "call" and frame.f_code.co_name == "__call__" and frame.f_code.co_filename.endswith("_ops.py"):
             name = str(frame.f_locals.get("self", ""))
-        if name and any(f in name for f in forbid) and name not in seen:
-            seen.append(name)
+        if name and any(f in name for f in forbid):
+            _record(name)
 
     ns = {"__name__": "__main__"}
     preamble = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
@@ -207,9 +219,9 @@ def run_item(job, check, wfd):
             out["cell_errors"].append({"cell": cell_id, "error": f"{type(e).__name__}: {e}"[:500],
                                        "traceback": "".join(tb[-3:])[-1500:]})
     out["trials"] = []
-    for inputs in check.get("trials", [{}]):
+    for index, inputs in enumerate(check.get("trials", [{}])):
         trial = {"status": "ok"}
-        seen.clear()
+        trial_no[0] = index
         try:
             ns["__inputs__"] = inputs
             ns.pop("__result__", None)
@@ -229,8 +241,7 @@ def run_item(job, check, wfd):
             trial["status"] = "error"
             trial["error"] = (f"{type(e).__name__}: {e}"[:600] + where)
             trial["memory"] = isinstance(e, MemoryError) or "can't allocate memory" in str(e)
-        trial["forbidden_ops"] = list(seen)
-        out["trials"].append(trial)
+        out["trials"].append(trial)  # forbidden ops travel on efd only (see wait_item)
     data = json.dumps(out).encode()
     try:
         os.write(wfd, data[:8_000_000])
@@ -270,63 +281,167 @@ def _uid_processes(uid):
     return pids
 
 
+def reap() -> bool:
+    """Reap every exited child without waiting; ``False`` when no child is left at all."""
+    while True:
+        try:
+            p, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if p == 0:
+            return True
+
+
 def clean_up_uid(uid, deadline_s=5.0):
     """Kill and reap every process of ``uid`` (we are their subreaper), until none is left."""
     end = time.monotonic() + deadline_s
     while True:
         kill_uid(uid)
-        while True:
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if p == 0:
-                break
+        reap()
         if not _uid_processes(uid) or time.monotonic() > end:
             return
         time.sleep(0.01)
 
 
+def _libc():
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret, what):
+    import ctypes
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
 def _become_subreaper():
     try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        _libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except Exception:  # noqa: BLE001 - PID 1 of the namespace reaps them anyway
         pass
 
 
+def _not_dumpable():
+    """Trusted processes that share their uid with student code (nested mechanisms) refuse
+    ptrace and /proc/<pid>/mem to it: it has no capability in our user namespace."""
+    _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _drop_capabilities():
+    import ctypes
+
+    class _Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class _Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+    libc = _libc()
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    _check(libc.capset(ctypes.byref(_Header(0x20080522, 0)), (_Data * 2)()), "capset")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+def _nested_namespaces():
+    """Enter a fresh user + mount + PID namespace (nested mechanisms; called in the item
+    process).  ``UID`` is mapped to our own uid: the only one this sandbox has."""
+    euid, egid = os.geteuid(), os.getegid()
+    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{UID} {euid} 1"), ("gid_map", f"{UID} {egid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def _limit_and_run(job, check, workdir, w, e, vm=None):
+    """Resource limits, then the student's cells (``run_item``).  Never returns."""
+    mem = int(job.get("mem_mb", 1024)) * 2**20
+    vm = vm or _vmsize()
+    resource.setrlimit(resource.RLIMIT_AS, (vm + mem, vm + mem))
+    cpu = int(job.get("timeout", 10)) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    # 1 = this process only: no thread and no process can be started by the student's code
+    # (fork bombs, and threads that would run a library call the watch of this thread cannot see).
+    resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 2**20, 16 * 2**20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.chdir(workdir)
+    os.environ.clear()
+    os.environ.update({"HOME": workdir, "TMPDIR": workdir, "OMP_NUM_THREADS": "1",
+                       "PATH": "/usr/bin:/bin", **job.get("env", {})})
+    run_item(job, check, w, e)
+
+
+def _exit_like(status):
+    """End this process the way the waited-for child ended (signal or exit code)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 3)
+
+
 def spawn_item(job, check, workdir):
+    """Fork the item process; returns ``(pid, result fd, watch-event fd)``.
+
+    ``root``: the child drops to the sandbox uid ``UID``.  Nested mechanisms: the child enters
+    a fresh user + mount + PID namespace and forks the student's process as PID 1 there, with
+    a fresh ``/proc`` and no capabilities: it can neither see nor signal nor trace the job
+    process, the zygote or any other check; when it ends, its whole PID namespace ends.
+    """
     r, w = os.pipe()
+    er, e = os.pipe()
     pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            os.setsid()
-            devnull = os.open("/dev/null", os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
-            mem = int(job.get("mem_mb", 1024)) * 2**20
-            vm = _vmsize()
-            resource.setrlimit(resource.RLIMIT_AS, (vm + mem, vm + mem))
-            cpu = int(job.get("timeout", 10)) + 1
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            resource.setrlimit(resource.RLIMIT_NPROC, (32, 32))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 2**20, 16 * 2**20))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            os.closerange(3, w)
-            os.closerange(w + 1, 1024)
-            os.chdir(workdir)
+    if pid:
+        os.close(w)
+        os.close(e)
+        return pid, r, er
+    try:
+        os.close(r)
+        os.close(er)
+        _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the job process stays non-dumpable
+        os.setsid()
+        devnull = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        keep = sorted((w, e))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, 1024)
+        if not NESTED:
             os.setgroups([])
             os.setgid(UID)
             os.setuid(UID)
-            os.environ.clear()
-            os.environ.update({"HOME": workdir, "TMPDIR": workdir, "OMP_NUM_THREADS": "1",
-                               "PATH": "/usr/bin:/bin", **job.get("env", {})})
-            run_item(job, check, w)
-        except BaseException:  # noqa: BLE001
+            _limit_and_run(job, check, workdir, w, e)
+        _nested_namespaces()
+        vm = _vmsize()
+        init = os.fork()
+        if init == 0:  # PID 1 of the check's own PID namespace (trusted; when it ends, all end)
+            libc = _libc()
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+            if libc.mount(b"proc", b"/proc", b"proc", flags, None) != 0:
+                # a fresh proc is refused where the outer one has read-only overmounts (bwrap
+                # started by root): then hide the outer /proc under an empty tmpfs instead
+                _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", flags | 1, b"size=4k,mode=555"),
+                       "mount /proc")
+            student = os.fork()  # PID 2: signals behave as usual (PID 1 ignores its own)
+            if student == 0:
+                _drop_capabilities()
+                _limit_and_run(job, check, workdir, w, e, vm)
+            os.close(w)
+            os.close(e)
+            _exit_like(os.waitpid(student, 0)[1])
+        os.close(w)
+        os.close(e)
+        _exit_like(os.waitpid(init, 0)[1])
+    except BaseException as err:  # noqa: BLE001 - our own set-up failed: say so, never run the check
+        try:
+            os.write(w, json.dumps({"status": "crashed", "error": f"sandbox set-up failed: {err!r}"[:500]}).encode())
+        finally:
             os._exit(3)
-    os.close(w)
-    return pid, r
 
 
 def _vmsize():
@@ -337,32 +452,69 @@ def _vmsize():
     return 2**31
 
 
-def wait_item(pid, r, timeout):
+def _kill_children():
+    """Kill and reap every child of this (subreaper) job process: orphans of a check."""
+    me = str(os.getpid())
+    for _ in range(100):
+        kids = []
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                try:
+                    with open(f"/proc/{p}/stat") as f:
+                        if f.read().rsplit(")", 1)[1].split()[1] == me:
+                            kids.append(int(p))
+                except (OSError, IndexError):
+                    continue
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if not reap() or not kids:
+            return
+        time.sleep(0.01)
+
+
+def wait_item(pid, r, er, timeout):
     deadline = time.monotonic() + timeout
-    chunks, total = [], 0
+    chunks, total, events = [], 0, b""
     status = None
-    while True:
+    open_fds = [r, er]
+    while r in open_fds:
         left = deadline - time.monotonic()
         if left <= 0:
             status = "timeout"
             break
-        ready, _, _ = select.select([r], [], [], min(left, 0.5))
-        if ready:
-            chunk = os.read(r, 1 << 16)
+        ready, _, _ = select.select(open_fds, [], [], min(left, 0.5))
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
             if not chunk:
-                break
-            total += len(chunk)
-            if total > 8_000_000:
-                status = "too_much_output"
-                break
-            chunks.append(chunk)
-    os.close(r)
+                open_fds.remove(fd)
+            elif fd == er:
+                events = (events + chunk)[-1_000_000:]
+            else:
+                total += len(chunk)
+                chunks.append(chunk)
+        if total > 8_000_000:
+            status = "too_much_output"
+            break
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
     _, wstatus = os.waitpid(pid, 0)
-    clean_up_uid(UID)
+    if er in open_fds:  # what the check wrote to the watch channel before it ended
+        os.set_blocking(er, False)
+        try:
+            while chunk := os.read(er, 1 << 16):
+                events = (events + chunk)[-1_000_000:]
+        except BlockingIOError:
+            pass
+    os.close(r)
+    os.close(er)
+    if not NESTED:
+        clean_up_uid(UID)
+    _kill_children()
     if status:
         return {"status": status, "error": f"did not finish within {timeout} s"
                 if status == "timeout" else "produced too much output"}
@@ -370,6 +522,14 @@ def wait_item(pid, r, timeout):
         out = json.loads(b"".join(chunks).decode())
         if not isinstance(out, dict):
             raise ValueError
+        watched = {}
+        for line in events.decode(errors="replace").splitlines():
+            index, _, name = line.partition("\t")
+            if index.isdigit() and name:
+                watched.setdefault(int(index), set()).add(name)
+        for index, trial in enumerate(out.get("trials") or []):
+            if isinstance(trial, dict):  # the record kept here, never the item's own claim
+                trial["forbidden_ops"] = sorted(watched.get(index, ()))
         return out
     except ValueError:
         if os.WIFSIGNALED(wstatus):
@@ -388,10 +548,11 @@ def run_job(job):
     results = {}
     for check in job["checks"]:
         os.makedirs(workdir, exist_ok=True)
-        os.chown(workdir, UID, UID)
+        if not NESTED:  # nested: the zygote's own uid is the check's uid (mapped to UID)
+            os.chown(workdir, UID, UID)
         os.chmod(workdir, 0o700)
-        pid, r = spawn_item(job, check, workdir)
-        results[check["id"]] = wait_item(pid, r, float(job.get("timeout", 10)))
+        pid, r, er = spawn_item(job, check, workdir)
+        results[check["id"]] = wait_item(pid, r, er, float(job.get("timeout", 10)))
         shutil.rmtree(workdir, ignore_errors=True)
     return {"results": results}
 
@@ -400,6 +561,7 @@ def main():
     if CONFIG.get("isolate", True):
         isolate_filesystem(CONFIG["hide"], CONFIG["keep"])
     preload()
+    _not_dumpable()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     stdin, stdout = os.dup(0), os.dup(1)
     devnull = os.open("/dev/null", os.O_RDWR)
@@ -422,14 +584,9 @@ def main():
             write_frame(stdout, reply)
             os._exit(0)
         os.waitpid(pid, 0)
-        kill_uid(UID)
-        while True:  # reap orphans re-parented to us (we are PID 1 here)
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if p == 0:
-                break
+        if not NESTED:
+            kill_uid(UID)
+        reap()  # orphans re-parented to us (we are PID 1 here)
 
 
 if __name__ == "__main__":

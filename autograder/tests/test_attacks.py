@@ -164,6 +164,99 @@ def case_network(nb):
                                    "except OSError:\n    pass")
 
 
+# --- "write it yourself" bypasses (issue 11, item 2): each got full credit, unflagged, before ---
+SOFTMAX_IN_THREAD = (SOFTMAX_DEF + "    out = []\n"
+                     "    t = threading.Thread(target=lambda: out.append(torch.ops.aten._softmax(x, dim, False)))\n"
+                     "    t.start()\n    t.join()\n    return out[0]\n")
+
+
+def case_thread_from_torch(nb):  # the watch of the calling thread never sees the other thread
+    return _set(nb, "softmax", "from torch import threading\n" + SOFTMAX_IN_THREAD)
+
+
+def case_thread_via_attribute(nb):
+    return _set(nb, "softmax", "threading = torch.threading\n" + SOFTMAX_IN_THREAD)
+
+
+def case_multiprocessing(nb):
+    return _set(nb, "softmax", "import torch.multiprocessing as mp\n" + SOFTMAX_DEF +
+                "    with mp.get_context('fork').Pool(1) as pool:\n"
+                "        return pool.apply(torch.ops.aten._softmax, (x, dim, False))\n")
+
+
+def case_clear_record(nb):  # reach the watch's record through frames and empty it
+    return _set(nb, "softmax", "from torch import sys\n" + SOFTMAX_DEF +
+                "    r = torch.ops.aten._softmax(x, dim, False)\n    f = sys._getframe(1)\n"
+                "    while f is not None:\n        for v in list(f.f_locals.values()):\n"
+                "            if type(v) is list and all(type(s) is str for s in v):\n                v.clear()\n"
+                "        f = f.f_back\n    return r\n")
+
+
+def case_clear_record_traceback(nb):  # frames without sys: a caught exception's traceback
+    return _set(nb, "softmax", SOFTMAX_DEF + "    r = torch.ops.aten._softmax(x, dim, False)\n"
+                "    try:\n        raise ValueError\n    except ValueError as e:\n        f = e.__traceback__.tb_frame\n"
+                "    while f is not None:\n        for v in list(f.f_locals.values()):\n"
+                "            if type(v) is list and all(type(s) is str for s in v):\n                v.clear()\n"
+                "        f = f.f_back\n    return r\n")
+
+
+def case_forge_channel(nb):  # gather the four trials' values, write a made-up result, leave
+    return _set(nb, "softmax", "from torch import os\n_rs = []\n" + SOFTMAX_DEF +
+                "    r = torch.ops.aten._softmax(x, dim, False)\n    _rs.append(r)\n"
+                "    if len(_rs) == 4:  # test_softmax draws 4 trials\n"
+                "        ts = ['{\"status\": \"ok\", \"forbidden_ops\": [], \"value\": {\"__array__\": ' + str(t.double().tolist())"
+                " + ', \"shape\": ' + str(list(t.shape)) + ', \"dtype\": \"torch.float32\"}}' for t in _rs]\n"
+                "        fake = ('{\"cell_errors\": [], \"status\": \"ok\", \"trials\": [' + ', '.join(ts) + ']}').encode()\n"
+                "        for fd in range(3, 64):\n            try:\n                os.write(fd, fake)\n"
+                "            except OSError:\n                pass\n        os._exit(0)\n    return r\n")
+
+
+def case_builtins_getattr(nb):  # a banned builtin reached through an allowed module
+    return _set(nb, "softmax", SOFTMAX_DEF + "    return torch.builtins.getattr(F, 'soft' + 'max')(x, dim)\n")
+
+
+def case_typing_sys(nb):
+    return _set(nb, "softmax", "import typing\n" + SOFTMAX_DEF +
+                "    return typing.sys.modules['torch'].nn.functional.__dict__['soft' + 'max'](x, dim)\n")
+
+
+def case_private_module(nb):
+    return _set(nb, "softmax", SOFTMAX_DEF + "    return torch._C._nn.softmax(x, dim) if False else "
+                "torch._softmax(x, dim, False)\n")
+
+
+def case_transformer_syntax_error(nb):  # valid Python, but IPython's prompt stripper breaks it
+    _prepend(nb, "attention_scores", "In = {}")
+    return _set(nb, "softmax", "In [1]: 1 = 1\nfrom torch import threading\n" + SOFTMAX_IN_THREAD)
+
+
+def case_generator_frame(nb):
+    return _set(nb, "softmax", SOFTMAX_DEF + "    def g():\n        yield 1\n    it = g()\n"
+                "    it.gi_frame.f_back\n    return torch.ops.aten._softmax(x, dim, False)\n")
+
+
+HONEST_ALT = {  # written differently, all correct: full credit, no flag (no false positive)
+    "attention_scores": "def attention_scores(q, k):\n    \"\"\"My version of attnlab's attention_scores.\"\"\"\n"
+                        "    input = q.to(torch.float64)\n"
+                        "    s = torch.einsum('...id,...jd->...ij', input, k.to(torch.float64))\n"
+                        "    return (s / math.sqrt(q.shape[-1])).to(q.dtype)\n",
+    "softmax": "def softmax(x, dim=-1):\n    m = torch.amax(x, dim=dim, keepdim=True)\n"
+               "    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n"
+               "    return torch.exp(x - m - torch.logsumexp(x - m, dim=dim, keepdim=True))\n",
+    "sdpa": "def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):\n"
+            "    s = attention_scores(q, k)\n    if mask is not None:\n"
+            "        s = s.masked_fill(~mask, float('-inf'))\n    w = softmax(s, dim=-1)\n"
+            "    outs = [(w[..., i:i + 1, :] @ v)[..., 0, :] for i in range(w.shape[-2])]\n"
+            "    return torch.stack(outs, dim=-2), w\n",
+}
+
+
+def case_honest_alternative(nb):
+    for gid, src in HONEST_ALT.items():
+        _set(nb, gid, src)
+    return nb
+
+
 # student -> (builder, status, {grade_id: substring of the message}, items that must still pass)
 CASES = {
     "loop": (case_loop, "graded", {"test_softmax": "timed out", "test_sdpa": "timed out"}, BY_HAND + ("test_attention_scores",)),
@@ -186,7 +279,20 @@ CASES = {
     "readsolutions": (case_read_solutions, "flagged", {"test_softmax": "open"}, ()),
     "importref": (case_import_reference, "flagged", {"test_sdpa": "attnlab"}, ()),
     "fused": (case_fused_kernel, "flagged", {"test_sdpa": "scaled_dot_product_attention"}, BY_HAND + ("test_attention_scores", "test_softmax")),
-    "hiddenop": (case_hidden_aten_op, "flagged", {"test_sdpa": "library operation"}, BY_HAND + ("test_attention_scores", "test_softmax")),
+    # a private torch.ops name is also flagged by the scan now; the run-time watch still reports it
+    "hiddenop": (case_hidden_aten_op, "flagged", {"test_sdpa": "library operation"}, ()),
+    "thread": (case_thread_from_torch, "flagged", {"test_softmax": "threading"}, ()),
+    "threadattr": (case_thread_via_attribute, "flagged", {"test_softmax": "threading"}, ()),
+    "multiproc": (case_multiprocessing, "flagged", {"test_softmax": "multiprocessing"}, ()),
+    "clearrecord": (case_clear_record, "flagged", {"test_softmax": "library operation"}, ()),
+    "cleartb": (case_clear_record_traceback, "flagged", {"test_softmax": "library operation"}, ()),
+    "forge": (case_forge_channel, "flagged", {"test_softmax": "pending instructor review"}, ()),
+    "builtinsgetattr": (case_builtins_getattr, "flagged", {"test_softmax": "builtins"}, ()),
+    "typingsys": (case_typing_sys, "flagged", {"test_softmax": "pending instructor review"}, ()),
+    "privatetorch": (case_private_module, "flagged", {"test_softmax": "private"}, ()),
+    "transformer": (case_transformer_syntax_error, "flagged", {"test_softmax": "IPython"}, ()),
+    "genframe": (case_generator_frame, "flagged", {"test_softmax": "library operation"}, ()),
+    "honestalt": (case_honest_alternative, "graded", {}, ALL),
     "network": (case_network, "flagged", {"test_softmax": "socket"}, ()),
 }
 
@@ -273,6 +379,7 @@ def test_csv_and_feedback(attacked_class):
         assert secret not in html
     text = summary.text()
     assert "failed 5" in text and "malformed" in text
+    assert f"sandbox: {summary.sandbox}" in text and summary.sandbox.split()[0] in ("root", "userns", "bwrap")
 
 
 def test_gradebook_intact(attacked_class):

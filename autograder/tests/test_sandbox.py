@@ -1,4 +1,8 @@
-"""The sandbox itself: untrusted code cannot reach files, network, the grader, or other items."""
+"""The sandbox itself: untrusted code cannot reach files, network, the grader, or other items.
+
+Every test runs under each mechanism this user can build (as root: ``root`` and ``userns``; as an
+ordinary user: ``userns`` and ``bwrap``); ``test_rootless.py`` runs this file as an ordinary user.
+"""
 from __future__ import annotations
 
 import os
@@ -6,14 +10,24 @@ import os
 import pytest
 
 from autograder.course import REPO
-from autograder.sandbox import Sandbox
+from autograder.sandbox import Sandbox, mechanism_support
 
 from .conftest import needs_sandbox
 
 pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-2")]
 
+#: What this user tests: root its own mechanism; an ordinary user both unprivileged ones (as root,
+#: test_rootless.py runs this file again as an ordinary user: userns/bwrap started by root are not
+#: real deployments).  ATTNLAB_TEST_MECHANISMS=root,userns overrides.
+WANTED = tuple(filter(None, os.environ.get("ATTNLAB_TEST_MECHANISMS", "").split(","))) or \
+    (("root",) if os.geteuid() == 0 else ("userns", "bwrap"))
+MECHANISMS = [m for m in WANTED if mechanism_support()[m] is None] or ["none"]
+#: RLIMIT_NPROC is not enforced for real uid 0 (kernel): with a nested mechanism started by root a
+#: check could start threads.  Real deployments of userns/bwrap run as an ordinary user.
+NPROC_ENFORCED = {"root": True, "userns": os.geteuid() != 0, "bwrap": os.geteuid() != 0}
+
 PROBE = r'''
-import os, socket
+import os, socket, threading, ctypes
 def attempt(fn):
     try:
         fn()
@@ -30,18 +44,51 @@ def _net():
     socket.create_connection(("127.0.0.1", 22), timeout=1)
 def _net_out():
     socket.create_connection(("1.1.1.1", 80), timeout=1)
+def _kill(pids):
+    import time
+    if not pids:
+        raise ProcessLookupError("no other process is visible")
+    for p in pids:
+        os.kill(p, 9)
+    time.sleep(0.2)
+    for p in pids:  # a namespace's init ignores signals from inside: kill() succeeds, nothing dies
+        try:
+            with open(f"/proc/{p}/status") as f:
+                if "zombie" not in f.read():
+                    raise PermissionError(f"process {p} survived SIGKILL")
+        except FileNotFoundError:
+            pass
+def _kill_parent():
+    _kill([os.getppid()] if os.getppid() else [])
+def _kill_others():
+    _kill([int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()])
+def _fork():
+    if os.fork() == 0:
+        os._exit(0)
+def _thread():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+def _reveal(path):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.unshare(0x10000000 | 0x00020000)  # a new user+mount namespace of our own, if allowed
+    if libc.umount2(path.encode(), 2) != 0:
+        raise OSError(ctypes.get_errno(), "umount2")
+    _read(path + "/gradebook.db")
 '''
 
 
-@pytest.fixture(scope="module")
-def box(tmp_path_factory):
+@pytest.fixture(scope="module", params=MECHANISMS)
+def box(request, tmp_path_factory):
+    if request.param == "none":
+        pytest.skip(f"no sandbox mechanism here: {mechanism_support()}")
     secret = tmp_path_factory.mktemp("course") / "gradebook.db"
     secret.write_text("grades")
     other = secret.parent / "submitted" / "bob" / "02" / "02.ipynb"
     other.parent.mkdir(parents=True)
     other.write_text("{}")
     os.chmod(secret, 0o644)
-    with Sandbox(slot=7, hide=[str(secret.parent)]) as sb:
+    with Sandbox(slot=7, hide=[str(secret.parent)], mechanism=request.param) as sb:
         yield sb, secret
 
 
@@ -62,21 +109,28 @@ def test_files_network_and_privileges_are_out_of_reach(box):
         "other_student": secret.parent / "submitted" / "bob" / "02" / "02.ipynb",
         "root_home": "/root/.bash_history",
     }
-    extract = ("__result__ = {" + ", ".join(f"'{k}': attempt(lambda: _read('{v}'))" for k, v in targets.items())
+    extract = ("__result__ = {'uid': str(os.getuid()), " + ", ".join(f"'{k}': attempt(lambda: _read('{v}'))" for k, v in targets.items())
                + f", 'write_gradebook': attempt(lambda: _write('{secret}'))"
                + f", 'write_config': attempt(lambda: _write('{REPO / 'autograder' / 'nbgrader_config.py'}'))"
                + ", 'loopback': attempt(_net), 'internet': attempt(_net_out)"
                + ", 'import_attnlab': attempt(lambda: __import__('attnlab'))"
-               + ", 'kill_parent': attempt(lambda: os.kill(os.getppid(), 9))"
-               + ", 'kill_init': attempt(lambda: os.kill(1, 9))"
-               + ", 'uid': str(os.getuid())}")
+               + ", 'kill_parent': attempt(_kill_parent)"
+               + ", 'kill_others': attempt(_kill_others)"
+               + ", 'become_root': attempt(lambda: os.setuid(0))"
+               + ", 'thread': attempt(_thread), 'fork': attempt(_fork)"
+               + f", 'unmount_course': attempt(lambda: _reveal('{secret.parent}'))}}")
     res = run(sb, extract)
     assert res["status"] == "ok", res
     got = {k: v for k, v in res["trials"][0]["value"]["__dict__"].items()}
-    for key in list(targets) + ["write_gradebook", "write_config", "loopback", "internet", "import_attnlab", "kill_parent", "kill_init"]:
-        assert got[key] != "ALLOWED", (key, got)
+    denied = list(targets) + ["write_gradebook", "write_config", "loopback", "internet", "import_attnlab",
+                              "kill_parent", "kill_others", "become_root", "unmount_course"]
+    if NPROC_ENFORCED[sb.mechanism]:
+        denied += ["thread", "fork"]
+    for key in denied:
+        assert got[key] != "ALLOWED", (sb.mechanism, key, got)
     assert got["uid"] == str(sb.uid)
     assert secret.read_text() == "grades"
+    assert run(sb, "__result__ = 1")["status"] == "ok"  # the sandbox survived all of it
 
 
 @pytest.mark.parametrize("code,status", [
@@ -90,7 +144,8 @@ def test_runaway_code_is_stopped(box, code, status):
     res = sb.run({"timeout": 3, "mem_mb": 256, "cells": [], "checks": [{"id": "x", "extract": code, "trials": [{}]}]})
     assert res["results"]["x"]["status"] == status
     # the sandbox is still healthy and no process of the item survived
-    after = run(sb, "__result__ = sorted(p for p in os.listdir('/proc') if p.isdigit() and open(f'/proc/{p}/status').read().count('Uid:\\t%d' % os.getuid()))")
+    # pid 1 is the zygote (root) or, in nested mechanisms, the check's own trusted init
+    after = run(sb, "__result__ = sorted(p for p in os.listdir('/proc') if p.isdigit() and p != '1' and open(f'/proc/{p}/status').read().count('Uid:\\t%d' % os.getuid()))")
     assert after["status"] == "ok"
     assert len(after["trials"][0]["value"]["__seq__"]) == 1  # only the probe itself
 
@@ -106,3 +161,63 @@ def test_subclass_results_are_not_serialised(box):
     cls = "class Always(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
     res = run(sb, "__result__ = torch.zeros(2).as_subclass(Always)", cells=[["d", cls]])
     assert "__unsupported__" in res["trials"][0]["value"]
+
+
+SOFTMAX_VIA_LIBRARY = "def softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n"
+
+
+def _watched(sb, cells, timeout=5):
+    reply = sb.run({"timeout": timeout, "mem_mb": 512, "cells": [["c", PROBE], *cells],
+                    "checks": [{"id": "x", "extract": "__result__ = softmax(torch.ones(2, 3))",
+                                "trials": [{}, {}], "forbid_ops": ["softmax"]}]})
+    return reply["results"]["x"]
+
+
+def test_forbidden_op_is_recorded_outside_the_check(box):
+    """The watch's record lives in the job process: clearing what the check can reach, forging the
+    result pipe or exiting after the library call changes nothing (runs without the static scan)."""
+    sb, _ = box
+    plain = _watched(sb, [["s", SOFTMAX_VIA_LIBRARY]])
+    assert all("aten._softmax.default" in t["forbidden_ops"] for t in plain["trials"]), plain
+    clear = ("import gc, sys\n"
+             "def softmax(x, dim=-1):\n    r = torch.softmax(x, dim)\n"
+             "    f = sys._getframe()\n    while f is not None:\n"
+             "        for v in list(f.f_locals.values()):\n"
+             "            if type(v) is list and v and all(type(s) is str for s in v):\n"
+             "                v.clear()\n"
+             "        f = f.f_back\n"
+             "    for o in gc.get_objects():\n"
+             "        if type(o) is list and o and all(type(s) is str and 'aten' in s for s in o):\n            o.clear()\n"
+             "    return r\n")
+    cleared = _watched(sb, [["s", clear]])
+    assert cleared["status"] == "ok" and cleared["trials"], cleared
+    assert all(t["forbidden_ops"] for t in cleared["trials"]), cleared
+    forge = ("import json\n"
+             "def softmax(x, dim=-1):\n    r = torch.softmax(x, dim)\n"
+             "    trial = {'status': 'ok', 'forbidden_ops': [], 'value': {'__array__': r.tolist(), "
+             "'shape': list(r.shape), 'dtype': 'torch.float32'}}\n"
+             "    fake = json.dumps({'cell_errors': [], 'status': 'ok', 'trials': [trial, trial]}).encode()\n"
+             "    for fd in range(3, 64):\n        try:\n            os.write(fd, fake)\n        except OSError:\n            pass\n"
+             "    os._exit(0)\n")
+    forged = _watched(sb, [["s", forge]])
+    # the check ended inside the first trial: the forged second trial claims no forbidden op, but
+    # the first one's record stands, and one trial with a forbidden op costs the item (steps._runtime)
+    assert forged.get("status") != "ok" or any(t["forbidden_ops"] for t in forged["trials"]), forged
+
+
+def test_library_call_in_another_thread_cannot_run(box):
+    """A thread would escape the watch of the calling thread: a check may not start one."""
+    sb, _ = box
+    if not NPROC_ENFORCED[sb.mechanism]:
+        pytest.skip("RLIMIT_NPROC does not bind real uid 0 (nested mechanism started by root)")
+    thread = ("import threading\n"
+              "def softmax(x, dim=-1):\n    out = {}\n"
+              "    t = threading.Thread(target=lambda: out.update(r=torch.softmax(x, dim)))\n"
+              "    t.start()\n    t.join()\n    return out['r']\n")
+    res = _watched(sb, [["s", thread]])
+    assert all(t["status"] == "error" and "thread" in t["error"] for t in res["trials"]), res
+    proc = ("import multiprocessing\n"
+            "def softmax(x, dim=-1):\n    with multiprocessing.get_context('fork').Pool(1) as p:\n"
+            "        return torch.tensor(p.apply(torch.softmax, (x, dim)))\n")
+    res = _watched(sb, [["s", proc]])
+    assert all(t["status"] != "ok" or t["forbidden_ops"] for t in res.get("trials", [res])), res
