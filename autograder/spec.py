@@ -75,9 +75,13 @@ class Unsupported(TypeError):
 
 @dataclass
 class Outcome:
+    """One check's verdict. ``mistake``: the name of the known mistake the answer matches
+    (a key of ``FunctionCheck.mistakes`` or of the practice skill's mistakes), else ``None``;
+    the class report (``autograder/report.py``) ranks these."""
     ok: bool
     message: str
     flag: str | None = None
+    mistake: str | None = None
 
 
 def _to_array(x: Any) -> np.ndarray:
@@ -229,7 +233,8 @@ class FunctionCheck:
         for name, wrong in self.mistakes.items():
             try:
                 if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}")
+                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}",
+                                   mistake=name)
             except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
                 continue
         return Outcome(False, msg)
@@ -354,7 +359,8 @@ class ByHandCheck:
                                       "until your instructor reviews it (the notebook may have run under "
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
-        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}")
+        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
+                       mistake=None if fb.correct else fb.misconception)
 
     def other_learner(self, answer: Any, student: str, others) -> str | None:
         """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.

@@ -370,7 +370,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         if cell is not None:
             points = float(_nbg(cell).get("points", 0))
             items[gid] = {"ok": outcome.ok, "message": outcome.message, "points": points if outcome.ok else 0.0,
-                          "max_points": points, "flag": flag, "withheld": outcome.withheld}
+                          "max_points": points, "flag": flag, "withheld": outcome.withheld,
+                          "mistake": outcome.mistake}
     annotate(nb, items)
     for c in nb.cells:
         gid = _nbg(c).get("grade_id")
@@ -388,8 +389,8 @@ class _O:
     """An item's verdict; ``withheld``: the item passed but its credit is held back for review
     (``python -m autograder clear-flag`` restores it)."""
 
-    def __init__(self, ok, message, withheld=False):
-        self.ok, self.message, self.withheld = ok, message, withheld
+    def __init__(self, ok, message, withheld=False, mistake=None):
+        self.ok, self.message, self.withheld, self.mistake = ok, message, withheld, mistake
 
     def __str__(self):
         return self.message
@@ -423,7 +424,7 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         except ValueError as err:
             return _O(False, str(err)), None
         out = check.judge(value, {"other_learners": list(other_learners)}, student)
-        return _O(out.ok, out.message), out.flag
+        return _O(out.ok, out.message, mistake=out.mistake), out.flag
     if check.target and check.forbid_attrs:
         ref = scan.reference_use(cells, check.target, check.forbid_attrs)
         if ref:
@@ -462,6 +463,6 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
                 f"unsupported return type: {err}"
         out = check.judge(value, raw, student)
         if not out.ok:
-            return _O(False, out.message), None
+            return _O(False, out.message, mistake=out.mistake), None
         last = out
     return _O(True, last.message), None

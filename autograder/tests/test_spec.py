@@ -125,3 +125,28 @@ def test_sandbox_gpt_matches_attnlab_gpt():
     with torch.no_grad():
         (l_ref, loss_ref), (l_ours, loss_ours) = ref(idx, targets), ours(idx, targets)
     assert torch.allclose(l_ref, l_ours, atol=1e-10) and torch.allclose(loss_ref, loss_ours, atol=1e-10)
+
+
+def test_a_recognised_mistake_is_reported_by_name_and_a_plain_wrong_answer_is_not():
+    """The class report ranks ``Outcome.mistake``; only a matched mistake sets it."""
+    from autograder.spec import FunctionCheck
+
+    check = FunctionCheck("test_double", target="double", inputs=lambda rng: {"x": np.arange(3.0)},
+                          call="double(_I['x'])", reference=lambda x: 2 * x,
+                          mistakes={"no_scale": lambda x: x})
+    raw = {"x": np.arange(3.0)}
+    assert check.judge(np.arange(3.0) * 2, raw, "s").mistake is None
+    matched = check.judge(np.arange(3.0), raw, "s")
+    assert not matched.ok and matched.mistake == "no_scale"
+    other = check.judge(np.arange(3.0) + 7, raw, "s")
+    assert not other.ok and other.mistake is None
+
+
+def test_a_by_hand_mistake_is_reported_by_its_catalogue_name():
+    from attnlab.practice import get_skill
+
+    check = ByHandCheck("test_scores_by_hand", cell="c", variable="scores", skill="sdpa_scores", key="k")
+    skill, v = get_skill("sdpa_scores"), check.variant("ada")
+    wrong = skill.mistakes["no_scale"](v.data)
+    out = check.judge(np.asarray(wrong).tolist(), {}, "ada")
+    assert not out.ok and out.mistake == "no_scale"
