@@ -1,4 +1,3 @@
-# xfail: scan false positive, see report (a docstring naming attnlab is flagged as a reference import)
 # A docstring that mentions attnlab (the library the course compares against).
 # %% cell: softmax
 def softmax(x, dim=-1):

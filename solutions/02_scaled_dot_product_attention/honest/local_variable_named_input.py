@@ -1,4 +1,3 @@
-# xfail: scan false positive, see report (a local variable named `input` is flagged as dynamic code)
 # A local variable named `input` (shadows the builtin, harmless).
 # %% cell: softmax
 def softmax(x, dim=-1):

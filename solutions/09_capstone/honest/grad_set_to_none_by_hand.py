@@ -1,4 +1,3 @@
-# xfail: scan false positive, see report (`p.grad = None`, PyTorch's documented way to clear a gradient, is flagged as monkeypatching)
 # train_step clearing each parameter's gradient by hand.
 # %% patch: train_step
 # - optimizer.zero_grad(set_to_none=True)  # gradients of the previous step must not leak into this one
