@@ -73,6 +73,10 @@ class MultiHeadAttention(nn.Module):
             side by side (rows ``h*d_k:(h+1)*d_k`` of its weight belong to head h), etc.
         fused: if True (default), use ``torch.nn.functional.scaled_dot_product_attention``
             whenever the weights are not requested; otherwise always the explicit path.
+        rotary: ``None`` (default) or a :class:`~attnlab.nn.RotaryEmbedding` of width ``d_k``
+            applied to the queries and keys of *self*-attention after ``split_heads``, at the
+            positions ``cache.position ..`` with a cache (``0 ..`` without). Set by
+            ``GPT(GPTConfig(positional="rotary"))``.
         n_heads, d_k, dropout.
 
     Raises:
@@ -96,6 +100,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
         self.fused = True
+        self.rotary: nn.Module | None = None
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -164,6 +169,9 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
         k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
         v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+        if self.rotary is not None and self_attention:  # RoPE: rotate q and k by their absolute positions
+            start = 0 if cache is None else cache.position
+            q, k = self.rotary(q, offset=start), self.rotary(k, offset=start)  # (B, H, L, d_k) each
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H, S, d_k) with S = cached + L
         S = k.shape[2]
