@@ -12,6 +12,7 @@ For incremental decoding the layer appends to a :class:`~attnlab.nn.kv_cache.KVC
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -166,9 +167,13 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError("cache is only for self-attention: call with key=None, value=None.")
         B, L, _ = query.shape
 
-        q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
-        k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
-        v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+        if self_attention:  # w_q(x), w_k(x), w_v(x) as ONE matmul with the three weights stacked
+            q, k, v = self._packed_qkv(query)  # (B, L, d_model) each
+        else:
+            q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)  # (B, L|S, d_model)
+        q = split_heads(q, self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
+        k = split_heads(k, self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
+        v = split_heads(v, self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
         if self.rotary is not None and self_attention:  # RoPE: rotate q and k by their absolute positions
             start = 0 if cache is None else cache.position
             q, k = self.rotary(q, offset=start), self.rotary(k, offset=start)  # (B, H, L, d_k) each
@@ -190,6 +195,17 @@ class MultiHeadAttention(nn.Module):
             out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)  # (B, H, L, d_v)
         out = self.w_o(merge_heads(out))  # (B, H, L, d_v) -> (B, L, d_model) -> W^O
         return out, (weights if need_weights else None)
+
+    def _packed_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """``(w_q(x), w_k(x), w_v(x))`` for ``x: (B, L, d_model)``, computed by one matmul.
+
+        The same numbers as three separate projections (each output column is the same dot
+        product), with one large matrix product instead of three small ones -- fewer calls
+        forward and backward, which is what a step of a small model spends its time on.
+        """
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
+        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        return F.linear(x, w, b).split(self.d_model, dim=-1)  # (B, L, 3 d_model) -> 3 x (B, L, d_model)
 
     def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
         """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
