@@ -80,11 +80,11 @@ class KVCache:
 
     @property
     def k(self) -> Tensor | None:
-        return None if self._k is None else self._k[:, :, self._start:self._start + self._len]
+        return None if self._k is None else self._k.narrow(2, self._start, self._len)
 
     @property
     def v(self) -> Tensor | None:
-        return None if self._v is None else self._v[:, :, self._start:self._start + self._len]
+        return None if self._v is None else self._v.narrow(2, self._start, self._len)
 
     @property
     def capacity(self) -> int:
@@ -133,8 +133,8 @@ class KVCache:
         elif self._start + self._len + L > self.capacity:
             self._make_room(L)
         end = self._start + self._len
-        self._k[:, :, end:end + L] = k  # copy only the new positions
-        self._v[:, :, end:end + L] = v
+        self._k.narrow(2, end, L).copy_(k)  # copy only the new positions
+        self._v.narrow(2, end, L).copy_(v)
         self._len += L
         self.position += L
         return self.k, self.v

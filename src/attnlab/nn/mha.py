@@ -102,6 +102,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.fused = True
         self.rotary: nn.Module | None = None
+        self._qkv_stack: tuple | None = None  # (weight versions, W_qkv, b_qkv) reused while decoding
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -167,13 +168,12 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError("cache is only for self-attention: call with key=None, value=None.")
         B, L, _ = query.shape
 
-        if self_attention:  # w_q(x), w_k(x), w_v(x) as ONE matmul with the three weights stacked
-            q, k, v = self._packed_qkv(query)  # (B, L, d_model) each
+        if self_attention:  # w_q(x), w_k(x), w_v(x) as ONE matmul, split into heads in one reshape
+            q, k, v = self._packed_qkv(query)  # (B, H, L, d_k) each
         else:
-            q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)  # (B, L|S, d_model)
-        q = split_heads(q, self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
-        k = split_heads(k, self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
-        v = split_heads(v, self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+            q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
+            k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
+            v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
         if self.rotary is not None and self_attention:  # RoPE: rotate q and k by their absolute positions
             start = 0 if cache is None else cache.position
             q, k = self.rotary(q, offset=start), self.rotary(k, offset=start)  # (B, H, L, d_k) each
@@ -197,15 +197,26 @@ class MultiHeadAttention(nn.Module):
         return out, (weights if need_weights else None)
 
     def _packed_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """``(w_q(x), w_k(x), w_v(x))`` for ``x: (B, L, d_model)``, computed by one matmul.
+        """``split_heads`` of ``w_q(x), w_k(x), w_v(x)`` for ``x: (B, L, d_model)``, by one matmul.
 
-        The same numbers as three separate projections (each output column is the same dot
-        product), with one large matrix product instead of three small ones -- fewer calls
-        forward and backward, which is what a step of a small model spends its time on.
+        Returns three ``(B, H, L, d_k)`` tensors: the same numbers as three separate projections
+        followed by :func:`split_heads` (each output column is the same dot product), with one
+        large matrix product instead of three small ones -- fewer calls forward and backward,
+        which is what a step of a small model spends its time on.
         """
-        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
-        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
-        return F.linear(x, w, b).split(self.d_model, dim=-1)  # (B, L, 3 d_model) -> 3 x (B, L, d_model)
+        parts = [self.w_q.weight, self.w_k.weight, self.w_v.weight]
+        if self.w_q.bias is not None:
+            parts += [self.w_q.bias, self.w_k.bias, self.w_v.bias]
+        if torch.is_grad_enabled():  # training: stack afresh so gradients reach the three weights
+            w, b = torch.cat(parts[:3]), (torch.cat(parts[3:]) if len(parts) > 3 else None)
+        else:  # inference (decoding): reuse the stacked copy while no weight has changed
+            key = tuple((t.data_ptr(), t._version) for t in parts)
+            if self._qkv_stack is None or self._qkv_stack[0] != key:
+                self._qkv_stack = (key, torch.cat(parts[:3]), torch.cat(parts[3:]) if len(parts) > 3 else None)
+            _, w, b = self._qkv_stack  # (3 d_model, d_model), (3 d_model,) or None
+        B, L, _ = x.shape
+        qkv = F.linear(x, w, b).view(B, L, 3, self.n_heads, self.d_k)  # (B, L, 3, H, d_k): heads side by side
+        return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, L, d_k)
 
     def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
         """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
