@@ -144,9 +144,12 @@ def to_attnlab(ref: NanoLayoutGPT, vocab_size: int):
     return model
 
 
-def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str = "") -> dict:
-    """nanoGPT's loop order on the global RNG (see the module docstring); returns losses and time."""
-    from attnlab.training import lr_at, make_optimizer
+def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str = "", precision: str = "fp32") -> dict:
+    """nanoGPT's loop order on the global RNG (see the module docstring); returns losses and time.
+
+    ``precision``: ``"fp32"`` or ``"bf16"`` (forward passes under ``attnlab.training.autocast_context``,
+    the loss-parity check of the bf16 option)."""
+    from attnlab.training import autocast_context, lr_at, make_optimizer
 
     cfg = recipe(iters)
     block, batch = 64, cfg.batch_size
@@ -160,8 +163,9 @@ def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str 
     @torch.no_grad()
     def estimate_loss():
         model.eval()
-        out = {name: statistics.mean(model(*get_batch(d))[1].item() for _ in range(cfg.eval_iters))
-               for name, d in (("train", train_data), ("val", val_data))}
+        with autocast_context(precision, "cpu"):
+            out = {name: statistics.mean(model(*get_batch(d))[1].item() for _ in range(cfg.eval_iters))
+                   for name, d in (("train", train_data), ("val", val_data))}
         model.train()
         return out
 
@@ -174,7 +178,8 @@ def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str 
         if step % cfg.eval_interval == 0 or step == iters:  # (iters = 2000: the same steps as nanoGPT)
             losses = estimate_loss()
             print(f"{seed_note}step {step}: train {losses['train']:.4f} val {losses['val']:.4f}", file=sys.stderr)
-        _, loss = model(x, y)
+        with autocast_context(precision, "cpu"):
+            _, loss = model(x, y)
         x, y = get_batch(train_data)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -192,6 +197,7 @@ def main(argv=None) -> dict:
     p.add_argument("--iters", type=int, default=2000)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -203,8 +209,8 @@ def main(argv=None) -> dict:
             torch.manual_seed(seed)
             ref = NanoLayoutGPT(tok.vocab_size, 64, 4, 4, 128)
             model = to_attnlab(ref, tok.vocab_size) if kind == "attnlab" else ref
-            run = {"model": kind, "seed": seed, **train_nanogpt_order(model, train_data, val_data, args.iters,
-                                                                      f"[{kind} {seed}] ")}
+            run = {"model": kind, "seed": seed, "precision": args.precision,
+                   **train_nanogpt_order(model, train_data, val_data, args.iters, f"[{kind} {seed}] ", args.precision)}
             print(json.dumps(run), flush=True)
             runs.append(run)
     out = {"recipe": "nanoGPT CPU shakespeare_char, nanoGPT's RNG order", "iters": args.iters,

@@ -292,10 +292,14 @@ def main(argv=None) -> dict:
              ("large", "train_large_recipe", lambda: training_pair(shapes["large"], train_data, tok.vocab_size)),
              ("kv", "kv_cache", lambda: kv_pair(shapes["kv"], tok.vocab_size)),
              ("memory", "memory", lambda: memory_pairs(args.memory_pairs, args.memory_iters, args.threads)))
+    out = args.out if args.out or args.quick else HERE / "results.json"
+    md = args.md if args.md or args.quick else HERE / "RESULTS.md"
     for flag, key, fn in steps:
         if flag not in only:
             continue
         r[key] = fn()
+        r["machine_after"] = {"loadavg_1_5_15": machine()["loadavg_1_5_15"]}
+        write_outputs(r, out, md)  # after every comparison: an interrupted run keeps what it measured
         if key == "kv_cache":
             print(describe("kv_cache vs minimal reference", r[key]["vs_reference"]), flush=True)
             print(describe("kv_cache vs no cache", r[key]["vs_no_cache"]), flush=True)
@@ -304,10 +308,6 @@ def main(argv=None) -> dict:
             print(f"memory: {r[key]['peak_rss_mb']}", flush=True)
         else:
             print(describe(key, r[key]), flush=True)
-    r["machine_after"] = {"loadavg_1_5_15": machine()["loadavg_1_5_15"]}
-    out = args.out if args.out or args.quick else HERE / "results.json"
-    md = args.md if args.md or args.quick else HERE / "RESULTS.md"
-    write_outputs(r, out, md)
     return r
 
 
