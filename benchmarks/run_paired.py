@@ -176,7 +176,22 @@ def memory_child(kind: str, iters: int, threads: int) -> dict:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             opt.step()
             opt.zero_grad(set_to_none=True)
-    return {"kind": kind, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return {"kind": kind, "peak_rss_mb": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory, MB: ``VmHWM`` of /proc/self/status (Linux).
+
+    Not ``getrusage``'s ``ru_maxrss``: Linux carries that across ``exec``, so a child started by
+    a big parent would report the parent's peak.
+    """
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)  # kB -> MB
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def memory_pairs(pairs: int, iters: int, threads: int) -> dict:
@@ -190,8 +205,7 @@ def memory_pairs(pairs: int, iters: int, threads: int) -> dict:
             rss[kind].append(json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mb"])
     return {"iters": iters, "pairs": pairs, "peak_rss_mb": rss,
             "max_attnlab_mb": max(rss["attnlab"]), "max_reference_mb": max(rss["reference"]),
-            "attnlab_not_higher": max(rss["attnlab"]) <= min(rss["reference"]) or
-            sorted(rss["attnlab"])[len(rss["attnlab"]) // 2] <= sorted(rss["reference"])[len(rss["reference"]) // 2]}
+            "attnlab_not_higher": max(rss["attnlab"]) <= min(rss["reference"])}  # every attnlab run <= every reference run
 
 
 def markdown(r: dict) -> str:

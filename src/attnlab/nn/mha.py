@@ -102,7 +102,6 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.fused = True
         self.rotary: nn.Module | None = None
-        self._qkv_stack: tuple | None = None  # (weight versions, W_qkv, b_qkv) reused while decoding
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -204,16 +203,11 @@ class MultiHeadAttention(nn.Module):
         large matrix product instead of three small ones -- fewer calls forward and backward,
         which is what a step of a small model spends its time on.
         """
-        parts = [self.w_q.weight, self.w_k.weight, self.w_v.weight]
-        if self.w_q.bias is not None:
-            parts += [self.w_q.bias, self.w_k.bias, self.w_v.bias]
-        if torch.is_grad_enabled():  # training: stack afresh so gradients reach the three weights
-            w, b = torch.cat(parts[:3]), (torch.cat(parts[3:]) if len(parts) > 3 else None)
-        else:  # inference (decoding): reuse the stacked copy while no weight has changed
-            key = tuple((t.data_ptr(), t._version) for t in parts)
-            if self._qkv_stack is None or self._qkv_stack[0] != key:
-                self._qkv_stack = (key, torch.cat(parts[:3]), torch.cat(parts[3:]) if len(parts) > 3 else None)
-            _, w, b = self._qkv_stack  # (3 d_model, d_model), (3 d_model,) or None
+        # Stacked afresh at every call (a copy of 3 d_model² numbers): gradients then reach the three
+        # weights, and a stale copy is impossible (fused AdamW updates weights without bumping their
+        # version counters, so a cached stack could not tell that they changed).
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
+        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
         B, L, _ = x.shape
         qkv = F.linear(x, w, b).view(B, L, 3, self.n_heads, self.d_k)  # (B, L, 3, H, d_k): heads side by side
         return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, L, d_k)
