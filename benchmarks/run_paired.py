@@ -212,48 +212,59 @@ def markdown(r: dict) -> str:
     """The paired section of RESULTS.md for results ``r``."""
     m = r["machine"]
     lines = [MD_START, "## Side by side with the references (paired ratios)", "",
-             f"Produced by `python benchmarks/run_paired.py{' --quick' if r['quick'] else ''}` at {m['date_utc']}: "
+             f"Produced by `python benchmarks/run_paired.py{' --quick' if r['quick'] else ''}`, last run started "
+             f"{m['date_utc']} (each row names when its run started): "
              f"{m['nproc']} CPUs, {m['torch_threads']} torch thread(s), load average {m['loadavg_1_5_15']} at the "
              f"start, torch {m['torch']}, avx512_bf16 {m['cpu_avx512_bf16']}, GPU: {m['gpu'] or 'none'}. "
              f"{r.get('note', '')}", "",
              "Ratio = reference time / attnlab time per round (> 1: attnlab faster); median [quartiles] (min-max) "
              "of the rounds, on the wall clock and on this process's CPU time (less disturbed by other load). "
              "The absolute medians hold only for the machine and load stated with them.", "",
-             "| comparison | rounds | wall ratio | CPU-time ratio | attnlab / reference median ms (wall) | load 1-min before→after |",
-             "|---|---|---|---|---|---|"]
+             "| comparison | rounds | wall ratio | CPU-time ratio | attnlab / reference median ms (wall) "
+             "| load 1-min before→after | run started (UTC), threads |",
+             "|---|---|---|---|---|---|---|"]
 
-    def row(name, x):
+    def row(name, x, when):
         w, c = x["ratio_wall"], x["ratio_cpu"]
         return (f"| {name} | {w['n']} | **{w['median']:.3f}** [{w['q1']:.3f}-{w['q3']:.3f}] ({w['min']:.2f}-{w['max']:.2f}) "
                 f"| **{c['median']:.3f}** [{c['q1']:.3f}-{c['q3']:.3f}] ({c['min']:.2f}-{c['max']:.2f}) "
                 f"| {x['candidate_ms']['wall']:.1f} / {x['reference_ms']['wall']:.1f} "
-                f"| {x['load_before'][0]}→{x['load_after'][0]} |")
+                f"| {x['load_before'][0]}→{x['load_after'][0]} "
+                f"| {when.get('date_utc', '?')[:16]}, {when.get('torch_threads', '?')} |")
 
     for key, name in (("train_cpu_recipe", "training step, CPU recipe (4L/4H/128d, block 64, batch {batch})"),
                       ("train_cpu_recipe_bf16", "same, attnlab precision='bf16' vs reference fp32"),
                       ("train_large_recipe", "training step, large recipe (6L/6H/384d, block 256, batch {batch}, dropout 0.2)")):
         if key in r:
-            lines.append(row(name.format(batch=r[key]["shape"]["batch"]), r[key]))
+            lines.append(row(name.format(batch=r[key]["shape"]["batch"]), r[key], r[key].get("measured", {})))
     if "kv_cache" in r:
         kv = r["kv_cache"]
         n = kv["shape"]["new_tokens"]
+        when = kv.get("measured", {})
         lines.append(row(f"KV cache: generate {n} tokens vs minimal pre-allocated cache (tokens identical: "
-                         f"{kv['tokens_identical_to_reference']})", kv["vs_reference"]))
-        lines.append(row(f"KV cache: generate {n} tokens, cache vs no cache", kv["vs_no_cache"]))
+                         f"{kv['tokens_identical_to_reference']})", kv["vs_reference"], when))
+        lines.append(row(f"KV cache: generate {n} tokens, cache vs no cache", kv["vs_no_cache"], when))
     if "memory" in r:
         mem = r["memory"]
         lines += ["", f"Peak RSS, short capstone run ({mem['iters']} steps with evaluations), fresh subprocess each, "
-                  f"alternating: attnlab {mem['peak_rss_mb']['attnlab']} MB, reference {mem['peak_rss_mb']['reference']} MB."]
+                  f"alternating (VmHWM): attnlab {mem['peak_rss_mb']['attnlab']} MB, reference "
+                  f"{mem['peak_rss_mb']['reference']} MB; run started {mem.get('measured', {}).get('date_utc', '?')}."]
     lines.append(MD_END)
     return "\n".join(lines)
 
 
 def write_outputs(r: dict, out: Path | None, md: Path | None) -> None:
-    """Merge ``r`` into ``out`` (JSON, key "paired") and replace the paired section of ``md``."""
+    """Merge ``r`` into ``out`` (JSON, key "paired") and replace the paired section of ``md``.
+
+    Comparisons not run this time (``--only``) keep their earlier results, each with the machine
+    state it was measured in (``measured``); the section is rendered from the merged results.
+    """
     if out is not None:
         existing = json.loads(out.read_text()) if out.is_file() else {}
-        existing["paired"] = r
+        merged = {**existing.get("paired", {}), **r}
+        existing["paired"] = merged
         out.write_text(json.dumps(existing, indent=2) + "\n")
+        r = merged
     if md is not None:
         text = md.read_text() if md.is_file() else ""
         section = markdown(r)
@@ -311,7 +322,7 @@ def main(argv=None) -> dict:
     for flag, key, fn in steps:
         if flag not in only:
             continue
-        r[key] = fn()
+        r[key] = {**fn(), "measured": {k: r["machine"][k] for k in ("date_utc", "torch_threads", "loadavg_1_5_15")}}
         r["machine_after"] = {"loadavg_1_5_15": machine()["loadavg_1_5_15"]}
         write_outputs(r, out, md)  # after every comparison: an interrupted run keeps what it measured
         if key == "kv_cache":
