@@ -156,6 +156,19 @@ def _sliding_window_reference(m, idx):
     return m.lm_head(m.norm_f(x))  # (B, T, V)
 
 
+def _record_forward_lengths(monkeypatch) -> list[int]:
+    """Make GPT.forward record the length L of every idx it is called with; returns the list."""
+    lengths = []
+    original = GPT.forward
+
+    def spy(self, idx, targets=None, *, caches=None):
+        lengths.append(idx.shape[1])
+        return original(self, idx, targets, caches=caches)
+
+    monkeypatch.setattr(GPT, "forward", spy)
+    return lengths
+
+
 def test_rotary_gpt_cached_generation_matches_uncached_within_block_size():
     torch.manual_seed(0)
     m = model(positional="rotary")
@@ -171,14 +184,7 @@ def test_rotary_gpt_slides_its_cache_past_block_size(monkeypatch):
     torch.manual_seed(0)
     m = model(positional="rotary")
     prompt = torch.randint(0, 11, (1, 3))
-    lengths = []
-    original = GPT.forward
-
-    def spy(self, idx, targets=None, *, caches=None):
-        lengths.append(idx.shape[1])
-        return original(self, idx, targets, caches=caches)
-
-    monkeypatch.setattr(GPT, "forward", spy)
+    lengths = _record_forward_lengths(monkeypatch)
     out, logits = m.generate(prompt, 20, greedy=True, return_logits=True)  # 23 tokens > block_size 12
     assert lengths == [3] + [1] * 19  # the prompt once, then one token per step: never recomputed
     expected = _sliding_window_reference(m, out[:, :-1])[:, 2:]  # positions 2..21 predict tokens 3..22
@@ -188,14 +194,7 @@ def test_rotary_gpt_slides_its_cache_past_block_size(monkeypatch):
 
 def test_learned_positions_recompute_the_window_past_block_size(monkeypatch):
     m = model()
-    lengths = []
-    original = GPT.forward
-
-    def spy(self, idx, targets=None, *, caches=None):
-        lengths.append(idx.shape[1])
-        return original(self, idx, targets, caches=caches)
-
-    monkeypatch.setattr(GPT, "forward", spy)
+    lengths = _record_forward_lengths(monkeypatch)
     m.generate(torch.zeros(1, 3, dtype=torch.long), 14, greedy=True)
     assert lengths[:10] == [3] + [1] * 9 and lengths[10:] == [12] * 4  # full window once the cache is full
     with pytest.raises(ValueError, match="learned absolute positions cannot slide"):
