@@ -178,12 +178,15 @@ def main(argv=None) -> dict:
                            "slope_fused_time": round(fit_loglog_slope(lengths[fit_from:], curve["fused_ms"][fit_from:]), 2),
                            "slope_explicit_bytes": round(fit_loglog_slope(lengths[fit_from:], curve["explicit_bytes"][fit_from:]), 2),
                            "slope_fused_bytes": round(fit_loglog_slope(lengths[fit_from:], curve["fused_bytes"][fit_from:]), 2)},
-        "targets": {"val_loss_max": 1.89, "iters_per_s_min": 16.0,
-                    "nanogpt_reference": "median 63 ms/iter, ~2.2 min for 2000 iters with evals, 370 MB peak, val 1.8857"},
+        "targets": {"val_loss_max": 1.89, "nanogpt_reported_val": 1.8857,
+                    "speed": "compared only side by side: benchmarks/run_paired.py (key 'paired')"},
     }
     mr = results["main_run"]
     results["targets"]["met_val_loss"] = mr["final_val_loss"] <= 1.89 if args.iters >= 2000 else None
-    results["targets"]["met_speed"] = mr["iters_per_s"] >= 16.0
+    if args.out.is_file():  # keep run_paired.py's side-by-side results
+        previous = json.loads(args.out.read_text())
+        if "paired" in previous:
+            results["paired"] = previous["paired"]
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     summary = (f"main: {mr['iters']} it in {mr['wall_s']} s, {mr['median_ms_per_iter']} ms/it "
                f"({mr['iters_per_s']} it/s), peak RSS {mr['peak_rss_mb']} MB, train {mr['final_train_loss']}, "
@@ -225,17 +228,20 @@ Run at {r['date_utc']}, torch {r['machine']['torch']}, {r['machine']['threads']}
 (betas 0.9/0.99, wd 0.1), 100 warm-up steps, cosine to 1e-4, clip 1.0, eval every 250
 steps on 20 batches. {r['parameters']:,} parameters.
 
-| metric | attnlab | target / nanoGPT reference |
+Absolute times below hold only for the machine and load named under **Conditions**; for a
+comparison with nanoGPT use the paired ratios (`run_paired.py`, section "Side by side" below).
+
+| metric | attnlab (this machine, this load) | nanoGPT's own figure |
 |---|---|---|
 | iterations | {mr['iters']} | 2000 |
-| wall time (incl. evals) | {mr['wall_s']} s | ~2.2 min |
-| median ms / iter (fused path) | {mr['median_ms_per_iter']} | 63 |
-| iterations / s (fused path) | {mr['iters_per_s']} | >= 16 |
+| wall time (incl. evals) | {mr['wall_s']} s | – (not measured here) |
+| median ms / iter (fused path) | {mr['median_ms_per_iter']} | – |
+| iterations / s (fused path) | {mr['iters_per_s']} | – |
 | median ms / iter (explicit path, {ex['iters']} iters) | {ex['median_ms_per_iter']} | - |
 | iterations / s (explicit path) | {ex['iters_per_s']} | - |
-| peak RSS | {mr['peak_rss_mb']} MB | 370 MB |
+| peak RSS | {mr['peak_rss_mb']} MB | – (paired RSS: see below) |
 | final train loss | {mr['final_train_loss']} | - |
-| final val loss | {mr['final_val_loss']} | <= 1.89 (nanoGPT 1.8857) |
+| final val loss | {mr['final_val_loss']} | 1.8857 (nanoGPT, its RNG order) |
 
 ## Generation with and without the KV cache ({g['new_tokens']} new tokens, batch 1, one-token prompt)
 

@@ -53,8 +53,10 @@ from seed_variance import full_split_loss  # noqa: E402
 class _Block(nn.Module):
     """Pre-LN block in nanoGPT's layout: ln_1, attn.c_attn (d -> 3d), attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj."""
 
-    def __init__(self, d: int, n_heads: int) -> None:
+    def __init__(self, d: int, n_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
+        self.dropout = dropout  # nanoGPT: attention-weight, residual and MLP dropout
+        self.drop_attn, self.drop_mlp = nn.Dropout(dropout), nn.Dropout(dropout)
         self.ln_1 = nn.LayerNorm(d, bias=False)
         self.attn = nn.ModuleDict({"c_attn": nn.Linear(d, 3 * d, bias=False), "c_proj": nn.Linear(d, d, bias=False)})
         self.ln_2 = nn.LayerNorm(d, bias=False)
@@ -65,19 +67,22 @@ class _Block(nn.Module):
         B, L, d = x.shape
         q, k, v = self.attn["c_attn"](self.ln_1(x)).split(d, dim=2)  # 3 x (B, L, d)
         q, k, v = (t.view(B, L, self.n_heads, d // self.n_heads).transpose(1, 2) for t in (q, k, v))  # (B, H, L, d_k)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, L, d)
-        x = x + self.attn["c_proj"](y)
-        return x + self.mlp["c_proj"](F.gelu(self.mlp["c_fc"](self.ln_2(x))))
+        p = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True).transpose(1, 2).reshape(B, L, d)
+        x = x + self.drop_attn(self.attn["c_proj"](y))
+        return x + self.drop_mlp(self.mlp["c_proj"](F.gelu(self.mlp["c_fc"](self.ln_2(x)))))
 
 
 class NanoLayoutGPT(nn.Module):
     """A GPT in nanoGPT's parameter layout and initialisation order (see the module docstring)."""
 
-    def __init__(self, vocab_size: int, block_size: int, n_layers: int, n_heads: int, d: int) -> None:
+    def __init__(self, vocab_size: int, block_size: int, n_layers: int, n_heads: int, d: int,
+                 dropout: float = 0.0) -> None:
         super().__init__()
         self.transformer = nn.ModuleDict({
-            "wte": nn.Embedding(vocab_size, d), "wpe": nn.Embedding(block_size, d),
-            "h": nn.ModuleList(_Block(d, n_heads) for _ in range(n_layers)), "ln_f": nn.LayerNorm(d, bias=False)})
+            "wte": nn.Embedding(vocab_size, d), "wpe": nn.Embedding(block_size, d), "drop": nn.Dropout(dropout),
+            "h": nn.ModuleList(_Block(d, n_heads, dropout) for _ in range(n_layers)),
+            "ln_f": nn.LayerNorm(d, bias=False)})
         self.lm_head = nn.Linear(d, vocab_size, bias=False)
         self.transformer["wte"].weight = self.lm_head.weight  # tied
         for module in self.modules():  # nanoGPT: self.apply(_init_weights), i.e. module order
@@ -89,11 +94,21 @@ class NanoLayoutGPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor):  # idx, targets: (B, L) long
         t = self.transformer
-        x = t["wte"](idx) + t["wpe"](torch.arange(idx.shape[1]))
+        x = t["drop"](t["wte"](idx) + t["wpe"](torch.arange(idx.shape[1], device=idx.device)))
         for block in t["h"]:
             x = block(x)
         logits = self.lm_head(t["ln_f"](x))  # (B, L, V)
         return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def nanogpt_optimizer(model: nn.Module, lr: float, betas: tuple[float, float], weight_decay: float):
+    """nanoGPT's ``configure_optimizers`` grouping: weight decay on >= 2-D parameters, none on the
+    rest; AdamW's fused kernel only on CUDA (nanoGPT's rule), torch's default implementation elsewhere."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    on_cuda = params[0].device.type == "cuda"
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, **({"fused": True} if on_cuda else {}))
 
 
 def to_attnlab(ref: NanoLayoutGPT, vocab_size: int):
@@ -129,9 +144,12 @@ def to_attnlab(ref: NanoLayoutGPT, vocab_size: int):
     return model
 
 
-def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str = "") -> dict:
-    """nanoGPT's loop order on the global RNG (see the module docstring); returns losses and time."""
-    from attnlab.training import lr_at, make_optimizer
+def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str = "", precision: str = "fp32") -> dict:
+    """nanoGPT's loop order on the global RNG (see the module docstring); returns losses and time.
+
+    ``precision``: ``"fp32"`` or ``"bf16"`` (forward passes under ``attnlab.training.autocast_context``,
+    the loss-parity check of the bf16 option)."""
+    from attnlab.training import autocast_context, lr_at, make_optimizer
 
     cfg = recipe(iters)
     block, batch = 64, cfg.batch_size
@@ -145,8 +163,9 @@ def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str 
     @torch.no_grad()
     def estimate_loss():
         model.eval()
-        out = {name: statistics.mean(model(*get_batch(d))[1].item() for _ in range(cfg.eval_iters))
-               for name, d in (("train", train_data), ("val", val_data))}
+        with autocast_context(precision, "cpu"):
+            out = {name: statistics.mean(model(*get_batch(d))[1].item() for _ in range(cfg.eval_iters))
+                   for name, d in (("train", train_data), ("val", val_data))}
         model.train()
         return out
 
@@ -159,7 +178,8 @@ def train_nanogpt_order(model, train_data, val_data, iters: int, seed_note: str 
         if step % cfg.eval_interval == 0 or step == iters:  # (iters = 2000: the same steps as nanoGPT)
             losses = estimate_loss()
             print(f"{seed_note}step {step}: train {losses['train']:.4f} val {losses['val']:.4f}", file=sys.stderr)
-        _, loss = model(x, y)
+        with autocast_context(precision, "cpu"):
+            _, loss = model(x, y)
         x, y = get_batch(train_data)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -177,6 +197,7 @@ def main(argv=None) -> dict:
     p.add_argument("--iters", type=int, default=2000)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -188,8 +209,8 @@ def main(argv=None) -> dict:
             torch.manual_seed(seed)
             ref = NanoLayoutGPT(tok.vocab_size, 64, 4, 4, 128)
             model = to_attnlab(ref, tok.vocab_size) if kind == "attnlab" else ref
-            run = {"model": kind, "seed": seed, **train_nanogpt_order(model, train_data, val_data, args.iters,
-                                                                      f"[{kind} {seed}] ")}
+            run = {"model": kind, "seed": seed, "precision": args.precision,
+                   **train_nanogpt_order(model, train_data, val_data, args.iters, f"[{kind} {seed}] ", args.precision)}
             print(json.dumps(run), flush=True)
             runs.append(run)
     out = {"recipe": "nanoGPT CPU shakespeare_char, nanoGPT's RNG order", "iters": args.iters,

@@ -65,3 +65,66 @@ def test_nanogpt_order_training_is_deterministic(nano):
         runs.append(nano.train_nanogpt_order(nano.to_attnlab(ref, 65), data[:4000], data[4000:], iters=3))
     assert runs[0]["val_20_batches"] == runs[1]["val_20_batches"]
     assert runs[0]["val_full_split"] == runs[1]["val_full_split"]
+
+
+@pytest.fixture(scope="module")
+def harness():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import paired
+        import run_paired
+        yield paired, run_paired
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_paired_ratios_alternate_order_and_see_a_slower_reference(harness):
+    import time
+
+    paired, _ = harness
+    calls = []
+
+    def fast():
+        calls.append("c")
+
+    def slow():
+        calls.append("r")
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.004:  # burn CPU, so both clocks see it
+            pass
+
+    result = paired.compare(fast, slow, rounds=4, warmup=1)
+    assert calls == ["c", "r"] + ["c", "r", "r", "c", "c", "r", "r", "c"]  # warm-up, then alternating
+    assert result["ratio_wall"]["n"] == 4 and result["ratio_cpu"]["median"] > 2  # reference slower: ratio > 1
+    assert result["ratio_wall"]["q1"] <= result["ratio_wall"]["median"] <= result["ratio_wall"]["q3"]
+    assert len(result["load_before"]) == 3 and result["reference_ms"]["cpu"] >= 4
+    with pytest.raises(ValueError, match="rounds >= 1"):
+        paired.compare(fast, slow, rounds=0)
+
+
+def test_the_kv_reference_decodes_like_attnlab(harness):
+    from attnlab.nn import GPT, GPTConfig
+
+    _, run = harness
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(11, 20, 16, 2, 2, bias=False)).eval()
+    prompt = torch.randint(0, 11, (2, 3))
+    assert torch.equal(run.reference_generate(m, prompt, 12), m.generate(prompt, 12, greedy=True))
+
+
+def test_quick_run_prints_and_writes_every_comparison(harness, tmp_path, capsys):
+    _, run = harness
+    out, md = tmp_path / "r.json", tmp_path / "R.md"
+    md.write_text("# title\n\nbefore\n<!-- paired:start -->\nold\n<!-- paired:end -->\nafter\n")
+    out.write_text('{"main_run": {"iters": 1}}')
+    run.main(["--quick", "--threads", "1", "--out", str(out), "--md", str(md)])
+    printed = capsys.readouterr().out
+    for name in ("train_cpu_recipe:", "train_cpu_recipe_bf16:", "train_large_recipe:", "kv_cache vs minimal",
+                 "kv_cache vs no cache", "tokens identical to the reference: True"):
+        assert name in printed
+    data = __import__("json").loads(out.read_text())
+    assert data["main_run"] == {"iters": 1}  # merged, not overwritten
+    assert data["paired"]["machine"]["nproc"] >= 1 and data["paired"]["kv_cache"]["tokens_identical_to_reference"]
+    text = md.read_text()
+    assert text.startswith("# title\n\nbefore\n") and text.endswith("after\n") and "\nold\n" not in text
+    assert "| training step, CPU recipe" in text and "load average" in text

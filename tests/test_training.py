@@ -202,3 +202,90 @@ def test_auto_device_picks_the_gpu_when_one_is_visible(monkeypatch):
     assert TrainConfig(device="cpu").resolved_device() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert TrainConfig().resolved_device() == "cpu"
+
+
+# --- the GPU path's options, each checked for numerical parity on the CPU -------------------
+
+def _losses(**overrides):
+    data = cyclic_tokens()
+    cfg = fast_cfg(max_iters=12, eval_interval=4, **overrides)
+    return train(tiny_model(), data[:320], data[320:], cfg, progress=False)
+
+
+def test_fused_adamw_is_the_default_where_available_and_matches_the_loop_version():
+    from attnlab.training import make_optimizer as mk
+
+    fused = mk(tiny_model(), fast_cfg())
+    assert fused.defaults["fused"] is True  # torch has a fused CPU AdamW
+    plain = mk(tiny_model(), fast_cfg(fused_optimizer=False))
+    assert not plain.defaults["fused"]
+    a, b = _losses(), _losses(fused_optimizer=False)
+    for key in ("train", "val"):
+        assert a.history[key] == pytest.approx(b.history[key], abs=1e-5)
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_autocast_precisions_train_like_fp32(precision):
+    from attnlab.training import resolve_precision
+
+    assert resolve_precision("auto", "cpu") == "fp32"
+    assert resolve_precision(precision, "cpu") == precision
+    ref, low = _losses(precision="fp32"), _losses(precision=precision)
+    assert low.history["train"][0] == pytest.approx(ref.history["train"][0], abs=0.02)  # same start
+    assert low.history["val"][-1] == pytest.approx(ref.history["val"][-1], abs=0.05)  # same end
+    assert low.history["val"][-1] < 0.7 * low.history["val"][0]  # and it really learned
+
+
+def test_fp16_uses_a_grad_scaler(monkeypatch):
+    from attnlab import training
+
+    made = []
+    original = torch.amp.GradScaler
+
+    class Spy(original):
+        def __init__(self, *args, **kwargs):
+            made.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(torch.amp, "GradScaler", Spy)
+    opt = training.make_optimizer(tiny_model(), fast_cfg())
+    training.make_train_step(tiny_model(), opt, fast_cfg(precision="fp16"))
+    training.make_train_step(tiny_model(), opt, fast_cfg(precision="bf16"))
+    assert made == [("cpu",)]  # only fp16 scales the loss
+
+
+def test_compiled_training_matches_eager():
+    ref, compiled = _losses(), _losses(compile="eager")  # the compile path, without a C++ toolchain
+    assert compiled.history["val"] == pytest.approx(ref.history["val"], abs=1e-5)
+
+
+def test_train_step_never_reads_the_loss_back(monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.Tensor, "item", lambda self: calls.append(1) or float(self.float().mean()))
+    from attnlab.training import make_optimizer as mk, make_train_step
+
+    model = tiny_model()
+    step = make_train_step(model, mk(model, fast_cfg()), fast_cfg())
+    x = torch.randint(0, VOCAB, (4, 8))
+    loss = step(x, x, 1e-3)
+    assert calls == [] and loss.dim() == 0 and not loss.requires_grad
+
+
+def test_timing_is_optional_and_iterations_are_counted_without_it():
+    untimed = _losses(time_steps=False)
+    assert untimed.step_ms == [] and untimed.iters_done == 12
+    assert len(_losses().step_ms) == 12  # on the CPU timing is free, so it is on by default
+
+
+def test_batches_are_pinned_and_non_blocking_on_a_gpu(monkeypatch):
+    from attnlab import training
+
+    seen = []
+    monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self: seen.append("pin") or self)
+    real_to = torch.Tensor.to
+    monkeypatch.setattr(torch.Tensor, "to", lambda self, *a, **k: seen.append(k.get("non_blocking")) or real_to(self, "cpu"))
+    training._batch(cyclic_tokens(), 8, 2, torch.Generator().manual_seed(0), "cuda")
+    assert [s for s in seen if s is not None] == ["pin", True, "pin", True]  # (get_batch's own .to() calls: None)
+    seen.clear()
+    training._batch(cyclic_tokens(), 8, 2, torch.Generator().manual_seed(0), "cpu")
+    assert "pin" not in seen

@@ -142,3 +142,67 @@ def test_dropout_active_only_in_training():
     torch.testing.assert_close(m(idx)[0], m(idx)[0])  # eval: deterministic
     m.train()
     assert not torch.allclose(m(idx)[0], m(idx)[0])
+
+
+def _sliding_window_reference(m, idx):
+    """Logits of every position of idx (any length) when each token attends to the last
+    block_size tokens (itself included) with rotary positions 0.. : what a sliding cache computes."""
+    T, bs = idx.shape[1], m.config.block_size
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    band = (j <= i) & (j > i - bs)  # (T, T), True = may attend
+    x = m.tok_emb(idx)
+    for block in m.blocks:
+        x = block(x, attn_mask=band, is_causal=False)
+    return m.lm_head(m.norm_f(x))  # (B, T, V)
+
+
+def _record_forward_lengths(monkeypatch) -> list[int]:
+    """Make GPT.forward record the length L of every idx it is called with; returns the list."""
+    lengths = []
+    original = GPT.forward
+
+    def spy(self, idx, targets=None, *, caches=None):
+        lengths.append(idx.shape[1])
+        return original(self, idx, targets, caches=caches)
+
+    monkeypatch.setattr(GPT, "forward", spy)
+    return lengths
+
+
+def test_rotary_gpt_cached_generation_matches_uncached_within_block_size():
+    torch.manual_seed(0)
+    m = model(positional="rotary")
+    assert m.pos_emb is None and m.blocks[1].self_attn.rotary is not None
+    prompt = torch.randint(0, 11, (2, 3))
+    a, la = m.generate(prompt, 9, use_cache=True, greedy=True, return_logits=True)  # 12 = block_size
+    b, lb = m.generate(prompt, 9, use_cache=False, greedy=True, return_logits=True)
+    assert torch.equal(a, b)
+    torch.testing.assert_close(la, lb, atol=1e-5, rtol=1e-5)
+
+
+def test_rotary_gpt_slides_its_cache_past_block_size(monkeypatch):
+    torch.manual_seed(0)
+    m = model(positional="rotary")
+    prompt = torch.randint(0, 11, (1, 3))
+    lengths = _record_forward_lengths(monkeypatch)
+    out, logits = m.generate(prompt, 20, greedy=True, return_logits=True)  # 23 tokens > block_size 12
+    assert lengths == [3] + [1] * 19  # the prompt once, then one token per step: never recomputed
+    expected = _sliding_window_reference(m, out[:, :-1])[:, 2:]  # positions 2..21 predict tokens 3..22
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    assert torch.equal(out[:, 3:], expected.argmax(-1))
+
+
+def test_learned_positions_recompute_the_window_past_block_size(monkeypatch):
+    m = model()
+    lengths = _record_forward_lengths(monkeypatch)
+    m.generate(torch.zeros(1, 3, dtype=torch.long), 14, greedy=True)
+    assert lengths[:10] == [3] + [1] * 9 and lengths[10:] == [12] * 4  # full window once the cache is full
+    with pytest.raises(ValueError, match="learned absolute positions cannot slide"):
+        m(torch.zeros(1, 1, dtype=torch.long), caches=[KVCache(window=4) for _ in m.blocks])
+
+
+def test_rotary_config_validation():
+    with pytest.raises(ValueError, match="positional must be 'learned' or 'rotary'"):
+        GPTConfig(11, 8, positional="alibi")
+    with pytest.raises(ValueError, match=r"d_k = d_model / n_heads = 3 must be even"):
+        GPTConfig(11, 8, d_model=6, n_heads=2, positional="rotary")

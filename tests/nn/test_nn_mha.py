@@ -170,3 +170,61 @@ def test_value_without_key_raises():
     x = torch.randn(1, 3, D)
     with pytest.raises(ValueError, match="value was given without key"):
         mha(x, value=x)
+
+
+def test_kv_cache_writes_into_preallocated_storage_without_copying_old_entries():
+    cache = KVCache(capacity=8)
+    k0, v0 = torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
+    cache.update(k0, v0)
+    storage = cache.k.untyped_storage().data_ptr()
+    for _ in range(5):  # 3 + 5 = 8 = capacity: every append lands in the same storage
+        k, v = cache.update(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4))
+        assert k.untyped_storage().data_ptr() == storage
+    assert len(cache) == 8 and cache.capacity == 8 and cache.position == 8
+    torch.testing.assert_close(cache.k[:, :, :3], k0)
+    torch.testing.assert_close(cache.v[:, :, :3], v0)
+
+
+def test_kv_cache_grows_by_doubling_and_keeps_its_contents():
+    cache = KVCache(capacity=2)
+    keys = [torch.randn(2, 3, 1, 4) for _ in range(40)]
+    capacities = set()
+    for k in keys:
+        cache.update(k, -k)
+        capacities.add(cache.capacity)
+    assert sorted(capacities) == [2, 4, 8, 16, 32, 64]  # amortised: 5 reallocations for 40 positions
+    torch.testing.assert_close(cache.k, torch.cat(keys, dim=2))
+    torch.testing.assert_close(cache.v, -torch.cat(keys, dim=2))
+
+
+def test_sliding_kv_cache_keeps_the_last_window_positions():
+    cache = KVCache(window=4)
+    keys = [torch.full((1, 1, 1, 2), float(i)) for i in range(11)]
+    cache.update(torch.cat(keys[:3], dim=2), torch.cat(keys[:3], dim=2))  # a 3-token prompt fits
+    for k in keys[3:]:
+        cache.update(k, k)
+        assert len(cache) == min(4, cache.position)
+    assert cache.position == 11
+    assert cache.k[0, 0, :, 0].tolist() == [7.0, 8.0, 9.0, 10.0]
+    with pytest.raises(ValueError, match="past its window of 4; past the window feed one token at a time"):
+        cache.update(torch.randn(1, 1, 2, 2), torch.randn(1, 1, 2, 2))
+    with pytest.raises(ValueError, match="window must be a positive int"):
+        KVCache(window=0)
+
+
+def test_kv_cache_keeps_gradients_flowing_when_keys_require_grad():
+    cache = KVCache()
+    a = torch.randn(1, 1, 2, 2, requires_grad=True)
+    b = torch.randn(1, 1, 1, 2, requires_grad=True)
+    cache.update(a, a)
+    k, v = cache.update(b, b)
+    (k.sum() + 2 * v.sum()).backward()
+    torch.testing.assert_close(a.grad, torch.full_like(a, 3.0))
+    torch.testing.assert_close(b.grad, torch.full_like(b, 3.0))
+
+
+def test_kv_cache_rejects_another_dtype():
+    cache = KVCache()
+    cache.update(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4))
+    with pytest.raises(ValueError, match=r"do not match the cache.*dtype.*fresh KVCache"):
+        cache.update(torch.randn(1, 2, 1, 4, dtype=torch.float64), torch.randn(1, 2, 1, 4, dtype=torch.float64))

@@ -1,6 +1,6 @@
 """A decoder-only language model in the style of GPT-2 (Radford et al. 2019).
 
-Token embedding + learned positional embedding -> dropout -> ``n_layers`` pre-LN decoder
+Token embedding + learned positional embedding (or rotary positions inside attention) -> dropout -> ``n_layers`` pre-LN decoder
 blocks without cross-attention (causal self-attention + GELU FFN) -> final LayerNorm ->
 linear output layer. The output layer's weight IS the token embedding matrix ("weight
 tying", Press & Wolf 2017; also Vaswani et al. 2017, §3.4): a token's input vector and its
@@ -9,6 +9,12 @@ output score vector are the same ``(V, d_model)`` row, which saves ``V * d_model
 Training uses teacher forcing: the caller passes ``targets`` = the input shifted left by one
 (``attnlab.data.get_batch`` does this), and the loss is the cross-entropy of every position's
 next-token prediction. Generation uses a :class:`KVCache` per layer.
+
+Positions: ``positional="learned"`` (GPT-2, default) adds a trained vector per absolute
+position; ``positional="rotary"`` (RoFormer, Su et al. 2021 -- an extension) rotates queries and
+keys instead, so attention depends only on relative distance. The difference shows past
+``block_size`` in :meth:`GPT.generate`: a rotary model keeps its cache and slides it, a learned
+one must recompute the window.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from torch import Tensor, nn
 
 from ._checks import check_divisible, check_rank, shape_str
 from .blocks import DecoderBlock
+from .ffn import dropout
 from .mha import KVCache
-from .positional import LearnedPositionalEmbedding
+from .positional import LearnedPositionalEmbedding, RotaryEmbedding
 from .sampling import apply_temperature, sample_next_token
 
 
@@ -43,6 +50,7 @@ class GPTConfig:
     bias: bool = True  # biases in Linear and LayerNorm layers, like GPT-2
     norm_first: bool = True  # pre-LN (GPT-2); False gives post-LN blocks (Vaswani et al. 2017)
     fused_attention: bool = True  # torch's fused scaled_dot_product_attention when weights are not needed
+    positional: str = "learned"  # "learned" (GPT-2 absolute positions) or "rotary" (RoPE in every attention)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "d_model", "n_heads", "n_layers"):
@@ -54,6 +62,13 @@ class GPTConfig:
         check_divisible(self.d_model, self.n_heads)
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"GPTConfig.dropout must be in [0, 1), got {self.dropout}.")
+        if self.positional not in ("learned", "rotary"):
+            raise ValueError(f"GPTConfig.positional must be 'learned' or 'rotary', got {self.positional!r}.")
+        if self.positional == "rotary" and (self.d_model // self.n_heads) % 2:
+            raise ValueError(
+                f"GPTConfig: rotary positions rotate feature pairs, so d_k = d_model / n_heads = "
+                f"{self.d_model // self.n_heads} must be even."
+            )
 
     @property
     def ff_width(self) -> int:
@@ -65,7 +80,8 @@ class GPT(nn.Module):
     """Decoder-only Transformer language model (GPT-2 layout, Radford et al. 2019, §2.3).
 
     Submodules: ``tok_emb`` (``nn.Embedding(V, d_model)``), ``pos_emb``
-    (:class:`LearnedPositionalEmbedding`), ``drop``, ``blocks`` (``DecoderBlock`` with
+    (:class:`LearnedPositionalEmbedding`; ``None`` with rotary positions, whose
+    :class:`RotaryEmbedding` sits in every ``self_attn.rotary``), ``drop``, ``blocks`` (``DecoderBlock`` with
     ``cross_attention=False``), ``norm_f`` (final LayerNorm, pre-LN only), ``lm_head``
     (``Linear(d_model, V, bias=False)`` whose weight is ``tok_emb.weight``).
 
@@ -77,15 +93,17 @@ class GPT(nn.Module):
         super().__init__()
         c = self.config = config
         self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
-        self.pos_emb = LearnedPositionalEmbedding(c.block_size, c.d_model)
+        self.pos_emb = LearnedPositionalEmbedding(c.block_size, c.d_model) if c.positional == "learned" else None
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             DecoderBlock(c.d_model, c.n_heads, c.ff_width, c.dropout, activation="gelu", norm_first=c.norm_first,
                          cross_attention=False, bias=c.bias)
             for _ in range(c.n_layers)
         )
+        rotary = RotaryEmbedding(c.d_model // c.n_heads) if c.positional == "rotary" else None
         for block in self.blocks:
             block.self_attn.fused = c.fused_attention
+            block.self_attn.rotary = rotary  # one parameter-free module shared by all layers
         self.norm_f = nn.LayerNorm(c.d_model, bias=c.bias) if c.norm_first else nn.Identity()
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying: one (V, d_model) matrix
@@ -110,31 +128,44 @@ class GPT(nn.Module):
             targets: ``(B, L)`` integer next-token ids (``idx`` shifted left by one, supplied
                 by the caller); entries equal to -100 are ignored in the loss.
             caches: one :class:`KVCache` per layer for incremental decoding; the positions of
-                ``idx`` then start after the cached ones.
+                ``idx`` then start after the cached ones (``caches[0].position``). Learned
+                positions need caches without ``window``; rotary ones accept a sliding cache
+                (``window <= block_size``), which lets decoding run past ``block_size``.
 
         Returns:
             ``logits``: ``(B, L, V)`` float; ``loss``: scalar mean cross-entropy, or None.
 
         Raises:
-            ValueError: ``idx`` not 2-D, context longer than ``block_size``, ``targets`` of
-                another shape, wrong number of caches.
+            ValueError: ``idx`` not 2-D, context longer than ``block_size`` (for rotary
+                positions: kept cache + L), ``targets`` of another shape, wrong number of caches,
+                a sliding cache on a model with learned positions or with ``window > block_size``.
             TypeError: ``idx``/``targets`` not integer.
         """
         check_rank(idx, "idx", 2, "(B, L) of token ids")
         if idx.dtype.is_floating_point or idx.dtype == torch.bool:
             raise TypeError(f"idx must hold integer token ids, got dtype {idx.dtype}; use idx.long().")
-        offset = 0 if caches is None else len(caches[0])
-        B, L = idx.shape
-        if offset + L > self.config.block_size:
-            raise ValueError(
-                f"context of {offset + L} tokens (idx {shape_str(idx)}, {offset} cached) exceeds "
-                f"block_size={self.config.block_size}; crop to the last {self.config.block_size} tokens, "
-                f"e.g. idx[:, -block_size:]."
-            )
         if caches is not None and len(caches) != len(self.blocks):
             raise ValueError(f"need one KVCache per layer: {len(self.blocks)} layers, got {len(caches)}.")
+        B, L = idx.shape
+        bs = self.config.block_size
+        offset = 0 if caches is None else caches[0].position  # absolute position of idx[:, 0]
+        window = None if caches is None else caches[0].window
+        if window is not None and (self.pos_emb is not None or window > bs):
+            raise ValueError(
+                f"a sliding KVCache (window={window}) needs rotary positions and window <= block_size={bs}; "
+                f"learned absolute positions cannot slide: use KVCache() and recompute the last block_size tokens."
+            )
+        context = offset if self.pos_emb is not None else (0 if caches is None else len(caches[0]))
+        if context + L > bs and not (window is not None and L == 1):
+            raise ValueError(
+                f"context of {context + L} tokens (idx {shape_str(idx)}, {context} cached) exceeds "
+                f"block_size={bs}; crop to the last {bs} tokens, e.g. idx[:, -block_size:]."
+            )
 
-        x = self.drop(self.pos_emb(self.tok_emb(idx), offset=offset))  # (B, L, d_model)
+        x = self.tok_emb(idx)  # (B, L, d_model)
+        if self.pos_emb is not None:
+            x = self.pos_emb(x, offset=offset)  # + learned vectors of positions offset .. offset + L - 1
+        x = dropout(self.drop, x)  # (B, L, d_model)
         for i, block in enumerate(self.blocks):
             x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
         logits = self.lm_head(self.norm_f(x))  # (B, L, V)
@@ -160,10 +191,19 @@ class GPT(nn.Module):
         Each step takes the logits of the last position, then (unless ``greedy``) applies
         temperature, top-k and top-p (:mod:`attnlab.nn.sampling`) and samples. With
         ``use_cache`` the prompt is run once and each later step feeds only the newest token
-        through the model, reusing cached keys/values (:class:`KVCache`); the result is the same
-        as without the cache (tested). Once the context exceeds ``block_size`` the window
-        slides: the cache is rebuilt from the last ``block_size`` tokens (learned absolute
-        positions cannot be shifted), which keeps results identical but removes the speed-up.
+        through the model, reusing cached keys/values (:class:`KVCache`, pre-allocated); the
+        result is the same as without the cache (tested) while the context fits ``block_size``.
+
+        Past ``block_size`` the two kinds of positions differ:
+
+        * learned (absolute) positions cannot be shifted: the cache is rebuilt from the last
+          ``block_size`` tokens each step, which keeps results identical to ``use_cache=False``
+          but removes the speed-up;
+        * rotary positions only encode distances, so the cache slides (``KVCache(window=
+          block_size)``): the oldest key is dropped and each step still feeds one token. Every
+          token then attends to the last ``block_size`` tokens with their keys as computed when
+          they arrived (sliding-window attention), which is *not* the same as ``use_cache=False``
+          (that recomputes the window from position 0).
 
         Returns:
             ``(B, T + max_new_tokens)`` long; with ``return_logits`` also the step logits
@@ -197,20 +237,23 @@ class GPT(nn.Module):
     def _decode_loop(self, idx, max_new_tokens, temperature, top_k, top_p, greedy, use_cache, generator):
         """The generation loop of :meth:`generate` (arguments already validated, eval mode)."""
         bs = self.config.block_size
+        slide = self.pos_emb is None  # rotary positions: keep the cache and slide it
+        B, T = idx.shape
+        out = idx.new_empty(B, T + max_new_tokens)  # (B, T + new): filled in place, no per-step copy
+        out[:, :T] = idx
         caches = None
         step_logits = []
-        for _ in range(max_new_tokens):
+        for t in range(T, T + max_new_tokens):
             if not use_cache:
-                logits, _ = self(idx[:, -bs:])  # (B, t, V), whole window every step
-            elif caches is None or len(caches[0]) >= bs:
-                caches = [KVCache() for _ in self.blocks]  # (re)fill with the window
-                logits, _ = self(idx[:, -bs:], caches=caches)  # (B, t, V)
+                logits, _ = self(out[:, max(0, t - bs):t])  # (B, t, V), whole window every step
+            elif caches is None or (not slide and len(caches[0]) >= bs):
+                caches = [KVCache(capacity=bs, window=bs if slide else None) for _ in self.blocks]
+                logits, _ = self(out[:, max(0, t - bs):t], caches=caches)  # (B, t, V): (re)fill with the window
             else:
-                logits, _ = self(idx[:, -1:], caches=caches)  # (B, 1, V): only the newest token
+                logits, _ = self(out[:, t - 1:t], caches=caches)  # (B, 1, V): only the newest token
             last = logits[:, -1, :]  # (B, V)
             if not greedy:
                 last = apply_temperature(last, temperature)
             step_logits.append(last)
-            nxt = sample_next_token(last, 1.0, top_k, top_p, greedy, generator)  # (B,)
-            idx = torch.cat([idx, nxt[:, None]], dim=1)  # (B, t + 1)
-        return idx, step_logits
+            out[:, t] = sample_next_token(last, 1.0, top_k, top_p, greedy, generator)  # (B,)
+        return out, step_logits

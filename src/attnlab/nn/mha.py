@@ -12,6 +12,7 @@ For incremental decoding the layer appends to a :class:`~attnlab.nn.kv_cache.KVC
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -73,6 +74,10 @@ class MultiHeadAttention(nn.Module):
             side by side (rows ``h*d_k:(h+1)*d_k`` of its weight belong to head h), etc.
         fused: if True (default), use ``torch.nn.functional.scaled_dot_product_attention``
             whenever the weights are not requested; otherwise always the explicit path.
+        rotary: ``None`` (default) or a :class:`~attnlab.nn.RotaryEmbedding` of width ``d_k``
+            applied to the queries and keys of *self*-attention after ``split_heads``, at the
+            positions ``cache.position ..`` with a cache (``0 ..`` without). Set by
+            ``GPT(GPTConfig(positional="rotary"))``.
         n_heads, d_k, dropout.
 
     Raises:
@@ -96,6 +101,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.dropout = dropout
         self.fused = True
+        self.rotary: nn.Module | None = None
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -161,9 +167,15 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError("cache is only for self-attention: call with key=None, value=None.")
         B, L, _ = query.shape
 
-        q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
-        k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
-        v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+        if self_attention:  # w_q(x), w_k(x), w_v(x) as ONE matmul, split into heads in one reshape
+            q, k, v = self._packed_qkv(query)  # (B, H, L, d_k) each
+        else:
+            q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
+            k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
+            v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+        if self.rotary is not None and self_attention:  # RoPE: rotate q and k by their absolute positions
+            start = 0 if cache is None else cache.position
+            q, k = self.rotary(q, offset=start), self.rotary(k, offset=start)  # (B, H, L, d_k) each
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H, S, d_k) with S = cached + L
         S = k.shape[2]
@@ -182,6 +194,23 @@ class MultiHeadAttention(nn.Module):
             out, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)  # (B, H, L, d_v)
         out = self.w_o(merge_heads(out))  # (B, H, L, d_v) -> (B, L, d_model) -> W^O
         return out, (weights if need_weights else None)
+
+    def _packed_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """``split_heads`` of ``w_q(x), w_k(x), w_v(x)`` for ``x: (B, L, d_model)``, by one matmul.
+
+        Returns three ``(B, H, L, d_k)`` tensors: the same numbers as three separate projections
+        followed by :func:`split_heads` (each output column is the same dot product), with one
+        large matrix product instead of three small ones -- fewer calls forward and backward,
+        which is what a step of a small model spends its time on.
+        """
+        # Stacked afresh at every call (a copy of 3 d_model² numbers): gradients then reach the three
+        # weights, and a stale copy is impossible (fused AdamW updates weights without bumping their
+        # version counters, so a cached stack could not tell that they changed).
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
+        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        B, L, _ = x.shape
+        qkv = F.linear(x, w, b).view(B, L, 3, self.n_heads, self.d_k)  # (B, L, 3, H, d_k): heads side by side
+        return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, L, d_k)
 
     def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
         """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
