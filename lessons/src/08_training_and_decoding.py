@@ -491,7 +491,8 @@ display(widgets.VBox([widgets.HBox([controls["prompt_text"], controls["seed"]]),
 # $$ \text{cache bytes} = 2 \cdot n_\text{layers} \cdot B \cdot t \cdot d_\text{model} \cdot \text{bytes per number} $$
 #
 # (the 2 is for K and V; all heads together are $d_\text{model}$ wide). `GPT.generate(use_cache=True)` uses one
-# `attnlab.nn.KVCache` per layer (and `causal_mask(L, S)` with $S > L$ aligns queries with the cached keys). Let us **measure**:
+# `attnlab.nn.KVCache` per layer, pre-allocated: each new key and value goes into the next free slot (the storage doubles
+# when full) instead of copying everything with `torch.cat` at every step (and `causal_mask(L, S)` with $S > L$ aligns queries with the cached keys). Let us **measure**:
 # time per generated token, against its position, with and without the cache, on a random GPT (the weights do not matter for speed).
 #
 # First the cache as a picture: at every step one new query, one new key/value column appended, every earlier column reused.
@@ -700,7 +701,12 @@ for name, model, _ in rows:
 # * **Temperature after top-p**: the nucleus then depends on the unscaled distribution. Apply temperature first, then filter, then sample.
 # * **Treating $k$ and $p$ as interchangeable**: top-k keeps a fixed number of tokens, top-p a fixed probability mass.
 # * **Caching with a non-causal model**: the cache is valid only because old positions never change, which is a consequence of the causal mask.
-# * **Exceeding the context**: learned positions stop at `block_size`; crop the prefix to the last `block_size` tokens.
+# * **Exceeding the context**: learned (absolute) positions stop at `block_size`. Past it `GPT.generate` crops to the
+#   last `block_size` tokens and recomputes them every step, so the KV cache no longer saves work; it cannot slide
+#   either, because the kept keys were computed at their old positions. A model with rotary positions
+#   (`GPTConfig(positional="rotary")`) encodes only distances, so it keeps its cache and slides it
+#   (`KVCache(window=block_size)`): each new token attends to the last `block_size` tokens, one token per step. That is
+#   sliding-window attention, not identical to recomputing the window.
 # * **Trusting a suspiciously low training loss**: check that no position can see its own target.
 #
 # ## Summary
