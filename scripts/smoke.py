@@ -25,6 +25,17 @@ BIN = Path(sys.executable).parent
 FIRST_LESSON = "lessons/00_orientation.ipynb"
 
 
+def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> None:
+    """Stop a server started by this script or the browser test: SIGTERM, then SIGKILL after
+    ``grace`` seconds. (tests/e2e/conftest.py imports it: one home for stopping JupyterLab.)"""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
 def step(msg: str) -> None:
     print(f"smoke: {msg}", flush=True)
 
@@ -120,11 +131,7 @@ def check_server(home: str) -> None:
                 fail(f"GET {path} answered {status}")
         step(f"JupyterLab served the first lesson and /formgrader on localhost:{port}")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

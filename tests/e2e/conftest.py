@@ -27,6 +27,9 @@ import pytest
 
 from e2e_lab import ARTIFACTS, LEARNER, ROOT
 
+sys.path.insert(0, str(ROOT / "scripts"))
+from smoke import stop_process  # noqa: E402 - the one way this repo stops a JupyterLab server
+
 BIN = Path(sys.executable).parent
 CHROMIUM = Path(os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium"))
 VIEWPORT = {"width": 1280, "height": 800}
@@ -187,12 +190,7 @@ def lab_server(chromium_path, tmp_path_factory) -> LabServer:
         _wait_ready(server, timeout=90)
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc)
         shutil.copy2(log, ARTIFACTS / "jupyter-lab.log") if ARTIFACTS.is_dir() else None
 
 
