@@ -61,6 +61,9 @@ class Taken:
     notebook: bytes
     timestamp: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: nbgrader's exchange writes ``submission_secret.txt`` at submit; release_feedback needs it
+    #: in ``feedback/<id>/<set>/`` to name the student's feedback file (hex text, checked here).
+    secret: str | None = None
 
 
 # ---------------------------------------------------------------- text shown to people
@@ -256,8 +259,12 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> No
                                 "start again from exercises/") from None
 
 
+SECRET = "submission_secret.txt"
+
+
 def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Taken:
-    """Read ``folder`` (``submitted/<student>/<assignment>``): the notebook and ``timestamp.txt``.
+    """Read ``folder`` (``submitted/<student>/<assignment>``): the notebook, ``timestamp.txt`` and
+    the exchange's ``submission_secret.txt``.
 
     Raises :class:`SubmissionRefused` (the reason in words) when the folder or a file in it is a
     symbolic link, a FIFO, a socket or a device, when the notebook is missing, too large, not
@@ -307,7 +314,16 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
         if "timestamp.txt" in entries:
             raw = _read_regular("timestamp.txt", fd, limits.max_timestamp_bytes, "timestamp.txt")
             timestamp = _parse_timestamp(raw)
-        return Taken(data, timestamp, notes)
+        secret = None
+        if SECRET in entries:
+            raw = _read_regular(SECRET, fd, 1024, SECRET)
+            text = raw.decode("ascii", "replace").strip()
+            if re.fullmatch(r"[0-9a-fA-F]{16,512}", text):
+                secret = text
+            else:
+                notes.append(f"{SECRET} is not the hex token nbgrader's submit writes; it was left out, "
+                             "so this student's feedback cannot be released through the exchange")
+        return Taken(data, timestamp, notes, secret)
     finally:
         os.close(fd)
 
@@ -327,7 +343,8 @@ def _parse_timestamp(raw: bytes) -> str | None:
 
 def stage(root, assignment: str, student: str, limits: SubmissionIntake | None = None) -> Taken:
     """Write the sanitized copy ``root/.intake/<student>/<assignment>/`` that nbgrader grades:
-    the notebook (as ``<assignment>.ipynb``) and the validated ``timestamp.txt``, nothing else.
+    the notebook (as ``<assignment>.ipynb``), the validated ``timestamp.txt`` and
+    ``submission_secret.txt``, nothing else.
 
     An earlier copy is removed first (also when the submission is refused, so that nothing stale
     is graded).  Raises :class:`SubmissionRefused`."""
@@ -340,6 +357,8 @@ def stage(root, assignment: str, student: str, limits: SubmissionIntake | None =
     (dest / f"{assignment}.ipynb").write_bytes(taken.notebook)
     if taken.timestamp:
         (dest / "timestamp.txt").write_text(taken.timestamp + "\n", encoding="utf-8")
+    if taken.secret:
+        (dest / SECRET).write_text(taken.secret, encoding="ascii")
     return taken
 
 

@@ -30,7 +30,8 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import Float, Integer, Unicode
 
 from . import scan
-from .intake import (STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply, safe_json,
+from .intake import (SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply,
+                     safe_json,
                      safe_text, take)
 from .spec import decode, load_spec, printed_learner_ids, rng_from_urandom
 
@@ -173,7 +174,7 @@ def _prune_copies(dest: Path, source: Path) -> None:
     for path in sorted(dest.rglob("*"), reverse=True):
         rel = path.relative_to(dest)
         if path.is_symlink() or (path.is_file() and path.suffix != ".ipynb"
-                                 and str(rel) != "timestamp.txt" and not (source / rel).is_file()):
+                                 and str(rel) not in ("timestamp.txt", SECRET) and not (source / rel).is_file()):
             path.unlink()
         elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()

@@ -71,6 +71,24 @@ def test_take_reads_only_the_notebook_and_timestamp(tmp_path):
     assert sorted(p.name for p in staged.iterdir()) == [f"{A}.ipynb", "timestamp.txt"]
 
 
+def test_the_exchange_secret_is_carried_to_feedback_and_checked(tmp_path):
+    """nbgrader's release_feedback names a student's feedback file with submission_secret.txt
+    (written by `nbgrader submit`): without it in the staged copy, releasing feedback fails for
+    the whole class (the hub end-to-end test caught this)."""
+    d = _folder(tmp_path)
+    _notebook(d)
+    (d / "submission_secret.txt").write_text("ab12" * 32)
+    stage(tmp_path, A, "alice")
+    staged = tmp_path / ".intake" / "alice" / A
+    assert (staged / "submission_secret.txt").read_text() == "ab12" * 32
+    d2 = _folder(tmp_path, "bob")
+    _notebook(d2)
+    (d2 / "submission_secret.txt").write_text("../../etc/passwd\n" + "x" * 600)
+    taken = stage(tmp_path, A, "bob")
+    assert taken.secret is None and any("submission_secret.txt" in n for n in taken.notes)
+    assert not (tmp_path / ".intake" / "bob" / A / "submission_secret.txt").exists()
+
+
 def test_a_refused_submission_leaves_no_stale_copy(tmp_path):
     d = _folder(tmp_path)
     _notebook(d)
