@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.spec import ByHandCheck, compare_values
 
 from .conftest import GRADED
