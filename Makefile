@@ -25,4 +25,4 @@ test-autograder:      ## the autograder's own tests (sandbox, attacks, course QA
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q autograder/tests
 
 bench:                ## seconds per submission and a class of 100, vs plain nbgrader autograde
-	OMP_NUM_THREADS=1 $(PY) -m autograder.bench --students 100 --out autograder/BENCHMARK.md
+	OMP_NUM_THREADS=1 $(PY) -m benchmarks.autograder_bench --students 100 --out autograder/BENCHMARK.md

@@ -1,59 +1,117 @@
-"""The small GPT that grading builds inside the sandbox (where ``attnlab`` does not exist).
+"""The small GPT that grading builds inside the sandbox: ``attnlab.nn.GPT``'s own source.
 
-``GPT_SETUP`` defines ``_GraderGPT(vocab_size, block_size, d_model, n_heads, n_layers)`` with the
-same layout and ``state_dict`` names as ``attnlab.nn.GPT`` (pre-LN, GELU FFN, tied output layer,
-learned positions), written with plain torch.  Used by set 08 (greedy decoding) and set 09 (training
-step and run); ``autograder/tests/test_spec.py`` checks that it computes the same logits and loss as
-``attnlab.nn.GPT`` with the same weights (parity).  One home: specs import it, never each other.
+The sandbox hides ``attnlab`` (``import attnlab`` fails there by design), so sets 08 (greedy
+decoding) and 09 (training step and run) cannot import the model.  ``GPT_SETUP`` is setup code
+built here, on the grader's side, from the source of the very ``attnlab.nn`` modules the grader
+imports (``inspect.getsource``): ``attnlab/nn/gpt.py`` and every module it imports relatively
+(found by parsing the imports, executed in dependency order).  Inside the sandbox it executes each
+module into a fresh private module object (``_attnlab_grader_nn.<name>``); the relative imports
+resolve through ``sys.modules`` entries that exist only while the model is built and are removed
+before any student code runs again.  There is no second, hand-kept model.
+
+What the setup leaves in the student's namespace: one name, ``_GraderGPT(vocab_size, block_size,
+d_model, n_heads, n_layers)``, a factory returning ``GPT(GPTConfig(...))`` (pre-LN, GELU FFN,
+learned positions, output layer tied to the token embedding) with two adapters of the grader's
+weight exchange: ``state_dict()`` leaves out ``lm_head.weight`` (it IS ``tok_emb.weight``) and
+``load_state_dict`` accepts a state without it.  The decoding methods (``generate`` and its
+helper) are removed from the private class: set 08 asks the student to write greedy decoding,
+so the model they are handed must not carry the answer.  What a student can still reach through
+the model object is listed in ``SECURITY.md`` ("Reference code inside the sandbox").
+
+``autograder/tests/test_spec.py`` runs ``GPT_SETUP`` as the sandbox does (without ``attnlab``
+importable) and checks parity with ``attnlab.nn.GPT`` and that nothing else leaks.  One home:
+specs import ``GPT_SETUP`` from here, never each other.
 """
+from __future__ import annotations
 
-GPT_SETUP = '''
-class _GraderCfg:
-    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
-        self.vocab_size, self.block_size, self.d_model = vocab_size, block_size, d_model
-        self.n_heads, self.n_layers = n_heads, n_layers
+import ast
+import importlib
+import inspect
 
-
-class _GraderBlock(nn.Module):
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.norm1, self.norm3 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.self_attn = nn.Module()
-        self.self_attn.w_q, self.self_attn.w_k = nn.Linear(d, d), nn.Linear(d, d)
-        self.self_attn.w_v, self.self_attn.w_o = nn.Linear(d, d), nn.Linear(d, d)
-        self.ffn = nn.Module()
-        self.ffn.w_1, self.ffn.w_2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        B, L, d = x.shape
-        a, hx = self.self_attn, self.norm1(x)
-        q, k, v = (w(hx).view(B, L, self.h, d // self.h).transpose(1, 2) for w in (a.w_q, a.w_k, a.w_v))
-        s = q @ k.transpose(-2, -1) / math.sqrt(d // self.h)
-        s = s.masked_fill(~torch.ones(L, L, dtype=torch.bool).tril(), float("-inf"))
-        x = x + a.w_o((s.softmax(-1) @ v).transpose(1, 2).reshape(B, L, d))
-        return x + self.ffn.w_2(F.gelu(self.ffn.w_1(self.norm3(x))))
+#: The package whose source is shipped into the sandbox, and the module holding ``GPT``.
+PACKAGE, ROOT_MODULE = "attnlab.nn", "gpt"
+#: The private package name the modules get inside the sandbox (never importable there otherwise).
+PRIVATE = "_attnlab_grader_nn"
+#: Methods removed from the sandbox's private GPT class (the student writes decoding).
+REMOVED = ("generate", "_decode_loop")
 
 
-class _GraderGPT(nn.Module):
-    def __init__(self, vocab_size, block_size, d_model, n_heads, n_layers):
-        super().__init__()
-        self.config = _GraderCfg(vocab_size, block_size, d_model, n_heads, n_layers)
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Module()
-        self.pos_emb.emb = nn.Embedding(block_size, d_model)
-        self.blocks = nn.ModuleList(_GraderBlock(d_model, n_heads) for _ in range(n_layers))
-        self.norm_f = nn.LayerNorm(d_model)
+def _relative_imports(source: str) -> list[str]:
+    """Sibling modules a module imports relatively (``from .x import a`` / ``from . import x``)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level != 1:
+                raise ValueError(f"{PACKAGE}: only one-level relative imports can be shipped, got level {node.level}")
+            out.extend([node.module] if node.module else [a.name for a in node.names])
+    return out
 
-    def forward(self, idx, targets=None):
-        B, L = idx.shape
-        if L > self.config.block_size:
-            raise ValueError(f"context of {L} tokens exceeds block_size={self.config.block_size}; "
-                             "crop to the last block_size tokens, e.g. idx[:, -block_size:]")
-        x = self.tok_emb(idx) + self.pos_emb.emb(torch.arange(L))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.norm_f(x) @ self.tok_emb.weight.T
-        loss = None if targets is None else F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
-        return logits, loss
+
+def module_sources(root: str = ROOT_MODULE) -> list[tuple[str, str]]:
+    """``[(name, source), ...]`` of ``attnlab.nn.<root>`` and its relative imports, dependencies first."""
+    order, seen = [], set()
+
+    def visit(name: str, stack: tuple[str, ...]) -> None:
+        if name in stack:
+            raise ValueError(f"{PACKAGE}: circular relative import {' -> '.join(stack + (name,))}")
+        if name in seen:
+            return
+        source = inspect.getsource(importlib.import_module(f"{PACKAGE}.{name}"))
+        for dep in _relative_imports(source):
+            visit(dep, stack + (name,))
+        seen.add(name)
+        order.append((name, source))
+
+    visit(root, ())
+    return order
+
+
+_BUILD = '''
+def _grader_build_gpt(sources, private, removed):
+    import sys
+    import types
+    names = [private] + [f"{private}.{name}" for name, _ in sources]
+    before = {n: sys.modules[n] for n in names if n in sys.modules}
+    try:
+        package = types.ModuleType(private)
+        package.__path__ = []
+        sys.modules[private] = package
+        for name, source in sources:
+            module = types.ModuleType(f"{private}.{name}")
+            module.__package__ = private
+            sys.modules[module.__name__] = module
+            exec(compile(source, f"<attnlab.nn.{name}>", "exec"), module.__dict__)
+            setattr(package, name, module)
+        GPT, GPTConfig = package.gpt.GPT, package.gpt.GPTConfig
+    finally:
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(before)
+    for name in removed:
+        delattr(GPT, name)
+
+    def tied_in(module, state, prefix, *args):  # the grader sends tok_emb.weight once
+        if prefix + "tok_emb.weight" in state:
+            state.setdefault(prefix + "lm_head.weight", state[prefix + "tok_emb.weight"])
+
+    def tied_out(module, state, prefix, *args):
+        state.pop(prefix + "lm_head.weight", None)
+
+    def _GraderGPT(vocab_size, block_size, d_model, n_heads, n_layers):
+        model = GPT(GPTConfig(vocab_size, block_size, d_model, n_heads, n_layers))
+        model.register_load_state_dict_pre_hook(tied_in)
+        model.register_state_dict_post_hook(tied_out)
+        return model
+    return _GraderGPT
+
+
 '''
+
+
+def gpt_setup() -> str:
+    """The setup code: defines ``_GraderGPT`` (and nothing else) in the namespace it runs in."""
+    return (_BUILD + f"_GraderGPT = _grader_build_gpt({tuple(module_sources())!r}, {PRIVATE!r}, {REMOVED!r})\n"
+            "del _grader_build_gpt\n")
+
+
+GPT_SETUP = gpt_setup()

@@ -69,10 +69,6 @@ def decode(value: Any) -> Any:
     return value
 
 
-class Unsupported(TypeError):
-    """The student returned a type the grader does not accept (flagged for review)."""
-
-
 @dataclass
 class Outcome:
     """One check's verdict. ``mistake``: the name of the known mistake the answer matches

@@ -191,13 +191,6 @@ def _sandbox(root: str):
         return _SANDBOX
 
 
-def close_sandbox() -> None:
-    global _SANDBOX
-    if _SANDBOX is not None:
-        _SANDBOX.close()
-        _SANDBOX = None
-
-
 def _error_output(message: str):
     return new_output("error", ename="GradingFailure", evalue=message, traceback=[message])
 

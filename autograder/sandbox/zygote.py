@@ -55,11 +55,6 @@ def _read_exact(fd, n):
     return buf
 
 
-def read_frame(fd):
-    (n,) = struct.unpack(">Q", _read_exact(fd, 8))
-    return json.loads(_read_exact(fd, n).decode("utf-8"))
-
-
 def write_frame(fd, obj):
     data = json.dumps(obj).encode("utf-8")
     data = struct.pack(">Q", len(data)) + data

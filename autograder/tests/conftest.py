@@ -32,7 +32,7 @@ def qa_class(assignment, root) -> dict[str, str]:
     Returns ``{wrong case name: student id}`` plus ``{"honest:<name>": student id}`` for each
     honest alternative (``honest/*.py``).  Each by-hand mistake goes to a student whose
     variant makes that mistake give different numbers (else the case could not fail)."""
-    from autograder import qa
+    from autograder.tests import qa
     qa.write(root, "reference", assignment, qa.reference_submission(assignment, "reference"))
     qa.write(root, "untouched", assignment, qa.release_notebook(assignment))
     cases = {}

@@ -2,7 +2,7 @@
 
     .venv/bin/python autograder/tests/make_report_fixture.py      # as root (the sandbox), ~1-2 min
 
-The class is built with :mod:`autograder.qa` (reference answers, the set's ``WRONG`` cases,
+The class is built with :mod:`autograder.tests.qa` (reference answers, the set's ``WRONG`` cases,
 several per student) plus two submissions the QA library has no case for: one whose code
 raises an exception carrying HTML (escaping) and one corrupted file (a submission that cannot
 be graded).  Only what ``grade`` writes and the class report reads is kept: ``grades.csv`` and
@@ -37,7 +37,7 @@ def softmax(x, dim=-1):
 
 
 def build_class(root: Path) -> None:
-    from autograder import qa
+    from autograder.tests import qa
     from autograder.spec import ByHandCheck
     sp = qa.spec(A)
     for student, cases in CLASS.items():

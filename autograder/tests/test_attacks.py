@@ -13,7 +13,7 @@ import json
 import nbformat
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.course import REPO
 from autograder.pipeline import grade
 

@@ -10,7 +10,7 @@ import inspect
 
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.spec import Case
 from attnlab.practice.misconceptions import MISCONCEPTIONS
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.course import REPO
 from autograder.pipeline import grade
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.course import GradebookUnavailable, check_gradebook, normalize_db_url
 
 from .conftest import needs_sandbox

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.course import REPO
 
 from . import rootless

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import qa, scan
+from autograder import scan
+from autograder.tests import qa
 from autograder.steps import solution_cells
 
 from .conftest import GRADED

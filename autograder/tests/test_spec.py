@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import qa
+from autograder.tests import qa
 from autograder.spec import ByHandCheck, compare_values
 
 from .conftest import GRADED
@@ -102,29 +102,49 @@ def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monk
     assert printed_learner_ids(nb) == ["alice"]
 
 
-def test_sandbox_gpt_matches_attnlab_gpt():
-    """The GPT that sets 08/09 build in the sandbox (autograder/sandbox_gpt.py, plain torch) computes
-    the same logits and loss as attnlab.nn.GPT with the same weights (tied output layer)."""
+def test_sandbox_gpt_matches_attnlab_gpt(monkeypatch):
+    """The GPT that sets 08/09 build in the sandbox (autograder/sandbox_gpt.py) is attnlab.nn.GPT's
+    own code, built without ``attnlab`` importable (as in the sandbox): same bytecode for every
+    method, same logits and loss with the same weights (tied output layer), the grader's weight
+    exchange without ``lm_head.weight``, no decoding method, and nothing left behind but
+    ``_GraderGPT`` (no private module in ``sys.modules``)."""
+    import inspect
     import math
+    import sys
 
     import torch
     import torch.nn.functional as F
     from torch import nn
 
     from attnlab.nn import GPT, GPTConfig
-    from autograder.sandbox_gpt import GPT_SETUP
-    ns = {"torch": torch, "nn": nn, "F": F, "math": math}
-    exec(GPT_SETUP, ns)  # noqa: S102 - the course's own setup code, as the sandbox runs it
+    from autograder.sandbox_gpt import GPT_SETUP, PRIVATE, REMOVED
+    monkeypatch.setitem(sys.modules, "attnlab", None)  # the sandbox hides attnlab: any import of it fails
+    ns = {"__name__": "__main__", "torch": torch, "nn": nn, "F": F, "math": math}
+    exec(compile(GPT_SETUP, "<grader setup>", "exec"), ns)  # noqa: S102 - the course's own setup code
+    assert set(ns) - {"__builtins__"} == {"__name__", "torch", "nn", "F", "math", "_GraderGPT"}
+    assert not [m for m in sys.modules if m.startswith(PRIVATE)]
     torch.manual_seed(0)
     cfg = (11, 8, 8, 2, 2)
     ref = GPT(GPTConfig(*cfg)).double().eval()
     ours = ns["_GraderGPT"](*cfg).double().eval()
+    built = type(ours)
+    assert built is not GPT and built.__module__ == f"{PRIVATE}.gpt"  # a private copy, not the grader's class
+    for name, member in vars(GPT).items():  # ... of the same code, method by method
+        if inspect.isfunction(member) and name not in REMOVED:
+            assert vars(built)[name].__code__.co_code == member.__code__.co_code, name
+    for sub_ref, sub_ours in zip(ref.modules(), ours.modules()):  # and so are its submodules' classes
+        assert type(sub_ref).__qualname__ == type(sub_ours).__qualname__
+        if type(sub_ref).__module__.startswith("attnlab."):
+            assert type(sub_ours).forward.__code__.co_code == type(sub_ref).forward.__code__.co_code
+    assert not any(hasattr(ours, name) for name in REMOVED)  # the student writes decoding (set 08)
     state = {k: v for k, v in ref.state_dict().items() if k != "lm_head.weight"}
+    assert set(ours.state_dict()) == set(state)
     ours.load_state_dict(state, strict=True)
+    assert ours.lm_head.weight is ours.tok_emb.weight
     idx, targets = torch.randint(0, 11, (3, 8)), torch.randint(0, 11, (3, 8))
     with torch.no_grad():
         (l_ref, loss_ref), (l_ours, loss_ours) = ref(idx, targets), ours(idx, targets)
-    assert torch.allclose(l_ref, l_ours, atol=1e-10) and torch.allclose(loss_ref, loss_ours, atol=1e-10)
+    assert torch.equal(l_ref, l_ours) and torch.equal(loss_ref, loss_ours)
 
 
 def test_a_recognised_mistake_is_reported_by_name_and_a_plain_wrong_answer_is_not():

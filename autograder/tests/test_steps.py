@@ -6,7 +6,8 @@ import copy
 import nbformat
 import pytest
 
-from autograder import qa, scan
+from autograder import scan
+from autograder.tests import qa
 from autograder.spec import ByHandCheck, FunctionCheck, compare_values, decode, takes_trial
 from autograder.steps import SubmissionError, VerifySubmission, solution_cells
 

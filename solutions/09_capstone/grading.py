@@ -2,8 +2,8 @@
 
 Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
 The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
-training run is built there from ``GPT_SETUP`` (same layout and parameter names as
-``attnlab.nn.GPT``; from autograder/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
+training run is built there from ``GPT_SETUP`` (``attnlab.nn.GPT``'s own source, shipped by
+autograder/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
 travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
 
 * ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
@@ -167,7 +167,7 @@ def _grader_run(I):
     for mod in m.modules():
         if isinstance(mod, (nn.Linear, nn.Embedding)):
             nn.init.normal_(mod.weight, 0.0, 0.02)
-        if isinstance(mod, nn.Linear):
+        if isinstance(mod, nn.Linear) and mod.bias is not None:  # the tied output layer has none
             nn.init.zeros_(mod.bias)
     m.train()
     opt = torch.optim.AdamW(m.parameters(), lr=6e-3, weight_decay=0.0)

@@ -308,7 +308,7 @@ def git_pull(h: Hub, user: str) -> None:
 
 
 def submission(user: str):
-    from autograder import qa
+    from autograder.tests import qa
     return qa.reference_submission(A, user) if SUBMISSION[user] is None else \
         qa.wrong_submission(A, user, SUBMISSION[user])
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from .course import EXERCISES, SOLUTIONS
-from .spec import ByHandCheck, Case, load_spec
+from autograder.course import EXERCISES, SOLUTIONS
+from autograder.spec import ByHandCheck, Case, load_spec
 
 _MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 #: In a by-hand cell of a QA case: ``{answer}`` = the student's right numbers, ``{answer:<mistake>}``

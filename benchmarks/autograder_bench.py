@@ -1,6 +1,8 @@
-"""Benchmark: seconds per submission and a class of N, this pipeline vs plain ``nbgrader autograde``.
+"""Autograder benchmark: seconds per submission and a class of N, this pipeline vs plain ``nbgrader autograde``.
 
-    .venv/bin/python -m autograder.bench --students 100 --baseline-students 20 --out autograder/BENCHMARK.md
+``make bench`` runs it from the repository root (it needs ``autograder.tests.qa``, which is not installed):
+
+    .venv/bin/python -m benchmarks.autograder_bench --students 100 --baseline-students 20 --out autograder/BENCHMARK.md
 
 Both graders get the same submissions (reference solutions and the QA wrong implementations, cycled) of
 one assignment. Ours: ``autograder.pipeline.grade`` with ``--jobs`` workers (feedback and CSV included).
@@ -19,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import qa
-from .course import REPO, SOLUTIONS, _quiet_imports
-from .pipeline import grade
+from autograder.course import REPO, SOLUTIONS, _quiet_imports
+from autograder.pipeline import grade
+from autograder.tests import qa
 
 
 def make_class(root: Path, assignment: str, n: int) -> list[str]:
