@@ -1,0 +1,82 @@
+"""One catalogue of named mistakes (issue 11, "Its shape"): every name a grading spec uses -- a key
+of ``FunctionCheck.mistakes`` or a QA case's ``# mistake:`` header -- is an entry of
+``attnlab.practice.misconceptions.MISCONCEPTIONS``, so feedback, the class report and practice
+cards speak with one set of words.  Fast: reads the specs, grades nothing."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from attnlab.practice.misconceptions import MISCONCEPTIONS
+from autograder.spec import FunctionCheck, load_spec, mistake_text, named_mistakes, unknown_mistakes
+
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+SETS = sorted(p.parent.name for p in SOLUTIONS.glob("*/grading.py"))
+
+#: QA wrong cases that deliberately name no catalogue entry, by category: they are not a mistake
+#: about the concept (the stub left, a crash, a library call the rules forbid, ...), so no
+#: feedback text would teach anything.  Every other wrong case must name its mistake.
+UNNAMED = {
+    # calls the library function the exercise asks the student to write (flagged "used the library version")
+    "01_routing_and_soft_lookup": ["soft_lookup_calls_library_attention"],
+    "02_scaled_dot_product_attention": ["sdpa_uses_fused_kernel", "softmax_calls_torch"],
+    "08_training_and_decoding": ["loss_uses_cross_entropy"],
+    # the interface, not the concept: a broadcastable (B, 1, S) mask where (B, S, S) is asked; GiB, not bytes
+    "07_encoder_decoder": ["masks_unexpanded"],
+    "10_costs_and_limits": ["kv_returns_float"],
+}
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return {a: load_spec(SOLUTIONS / a / "grading.py") for a in SETS}
+
+
+def test_every_mistake_name_of_every_set_is_in_the_catalogue(specs):
+    assert len(SETS) >= 10
+    problems = [line for spec in specs.values() for line in unknown_mistakes(spec)]
+    assert not problems, "\n".join(problems)
+    keys = [k for spec in specs.values() for c in spec.checks if isinstance(c, FunctionCheck) for k in c.mistakes]
+    assert len(keys) >= 80  # the sets' FunctionCheck.mistakes, all by name now
+
+
+def test_a_name_outside_the_catalogue_is_reported_with_where_it_is_used(specs):
+    spec = specs["02_scaled_dot_product_attention"]
+    check = spec.check_for("test_attention_scores")
+    saved = dict(check.mistakes)
+    try:
+        check.mistakes["no 1/√d_k scale"] = lambda q, k: q  # the old free-text style
+        problems = unknown_mistakes(spec)
+    finally:
+        check.mistakes.clear()
+        check.mistakes.update(saved)
+    assert len(problems) == 1 and "'no 1/√d_k scale'" in problems[0] and "test_attention_scores" in problems[0]
+    assert named_mistakes(spec)["no_scale"][0] == "test_attention_scores"
+
+
+def test_feedback_words_come_from_the_catalogue():
+    m = MISCONCEPTIONS["mask_after_softmax"]
+    assert mistake_text("mask_after_softmax") == f"{m.title}. {m.why}"
+    for m in MISCONCEPTIONS.values():  # every entry reads as feedback: "you ...", and says why
+        assert m.title.startswith(("you ", "your ")), m
+        assert len(m.why) > 20, m
+
+
+def test_every_wrong_case_names_its_mistake_unless_listed_as_not_a_concept_mistake(specs):
+    unnamed = sorted(f"{a}/{n}" for a, spec in specs.items() for n, c in spec.wrong.items() if not c.mistake)
+    listed = sorted(f"{a}/{n}" for a, names in UNNAMED.items() for n in names)
+    assert unnamed == listed, (f"name these (# mistake: <catalogue name>): {sorted(set(unnamed) - set(listed))}; "
+                               f"no longer unnamed: {sorted(set(listed) - set(unnamed))}")
+
+
+def test_headers_are_read_by_the_loader_not_by_a_second_parser(specs):
+    """A ``# mistake:`` line the loader does not see (a typo such as ``# mistakes:``) would
+    silently leave a case unnamed: every header-like line must be one the loader reads."""
+    for spec in specs.values():
+        for case in spec.wrong.values():
+            head = case.path.read_text(encoding="utf-8").split("# %%", 1)[0]
+            for line in head.splitlines():
+                if re.match(r"# *\w+:", line):
+                    assert re.fullmatch(r"# *(breaks|mistake|xfail): *.*", line), f"{case.path}: {line!r}"
