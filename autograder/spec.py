@@ -194,7 +194,8 @@ class FunctionCheck:
     that a QA mistake cannot hide behind a degenerate draw; see :func:`takes_trial`) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
-    function(**inputs) giving what a known mistake would return (used for the message); every
+    function(**inputs) giving what a known mistake would return (used for the message), or a tuple
+    of such functions when one mistake can be made in several ways (any match names it); every
     name is an entry of the one misconception catalogue (``attnlab.practice.misconceptions``), shown
     with its title and explanation (checked for the shipped sets by ``autograder/tests/test_catalogue.py``).
     ``forbid_attrs``: attribute/function names the target may not use (e.g. the library
@@ -210,7 +211,7 @@ class FunctionCheck:
     trials: int = 3
     rtol: float = 1e-4
     atol: float = 1e-5
-    mistakes: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    mistakes: dict[str, Callable[..., Any] | tuple[Callable[..., Any], ...]] = field(default_factory=dict)
     forbid_attrs: tuple[str, ...] = ()
     forbid_ops: tuple[str, ...] = ()
     setup: str = ""
@@ -230,13 +231,14 @@ class FunctionCheck:
         msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
         if msg is None:
             return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
-        for name, wrong in self.mistakes.items():
-            try:
-                if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}",
-                                   mistake=name)
-            except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
-                continue
+        for name, models in self.mistakes.items():
+            for wrong in models if isinstance(models, (tuple, list)) else (models,):
+                try:
+                    if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
+                        return Outcome(False, f"{self.target}: the result matches a known mistake: "
+                                              f"{mistake_text(name)}", mistake=name)
+                except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
+                    continue
         return Outcome(False, msg)
 
 

@@ -64,6 +64,22 @@ def test_feedback_words_come_from_the_catalogue():
         assert len(m.why) > 20, m
 
 
+def test_one_name_for_a_mistake_made_in_several_ways():
+    """``mistakes[name]`` may be a tuple of models (e.g. ReLU always or GELU always = the activation
+    ignored): any of them names the mistake; a plain wrong value names none."""
+    import numpy as np
+    check = FunctionCheck("t", target="f", inputs=lambda rng: {"x": np.arange(3.0)}, call="f(_I['x'])",
+                          reference=lambda x: x + 1,
+                          mistakes={"temperature_ignored": (lambda x: x, lambda x: x + 2)})
+    raw = {"x": np.arange(3.0)}
+    assert check.judge(np.arange(3.0) + 1, raw, "s").ok
+    for made in (np.arange(3.0), np.arange(3.0) + 2):
+        out = check.judge(made, raw, "s")
+        assert not out.ok and out.mistake == "temperature_ignored"
+        assert MISCONCEPTIONS["temperature_ignored"].title in out.message
+    assert check.judge(np.arange(3.0) * 5, raw, "s").mistake is None
+
+
 def test_every_wrong_case_names_its_mistake_unless_listed_as_not_a_concept_mistake(specs):
     unnamed = sorted(f"{a}/{n}" for a, spec in specs.items() for n, c in spec.wrong.items() if not c.mistake)
     listed = sorted(f"{a}/{n}" for a, names in UNNAMED.items() for n in names)
@@ -80,3 +96,45 @@ def test_headers_are_read_by_the_loader_not_by_a_second_parser(specs):
             for line in head.splitlines():
                 if re.match(r"# *\w+:", line):
                     assert re.fullmatch(r"# *(breaks|mistake|xfail): *.*", line), f"{case.path}: {line!r}"
+
+
+from .conftest import GRADED, needs_sandbox  # noqa: E402
+
+
+def _recognisable(spec, case) -> bool:
+    """True when one of the items ``case`` breaks knows its named mistake: a key of that check's
+    ``mistakes`` or a mistake of the by-hand skill it checks."""
+    from attnlab.practice import get_skill
+    from autograder.spec import ByHandCheck
+    for gid in case.breaks:
+        check = spec.check_for(gid)
+        known = (get_skill(check.skill).mistakes if isinstance(check, ByHandCheck)
+                 else getattr(check, "mistakes", None) or {})
+        if case.mistake in known:
+            return True
+    return False
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading")
+@pytest.mark.parametrize("assignment", GRADED)
+def test_the_grader_recognises_the_named_mistake_of_each_wrong_case(qa_graded, assignment):
+    """Where a broken item knows the case's ``# mistake:`` (see :func:`_recognisable`), the grade
+    report names exactly that mistake for at least one broken item (``Outcome.mistake``): the feedback
+    and the class report then use the catalogue's words for it."""
+    cases, reports, error = qa_graded[assignment]
+    if not cases and not error:
+        pytest.skip(f"{assignment} was not graded in this session (select its course QA test too)")
+    assert not error, error
+    spec = load_spec(SOLUTIONS / assignment / "grading.py")
+    problems, checked = [], 0
+    for name, case in spec.wrong.items():
+        if not case.mistake or not _recognisable(spec, case):
+            continue
+        checked += 1
+        items = reports[cases[name]]["items"]
+        got = {g: items[g].get("mistake") for g in case.breaks if g in items}
+        if case.mistake not in got.values():
+            problems.append(f"{name}: named {case.mistake!r}, the grader reported {got}")
+    assert not problems, "\n".join(problems)

@@ -11,13 +11,13 @@ A = "03_masks"
 
 
 def causal_inputs(rng, trial):
-    """Trial 0: square, default S; 1: S > L (KV-cache alignment); 2: 16 < L <= 64 and 3: L > 64,
+    """Trial 0: square, default S; 1: S >= L + 2 (KV-cache alignment); 2: 16 < L <= 64 and 3: L > 64,
     so a mask sliced from a fixed-size buffer (16x16, 64x64) fails."""
     L = int(rng.integers(1, 8))
     if trial == 0:
         return {"L": int(rng.integers(2, 8)), "S": None}  # square, default S
-    if trial == 1:
-        return {"L": L, "S": L + int(rng.integers(1, 4))}  # KV-cache alignment
+    if trial == 1:  # KV-cache alignment; S - L >= 2 tells it apart from excluding the diagonal (same at S - L = 1)
+        return {"L": L, "S": L + int(rng.integers(2, 5))}
     if trial == 2:
         L = int(rng.integers(17, 65))
         return {"L": L, "S": L + int(rng.integers(0, 4))}

@@ -228,6 +228,8 @@ def ref_block_counts(cases, drop=None):
             n += (h - 1) * 4 * d * d
         elif drop == "bias_always":
             n = count_with_bias(d, h, d_ff)
+        elif drop == "norm_bias_kept" and not bias:  # the two LayerNorms keep their bias
+            n += 2 * d
         out.append(n)
     return np.array(out, dtype=np.float64)
 
@@ -244,9 +246,8 @@ CHECKS = [
         "test_feed_forward", target="FeedForward", inputs=ffn_inputs, setup=FFN_SETUP,
         call="_ffn_call(FeedForward, _I)", reference=ref_ffn, trials=4, atol=1e-4,
         mistakes={"ffn_no_activation": lambda **r: ref_ffn(**r, act=lambda h: h),
-                  # one activation whatever `activation` says: where it differs, the other one was used
-                  "ffn_activation_ignored":
-                      lambda **r: ref_ffn(**r, act=F.gelu if r["activation"] == "relu" else F.relu),
+                  "ffn_activation_ignored": (lambda **r: ref_ffn(**r, act=F.relu),   # always ReLU
+                                             lambda **r: ref_ffn(**r, act=F.gelu)),  # always GELU
                   "gelu_tanh_approximation":
                       lambda **r: ref_ffn(**r, act=lambda h: F.gelu(h, approximate="tanh")
                                           if r["activation"] == "gelu" else F.relu(h))},
@@ -278,5 +279,6 @@ CHECKS = [
         mistakes={"forget_w_o": lambda cases: ref_block_counts(cases, "w_o"),
                   "forget_layernorm_params": lambda cases: ref_block_counts(cases, "norms"),
                   "params_times_heads": lambda cases: ref_block_counts(cases, "heads"),
-                  "count_bias_when_disabled": lambda cases: ref_block_counts(cases, "bias_always")}),
+                  "count_bias_when_disabled": (lambda cases: ref_block_counts(cases, "bias_always"),
+                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))}),
 ]
