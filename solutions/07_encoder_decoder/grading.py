@@ -80,6 +80,8 @@ def ref_masks(src_lengths, tgt_lengths, S, L, mistake=None):
     elif mistake == "query_rows":
         enc = src[:, :, None].expand(B, S, S)
         dec = combine_masks(causal_mask(L), tgt[:, :, None])
+    elif mistake == "cross_query_rows":  # cross-attention masked by the target's padding, on query rows
+        cross = tgt[:, :, None].expand(B, L, S)
     elif mistake == "inverted":
         enc, dec, cross = ~enc, ~dec, ~cross
     return enc, dec, cross
@@ -196,7 +198,8 @@ CHECKS = [
                   "missing_causal_mask": lambda **r: ref_masks(**r, mistake="no_causal_decoder"),
                   "missing_padding_mask":
                       lambda **r: ref_masks(**r, mistake="no_pad_decoder"),
-                  "mask_padded_queries": lambda **r: ref_masks(**r, mistake="query_rows"),
+                  "mask_padded_queries": (lambda **r: ref_masks(**r, mistake="query_rows"),
+                                          lambda **r: ref_masks(**r, mistake="cross_query_rows")),
                   "inverted_mask": lambda **r: ref_masks(**r, mistake="inverted")}),
     FunctionCheck(
         "test_depends_on_future", target="depends_on_future", inputs=future_inputs, setup=FUTURE_SETUP,

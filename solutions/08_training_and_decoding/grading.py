@@ -210,8 +210,9 @@ CHECKS = [
         mistakes={"top_k_plus_one": lambda logits, k: ref_top_k(t64(logits), k + 1),
                   "top_k_smallest": lambda logits, k: -ref_top_k(-t64(logits), k),
                   "top_k_drops_ties": top_k_exactly_k,
-                  "filter_fill_wrong_sign": lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(
-                      nan=float("nan"), neginf=float("inf"))}),
+                  "filter_fill_wrong_sign": (  # dropped logits set to +inf, or to NaN
+                      lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(nan=float("nan"), neginf=float("inf")),
+                      lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(neginf=float("nan")))}),
     FunctionCheck(
         "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
         call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),
