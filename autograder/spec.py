@@ -190,9 +190,10 @@ class FunctionCheck:
     that a QA mistake cannot hide behind a degenerate draw; see :func:`takes_trial`) draws numpy inputs; ``call``: Python expression evaluated in the student's namespace with
     the decoded inputs in ``_I`` (e.g. ``"softmax(_I['x'])"``); ``reference(**inputs)``
     computes the expected value with ``attnlab.nn`` in the grader.  ``mistakes``: name ->
-    function(**inputs) giving what a known mistake would return (used for the message); a name
-    of the misconception catalogue (``attnlab.practice.misconceptions``) is shown with its title
-    and explanation, any other key is shown as written.
+    function(**inputs) giving what a known mistake would return (used for the message), or a tuple
+    of such functions when one mistake can be made in several ways (any match names it); every
+    name is an entry of the one misconception catalogue (``attnlab.practice.misconceptions``), shown
+    with its title and explanation (checked for the shipped sets by ``autograder/tests/test_catalogue.py``).
     ``forbid_attrs``: attribute/function names the target may not use (e.g. the library
     function it replaces); ``forbid_ops``: substrings of aten op names that may not run
     while the target runs (checked in the sandbox with a TorchDispatchMode).
@@ -206,7 +207,7 @@ class FunctionCheck:
     trials: int = 3
     rtol: float = 1e-4
     atol: float = 1e-5
-    mistakes: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    mistakes: dict[str, Callable[..., Any] | tuple[Callable[..., Any], ...]] = field(default_factory=dict)
     forbid_attrs: tuple[str, ...] = ()
     forbid_ops: tuple[str, ...] = ()
     setup: str = ""
@@ -226,13 +227,14 @@ class FunctionCheck:
         msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
         if msg is None:
             return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
-        for name, wrong in self.mistakes.items():
-            try:
-                if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                    return Outcome(False, f"{self.target}: the result matches a known mistake: {mistake_text(name)}",
-                                   mistake=name)
-            except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
-                continue
+        for name, models in self.mistakes.items():
+            for wrong in models if isinstance(models, (tuple, list)) else (models,):
+                try:
+                    if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
+                        return Outcome(False, f"{self.target}: the result matches a known mistake: "
+                                              f"{mistake_text(name)}", mistake=name)
+                except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
+                    continue
         return Outcome(False, msg)
 
 
@@ -564,10 +566,36 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
                           mem_mb=int(getattr(mod, "MEM_MB", 1024)))
 
 
+def named_mistakes(spec: AssignmentSpec) -> dict[str, list[str]]:
+    """Every mistake name ``spec`` uses -> where: ``"<grade_id>"`` for a key of a check's
+    ``mistakes`` (``FunctionCheck`` and subclasses), ``"wrong/<case>.py"`` for a QA case's
+    ``# mistake:`` header.  Each must be a name of the one catalogue,
+    ``attnlab.practice.misconceptions.MISCONCEPTIONS`` (see :func:`unknown_mistakes`)."""
+    used: dict[str, list[str]] = {}
+    for check in spec.checks:
+        for name in getattr(check, "mistakes", None) or {}:
+            used.setdefault(name, []).append(check.grade_id)
+    for case in spec.wrong.values():
+        if case.mistake:
+            used.setdefault(case.mistake, []).append(f"wrong/{case.name}.py")
+    return used
+
+
+def unknown_mistakes(spec: AssignmentSpec) -> list[str]:
+    """One line per mistake name of ``spec`` that the catalogue does not hold (empty when all
+    are known), saying where it is used and what to do."""
+    from attnlab.practice.misconceptions import MISCONCEPTIONS
+    return [f"{spec.name}: mistake {name!r} (used by {', '.join(where)}) is not in "
+            "attnlab.practice.misconceptions.MISCONCEPTIONS: use an existing entry for the same "
+            "mistake or add one (name, title 'you ...', why)"
+            for name, where in named_mistakes(spec).items() if name not in MISCONCEPTIONS]
+
+
 def rng_from_urandom() -> np.random.Generator:
     """A generator seeded from the OS at grading time (nothing in the notebook predicts it)."""
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
 __all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
+           "named_mistakes", "unknown_mistakes",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]

@@ -119,38 +119,37 @@ CHECKS = [
     FunctionCheck(
         "test_path_lengths", target="path_lengths", inputs=path_inputs,
         call="[path_lengths(n, k) for n, k in _I['cases']]", reference=ref_paths, trials=2, atol=0.0, rtol=0.0,
-        mistakes={"the RNN count is the number of tokens, not the number of steps between them":
+        mistakes={"path_counts_tokens":
                   lambda cases: ref_paths(cases, "rnn_tokens"),
-                  "the convolution count is rounded down": lambda cases: ref_paths(cases, "cnn_floor"),
-                  "the dilated count uses a floating-point logarithm (wrong for some exact powers of k)":
+                  "cnn_floor_division": lambda cases: ref_paths(cases, "cnn_floor"),
+                  "dilated_float_log":
                   lambda cases: ref_paths(cases, "float_log")}),
     FunctionCheck(
         "test_apply_temperature", target="apply_temperature", inputs=temperature_inputs,
         call="_temperature_call(apply_temperature, _I)", setup=TEMPERATURE_SETUP,
         reference=ref_temperature, trials=3,
-        mistakes={"no ValueError for a temperature <= 0": lambda logits, temperature: ref_temperature(
+        mistakes={"temperature_not_checked": lambda logits, temperature: ref_temperature(
                       logits, temperature, raises=False),
-                  "the logits are multiplied by the temperature": lambda logits, temperature: ref_temperature(
+                  "temperature_multiplies": lambda logits, temperature: ref_temperature(
                       logits, temperature, multiply=True)}),
     FunctionCheck(
         "test_soft_lookup", target="soft_lookup", inputs=lookup_inputs,
         call="soft_lookup(_I['q'], _I['k'], _I['v'], temperature=_I['temperature'])",
         reference=ref_soft, trials=3, atol=1e-4,
-        mistakes={"the temperature is ignored": lambda q, k, v, temperature: ref_soft(q, k, v, 1.0),
-                  "the scores are multiplied by the temperature":
+        mistakes={"temperature_ignored": lambda q, k, v, temperature: ref_soft(q, k, v, 1.0),
+                  "temperature_multiplies":
                       lambda q, k, v, temperature: ref_soft(q, k, v, 1 / temperature),
-                  "the scores are also divided by √d_k (scaled attention is lesson 02; here scores are plain "
-                  "dot products)": lambda q, k, v, temperature: ref_soft(
+                  "scaled_lookup": lambda q, k, v, temperature: ref_soft(
                       q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
-                  "the softmax runs over the queries instead of the keys": soft_wrong_axis},
+                  "softmax_wrong_axis": soft_wrong_axis},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
     FunctionCheck(
         "test_hard_lookup", target="hard_lookup", inputs=lambda rng, trial: {
             k: v for k, v in lookup_inputs(rng, trial).items() if k != "temperature"},
         call="hard_lookup(_I['q'], _I['k'], _I['v'])", reference=ref_hard, trials=3, atol=1e-5,
-        mistakes={"picks the key with the smallest score (argmin)":
+        mistakes={"hard_lookup_argmin":
                   lambda q, k, v: ref_hard(q, k, v, torch.argmin),
-                  "returns the soft-lookup average instead of one value":
+                  "hard_lookup_is_soft":
                   lambda q, k, v: ref_soft(q, k, v, 1.0)[0]}),
 ]

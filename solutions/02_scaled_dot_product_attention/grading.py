@@ -89,19 +89,19 @@ CHECKS = [
     FunctionCheck(
         "test_attention_scores", target="attention_scores", inputs=qk_inputs, trials=3,
         call="attention_scores(_I['q'], _I['k'])", reference=ref_scores,
-        mistakes={"no 1/√d_k scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
-                  "divided by d_k instead of √d_k": lambda q, k: ref_scores(q, k, lambda d: d)},
+        mistakes={"no_scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
+                  "scale_by_dk": lambda q, k: ref_scores(q, k, lambda d: d)},
         forbid_attrs=("scaled_dot_product_attention",), forbid_ops=("scaled_dot_product",)),
     FunctionCheck(
         "test_softmax", target="softmax", inputs=softmax_inputs,
         call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,
-        mistakes={"softmax over the last axis whatever `dim` says": lambda x, dim: ref_softmax(x, -1)},
+        mistakes={"softmax_ignores_dim": lambda x, dim: ref_softmax(x, -1)},
         forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),
     FunctionCheck(
         "test_sdpa", target="scaled_dot_product_attention", inputs=sdpa_inputs,
         call="scaled_dot_product_attention(_I['q'], _I['k'], _I['v'], mask=_I['mask'])",
         reference=sdpa_ref, trials=3, atol=1e-4,
-        mistakes={"mask applied after the softmax": sdpa_mask_after, "no 1/√d_k scale": sdpa_unscaled},
+        mistakes={"mask_after_softmax": sdpa_mask_after, "no_scale": sdpa_unscaled},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
 ]

@@ -11,13 +11,13 @@ A = "03_masks"
 
 
 def causal_inputs(rng, trial):
-    """Trial 0: square, default S; 1: S > L (KV-cache alignment); 2: 16 < L <= 64 and 3: L > 64,
+    """Trial 0: square, default S; 1: S >= L + 2 (KV-cache alignment); 2: 16 < L <= 64 and 3: L > 64,
     so a mask sliced from a fixed-size buffer (16x16, 64x64) fails."""
     L = int(rng.integers(1, 8))
     if trial == 0:
         return {"L": int(rng.integers(2, 8)), "S": None}  # square, default S
-    if trial == 1:
-        return {"L": L, "S": L + int(rng.integers(1, 4))}  # KV-cache alignment
+    if trial == 1:  # KV-cache alignment; S - L >= 2 tells it apart from excluding the diagonal (same at S - L = 1)
+        return {"L": L, "S": L + int(rng.integers(2, 5))}
     if trial == 2:
         L = int(rng.integers(17, 65))
         return {"L": L, "S": L + int(rng.integers(0, 4))}
@@ -79,23 +79,23 @@ CHECKS = [
         "test_causal_mask", target="causal_mask", inputs=causal_inputs, trials=4,
         call="causal_mask(_I['L'], _I['S'])",
         reference=lambda L, S: ref_causal(L, S),
-        mistakes={"the diagonal is excluded (a query must see itself)":
+        mistakes={"causal_excludes_diagonal":
                   lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril((S or L) - L - 1),
-                  "inverted polarity (True must mean 'may attend')": lambda L, S: ~ref_causal(L, S),
-                  "with S > L the triangle is not shifted to the last L positions": lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril()},
+                  "inverted_mask": lambda L, S: ~ref_causal(L, S),
+                  "causal_kv_misaligned": lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril()},
         forbid_attrs=("causal_mask",)),
     FunctionCheck(
         "test_padding_mask", target="padding_mask", inputs=padding_inputs, trials=3,
         call="padding_mask(_I['lengths'], _I['S'])",
         reference=lambda lengths, S: ref_padding(_lengths(lengths), S),
-        mistakes={"inverted polarity (True must mean 'real token')": lambda lengths, S: ~ref_padding(_lengths(lengths), S)},
+        mistakes={"inverted_mask": lambda lengths, S: ~ref_padding(_lengths(lengths), S)},
         forbid_attrs=("padding_mask",)),
     FunctionCheck(
         "test_combine_masks", target="combine_masks", inputs=combine_inputs, trials=3,
         call="(combine_masks(_I['a'], None, _I['b'], _I['c']), combine_masks(None, None), combine_masks(_I['a']))",
         reference=lambda a, b, c: (ref_combine(torch.as_tensor(a), torch.as_tensor(b), torch.as_tensor(c)), None,
                                    torch.as_tensor(a)),
-        mistakes={"masks combined with OR instead of AND": lambda a, b, c: (torch.as_tensor(a) | torch.as_tensor(b) | torch.as_tensor(c), None, torch.as_tensor(a))},
+        mistakes={"combine_with_or": lambda a, b, c: (torch.as_tensor(a) | torch.as_tensor(b) | torch.as_tensor(c), None, torch.as_tensor(a))},
         forbid_attrs=("combine_masks",)),
     FunctionCheck(
         "test_sees_future", target="sees_future", inputs=future_inputs, trials=3, setup=FUTURE_SETUP,

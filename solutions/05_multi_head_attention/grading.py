@@ -99,13 +99,13 @@ CHECKS = [
     FunctionCheck(
         "test_split_heads", target="split_heads", inputs=split_inputs, trials=3,
         call="split_heads(_I['x'], _I['n_heads'])", reference=lambda x, n_heads: ref_split(t64(x), n_heads),
-        mistakes={"reshape without transpose": lambda x, n_heads: t64(x).reshape(x.shape[0], n_heads, x.shape[1], -1)},
+        mistakes={"reshape_without_transpose": lambda x, n_heads: t64(x).reshape(x.shape[0], n_heads, x.shape[1], -1)},
         forbid_attrs=("rearrange",)),
     FunctionCheck(
         "test_merge_heads", target="merge_heads", inputs=merge_inputs, trials=3,
         call="merge_heads(_I['x'])", reference=lambda x: ref_merge(t64(x)),
-        mistakes={"reshape without transpose": lambda x: t64(x).reshape(x.shape[0], x.shape[2], -1),
-                  "heads concatenated in the wrong order": lambda x: ref_merge(t64(x).flip(1))},
+        mistakes={"reshape_without_transpose": lambda x: t64(x).reshape(x.shape[0], x.shape[2], -1),
+                  "heads_wrong_order": lambda x: ref_merge(t64(x).flip(1))},
         forbid_attrs=("rearrange",)),
     FunctionCheck(
         "test_mha_forward", target="MultiHeadAttention", inputs=mha_inputs, trials=5, setup=MHA_SETUP,

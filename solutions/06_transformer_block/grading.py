@@ -228,6 +228,8 @@ def ref_block_counts(cases, drop=None):
             n += (h - 1) * 4 * d * d
         elif drop == "bias_always":
             n = count_with_bias(d, h, d_ff)
+        elif drop == "norm_bias_kept" and not bias:  # the two LayerNorms keep their bias
+            n += 2 * d
         out.append(n)
     return np.array(out, dtype=np.float64)
 
@@ -243,39 +245,40 @@ CHECKS = [
     FunctionCheck(
         "test_feed_forward", target="FeedForward", inputs=ffn_inputs, setup=FFN_SETUP,
         call="_ffn_call(FeedForward, _I)", reference=ref_ffn, trials=4, atol=1e-4,
-        mistakes={"no activation between the two linear layers": lambda **r: ref_ffn(**r, act=lambda h: h),
-                  "ReLU is used whatever `activation` says": lambda **r: ref_ffn(**r, act=F.relu),
-                  "GELU is used whatever `activation` says": lambda **r: ref_ffn(**r, act=F.gelu),
-                  "the tanh approximation of GELU is used (use the exact erf form)":
+        mistakes={"ffn_no_activation": lambda **r: ref_ffn(**r, act=lambda h: h),
+                  "ffn_activation_ignored": (lambda **r: ref_ffn(**r, act=F.relu),   # always ReLU
+                                             lambda **r: ref_ffn(**r, act=F.gelu)),  # always GELU
+                  "gelu_tanh_approximation":
                       lambda **r: ref_ffn(**r, act=lambda h: F.gelu(h, approximate="tanh")
                                           if r["activation"] == "gelu" else F.relu(h))},
         forbid_attrs=("TransformerEncoderLayer",)),
     FunctionCheck(
         "test_block_forward", target="block_forward", inputs=block_inputs, setup=BLOCK_SETUP,
         call="_block_call(block_forward, _I)", reference=ref_block, trials=4, atol=1e-4,
-        mistakes={"the two norm orders are swapped (norm_first=True is pre-LN: x + f(LN(x)))":
+        mistakes={"post_ln_as_pre_ln":
                       lambda **r: _block_variant(r, "swapped"),
-                  "pre-LN: the residual adds the normalised input LN(x) instead of x":
+                  "residual_adds_normalised_input":
                       lambda **r: _block_variant(r, "residual_from_normalised"),
-                  "post-LN: the sublayer output is normalised before the addition (x + LN(f(x)))":
+                  "ln_on_sublayer_output":
                       lambda **r: _block_variant(r, "normalise_branch"),
-                  "the FFN sublayer reads the block input x instead of the attention sublayer's output":
+                  "ffn_reads_block_input":
                       lambda **r: _block_variant(r, "ffn_reads_x"),
-                  "norm1 is used for both sublayers": lambda **r: _block_variant(r, "one_norm")},
+                  "one_norm_for_both_sublayers": lambda **r: _block_variant(r, "one_norm")},
         forbid_attrs=("TransformerEncoderLayer", "TransformerEncoder")),
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=count_inputs, setup=COUNT_SETUP,
         call="_count_call(count_parameters, _I)", reference=ref_counts, trials=3, atol=0.0, rtol=0.0,
-        mistakes={"counts parameter tensors instead of scalars": lambda **r: ref_counts(**r, mistake="tensors"),
-                  "trainable_only is ignored": lambda **r: ref_counts(**r, mistake="ignores_trainable"),
-                  "counts the state_dict (buffers, and tied tensors twice)":
+        mistakes={"count_tensors_not_scalars": lambda **r: ref_counts(**r, mistake="tensors"),
+                  "count_ignores_trainable_only": lambda **r: ref_counts(**r, mistake="ignores_trainable"),
+                  "count_state_dict":
                       lambda **r: ref_counts(**r, mistake="state_dict")}),
     FunctionCheck(
         "test_count_block_parameters", target="count_block_parameters", inputs=block_count_inputs,
         call="[count_block_parameters(*c[:3], bias=c[3]) for c in _I['cases']]", reference=ref_block_counts,
         trials=2, atol=0.0, rtol=0.0,
-        mistakes={"the output projection W_O is missing": lambda cases: ref_block_counts(cases, "w_o"),
-                  "the LayerNorms are missing": lambda cases: ref_block_counts(cases, "norms"),
-                  "the attention count is multiplied by n_heads": lambda cases: ref_block_counts(cases, "heads"),
-                  "bias=False still counts biases": lambda cases: ref_block_counts(cases, "bias_always")}),
+        mistakes={"forget_w_o": lambda cases: ref_block_counts(cases, "w_o"),
+                  "forget_layernorm_params": lambda cases: ref_block_counts(cases, "norms"),
+                  "params_times_heads": lambda cases: ref_block_counts(cases, "heads"),
+                  "count_bias_when_disabled": (lambda cases: ref_block_counts(cases, "bias_always"),
+                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))}),
 ]

@@ -80,6 +80,8 @@ def ref_masks(src_lengths, tgt_lengths, S, L, mistake=None):
     elif mistake == "query_rows":
         enc = src[:, :, None].expand(B, S, S)
         dec = combine_masks(causal_mask(L), tgt[:, :, None])
+    elif mistake == "cross_query_rows":  # cross-attention masked by the target's padding, on query rows
+        cross = tgt[:, :, None].expand(B, L, S)
     elif mistake == "inverted":
         enc, dec, cross = ~enc, ~dec, ~cross
     return enc, dec, cross
@@ -179,36 +181,35 @@ CHECKS = [
     FunctionCheck(
         "test_padding_mask", target="padding_mask", inputs=pad_inputs, setup=PAD_SETUP,
         call="_pad_call(padding_mask, _I)", reference=ref_pad, trials=4, atol=0.0, rtol=0.0,
-        mistakes={"inverted polarity (True must mark the real tokens)":
+        mistakes={"inverted_mask":
                       lambda lengths, S: (~_pad_np(lengths, S), True),
-                  "off by one: a sequence of length n has real tokens at positions 0 .. n-1":
+                  "length_off_by_one":
                       lambda lengths, S: (_pad_np(lengths, S, 1), True),
-                  "invalid lengths (< 1 or > S) do not raise ValueError":
+                  "lengths_not_checked":
                       lambda lengths, S: (_pad_np(lengths, S), False)}),
     FunctionCheck(
         "test_encoder_decoder_masks", target="encoder_decoder_masks", inputs=masks_inputs,
         call="encoder_decoder_masks(_I['src_lengths'], _I['tgt_lengths'], _I['S'], _I['L'])",
         reference=ref_masks, trials=4, atol=0.0, rtol=0.0,
-        mistakes={"a causal mask in the encoder's self-attention (the encoder sees the whole source)":
+        mistakes={"encoder_causal":
                       lambda **r: ref_masks(**r, mistake="causal_encoder"),
-                  "a causal mask in cross-attention (the whole source is known)":
+                  "needless_causal_mask":
                       lambda **r: ref_masks(**r, mistake="causal_cross"),
-                  "the decoder's self-attention has no causal mask": lambda **r: ref_masks(**r, mistake="no_causal_decoder"),
-                  "the decoder's self-attention ignores the target padding":
+                  "missing_causal_mask": lambda **r: ref_masks(**r, mistake="no_causal_decoder"),
+                  "missing_padding_mask":
                       lambda **r: ref_masks(**r, mistake="no_pad_decoder"),
-                  "padding hides query rows instead of key columns": lambda **r: ref_masks(**r, mistake="query_rows"),
-                  "inverted polarity (True must mean may attend)": lambda **r: ref_masks(**r, mistake="inverted")}),
+                  "mask_padded_queries": (lambda **r: ref_masks(**r, mistake="query_rows"),
+                                          lambda **r: ref_masks(**r, mistake="cross_query_rows")),
+                  "inverted_mask": lambda **r: ref_masks(**r, mistake="inverted")}),
     FunctionCheck(
         "test_depends_on_future", target="depends_on_future", inputs=future_inputs, setup=FUTURE_SETUP,
         call="_future_call(depends_on_future, _I)", reference=ref_future, trials=3, atol=0.0, rtol=0.0,
-        mistakes={"only position t is perturbed (a model may peek further ahead, e.g. at the last token)":
+        mistakes={"leak_probe_one_position":
                       lambda **r: ref_future(**r, mistake="only_t"),
-                  "the output at position t itself is compared too (it may depend on input t)":
+                  "leak_probe_compares_t":
                       lambda **r: ref_future(**r, mistake="includes_t"),
-                  "every model is reported causal: is the perturbed copy really different from x "
-                  "(x.clone(), not an alias)?": lambda **r: np.zeros(len(_KINDS), dtype=bool),
-                  "every model is reported leaky": lambda **r: np.ones(len(_KINDS), dtype=bool),
-                  "a leaky model with a LayerNorm before attention is reported causal: a constant shift of every "
-                  "feature is erased by LayerNorm, perturb with random noise":
+                  "leak_probe_alias": lambda **r: np.zeros(len(_KINDS), dtype=bool),
+                  "leak_probe_always_leaky": lambda **r: np.ones(len(_KINDS), dtype=bool),
+                  "leak_probe_constant_shift":
                       lambda **r: ref_future(**r) & (np.arange(len(_KINDS)) != _KINDS.index("open_pre_ln"))}),
 ]

@@ -191,39 +191,40 @@ CHECKS = [
     FunctionCheck(
         "test_shift_targets", target="shift_targets", inputs=shift_inputs, call="shift_targets(_I['idx'])",
         reference=lambda idx: (torch.as_tensor(idx)[:, :-1], torch.as_tensor(idx)[:, 1:]),
-        mistakes={"targets not shifted (y equals x)": lambda idx: (idx[:, :-1], idx[:, :-1]),
-                  "shifted the wrong way (x and y swapped)": lambda idx: (idx[:, 1:], idx[:, :-1])}),
+        mistakes={"target_no_shift": lambda idx: (idx[:, :-1], idx[:, :-1]),
+                  "targets_shifted_backwards": lambda idx: (idx[:, 1:], idx[:, :-1])}),
     FunctionCheck(
         "test_next_token_loss", target="next_token_loss", inputs=loss_inputs,
         call="next_token_loss(_I['logits'], _I['targets'])", reference=loss_ref, atol=1e-4,
-        mistakes={"summed over positions instead of averaging": lambda logits, targets: loss_ref(logits, targets, "sum"),
-                  "missing minus sign (log-likelihood instead of loss)": lambda logits, targets: -loss_ref(logits, targets)},
+        mistakes={"loss_summed": lambda logits, targets: loss_ref(logits, targets, "sum"),
+                  "loss_missing_minus": lambda logits, targets: -loss_ref(logits, targets)},
         forbid_attrs=("cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"), forbid_ops=("nll_loss",)),
     FunctionCheck(
         "test_greedy_decode", target="greedy_decode", inputs=greedy_inputs, trials=3, setup=GREEDY_SETUP,
         call="_grader_greedy(_I)", reference=greedy_ref, atol=0.0, rtol=0.0,
-        mistakes={"next token taken from the FIRST position's logits": greedy_first_position},
+        mistakes={"next_token_from_first_position": greedy_first_position},
         forbid_attrs=("generate", "sample_next_token")),
     FunctionCheck(
         "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=4,
         call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
-        mistakes={"keeps k + 1 tokens": lambda logits, k: ref_top_k(t64(logits), k + 1),
-                  "keeps the k SMALLEST logits": lambda logits, k: -ref_top_k(-t64(logits), k),
+        mistakes={"top_k_plus_one": lambda logits, k: ref_top_k(t64(logits), k + 1),
+                  "top_k_smallest": lambda logits, k: -ref_top_k(-t64(logits), k),
                   "top_k_drops_ties": top_k_exactly_k,
-                  "filter_fill_wrong_sign": lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(
-                      nan=float("nan"), neginf=float("inf"))}),
+                  "filter_fill_wrong_sign": (  # dropped logits set to +inf, or to NaN
+                      lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(nan=float("nan"), neginf=float("inf")),
+                      lambda logits, k: ref_top_k(t64(logits), k).nan_to_num(neginf=float("nan")))}),
     FunctionCheck(
         "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
         call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),
-        mistakes={"the kept set is not mapped back to vocabulary order": top_p_no_unsort,
-                  "the token that crosses p is dropped": top_p_drop_crossing}),
+        mistakes={"top_p_left_sorted": top_p_no_unsort,
+                  "top_p_excludes_crossing": top_p_drop_crossing}),
     FunctionCheck(
         "test_attend_with_cache", target="attend_with_cache", inputs=cache_inputs, trials=3, atol=1e-4,
         call="attend_with_cache(_I['q'], _I['k'], _I['v'], _I['cache_k'], _I['cache_v'])", reference=cache_ref,
-        mistakes={"causal mask aligned to the first key (new query i sees keys j <= i)":
+        mistakes={"causal_kv_misaligned":
                   lambda **i: cache_ref(**i, mask_fn=lambda L, S: torch.ones(L, S, dtype=torch.bool).tril()),
-                  "no causal mask among the new tokens": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
-                  "new keys/values placed before the cached ones": lambda **i: cache_ref(**i, new_first=True)},
+                  "missing_causal_mask": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
+                  "kv_cache_prepends": lambda **i: cache_ref(**i, new_first=True)},
         forbid_attrs=("scaled_dot_product_attention", "MultiheadAttention"), forbid_ops=("scaled_dot_product",)),
     ByHandCheck("test_cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes"),
 ]

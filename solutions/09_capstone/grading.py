@@ -240,8 +240,8 @@ CHECKS = [
     FunctionCheck(
         "test_train_step", target="train_step", inputs=step_inputs, trials=2, setup=STEP_SETUP,
         call="_grader_step(_I)", reference=step_ref, atol=1e-6, rtol=1e-6,
-        mistakes={"old gradients not cleared (no optimizer.zero_grad())": lambda **i: step_ref(no_zero=True, **i),
-                  "gradient norm not clipped": lambda **i: step_ref(no_clip=True, **i)}),
+        mistakes={"no_zero_grad": lambda **i: step_ref(no_zero=True, **i),
+                  "no_grad_clipping": lambda **i: step_ref(no_clip=True, **i)}),
     JudgedCheck("test_training_run", target="train_step", inputs=run_inputs, trials=1, setup=RUN_SETUP,
                 call="_grader_run(_I)", verdict=run_verdict,
                 ok_message=f"training run: after {STEPS} steps the validation loss beats the character-frequency model by at least {MARGIN} nats"),
@@ -250,7 +250,7 @@ CHECKS = [
         call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
              "greedy=_I['greedy'], generator=torch.Generator().manual_seed(_I['seed']))",
         reference=sample_ref, atol=0, rtol=0,
-        mistakes={"logits multiplied by the temperature instead of divided": lambda **i: sample_ref(**i, mult=True)},
+        mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True)},
         forbid_attrs=("sample_next_token", "generate")),
 ]
 TIMEOUT = 60  # per item; the training run takes 5-15 s on a busy 2-core machine

@@ -108,25 +108,25 @@ CHECKS = [
     FunctionCheck(
         "test_attention_score_bytes", target="attention_score_bytes", inputs=score_inputs, trials=2, rtol=0, atol=0,
         call="attention_score_bytes(_I['B'], _I['H'], _I['L'], _I['dtype_bytes'])", reference=score_ref,
-        mistakes={"heads not counted": lambda B, H, L, dtype_bytes: as_int(B * L * L * dtype_bytes),
-                  "L instead of L² entries per head": lambda B, H, L, dtype_bytes: as_int(B * H * L * dtype_bytes)}),
+        mistakes={"scores_forget_heads": lambda B, H, L, dtype_bytes: as_int(B * L * L * dtype_bytes),
+                  "scores_linear_in_length": lambda B, H, L, dtype_bytes: as_int(B * H * L * dtype_bytes)}),
     FunctionCheck(
         "test_kv_cache_bytes", target="kv_cache_bytes", inputs=kv_inputs, trials=2, rtol=0, atol=0,
         call="kv_cache_bytes(_I['n_layers'], _I['B'], _I['t'], _I['d_model'], _I['bytes_per'])", reference=kv_ref,
-        mistakes={"only keys (or only values) counted": lambda **i: as_int(kv_ref(**i) / 2),
-                  "one layer only": lambda **i: as_int(kv_ref(**i) / i["n_layers"])}),
+        mistakes={"kv_forget_factor_two": lambda **i: as_int(kv_ref(**i) / 2),
+                  "forget_layers": lambda **i: as_int(kv_ref(**i) / i["n_layers"])}),
     FunctionCheck(
         "test_mha_flops", target="mha_flops", inputs=flops_inputs, trials=3, rtol=0, atol=0,
         call="mha_flops(_I['B'], _I['L'], _I['S'], _I['d_model'], _I['n_heads'])", reference=flops_ref,
-        mistakes={"attention products multiplied by the number of heads once too often":
+        mistakes={"kv_times_heads":
                   lambda B, L, S, d_model, n_heads: as_int(4 * B * (L + S) * d_model**2 + 4 * B * L * S * d_model * n_heads),
-                  "multiply-adds counted as 1 FLOP": lambda **i: as_int(flops_ref(**i) / 2)},
+                  "flops_forget_factor_two": lambda **i: as_int(flops_ref(**i) / 2)},
         forbid_attrs=("FlopCounterMode", "flop_counter")),
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=params_inputs, trials=3, rtol=0, atol=0,
         setup=MODULE_SETUP, call="count_parameters(_grader_module(_I), trainable_only=_I['trainable_only'])",
         reference=params_ref,
-        mistakes={"tied weight counted twice or buffers counted (state_dict instead of parameters)":
+        mistakes={"count_state_dict":
                   lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values()))}),
 ]
 TIMEOUT = 10

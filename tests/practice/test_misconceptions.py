@@ -7,11 +7,13 @@ PAIRS = [(s.name, m) for s in all_skills() for m in s.mistakes]
 
 
 def _used_by_grading() -> set[str]:
-    """Names the autograder's QA mistakes use (``# mistake: <name>`` in solutions/*/wrong/*.py)."""
-    import re
+    """Names the autograder uses: keys of ``FunctionCheck.mistakes`` in solutions/*/grading.py and
+    ``# mistake: <name>`` headers of the QA cases in solutions/*/wrong/*.py."""
     from pathlib import Path
+
+    from autograder.spec import load_spec, named_mistakes
     root = Path(__file__).resolve().parents[2] / "solutions"
-    return {m for p in root.glob("*/wrong/*.py") for m in re.findall(r"^# mistake: *(\w+)", p.read_text(), re.M)}
+    return {m for p in sorted(root.glob("*/grading.py")) for m in named_mistakes(load_spec(p))}
 
 
 def test_catalogue_is_large_and_every_entry_is_used():

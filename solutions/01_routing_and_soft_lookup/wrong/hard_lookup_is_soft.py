@@ -1,4 +1,5 @@
 # breaks: test_hard_lookup
+# mistake: hard_lookup_is_soft
 # %% cell: hard_lookup
 def hard_lookup(query, keys, values):
     """Hard lookup."""

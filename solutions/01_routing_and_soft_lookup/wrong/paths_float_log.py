@@ -1,4 +1,5 @@
 # breaks: test_path_lengths
+# mistake: dilated_float_log
 # %% cell: path_lengths
 def path_lengths(n: int, k: int) -> list[int]:
     """Path lengths."""

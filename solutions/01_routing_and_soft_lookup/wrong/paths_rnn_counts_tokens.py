@@ -1,4 +1,5 @@
 # breaks: test_path_lengths
+# mistake: path_counts_tokens
 # %% cell: path_lengths
 def path_lengths(n: int, k: int) -> list[int]:
     """Path lengths."""

@@ -1,4 +1,5 @@
 # breaks: test_soft_lookup
+# mistake: scaled_lookup
 # %% cell: soft_lookup
 def soft_lookup(query, keys, values, temperature=1.0):
     """Soft lookup."""

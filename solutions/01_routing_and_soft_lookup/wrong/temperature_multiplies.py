@@ -1,4 +1,5 @@
 # breaks: test_apply_temperature, test_soft_lookup
+# mistake: temperature_multiplies
 # %% cell: apply_temperature
 def apply_temperature(logits: Tensor, temperature: float) -> Tensor:
     """Temperature."""

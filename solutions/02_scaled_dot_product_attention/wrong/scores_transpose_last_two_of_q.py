@@ -1,4 +1,5 @@
 # breaks: test_attention_scores, test_sdpa
+# mistake: qt_k
 # %% cell: attention_scores
 def attention_scores(q: Tensor, k: Tensor) -> Tensor:
     """Scaled attention logits."""

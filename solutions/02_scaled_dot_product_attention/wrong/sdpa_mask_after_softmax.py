@@ -1,4 +1,5 @@
 # breaks: test_sdpa
+# mistake: mask_after_softmax
 # %% cell: sdpa
 def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
     """Attention."""

@@ -1,4 +1,5 @@
 # breaks: test_softmax
+# mistake: softmax_ignores_dim
 # %% cell: softmax
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """Softmax along dim."""

@@ -1,4 +1,5 @@
 # breaks: test_softmax, test_sdpa
+# mistake: softmax_wrong_axis
 # %% cell: softmax
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """Softmax along dim."""

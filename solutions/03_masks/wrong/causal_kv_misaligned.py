@@ -1,4 +1,5 @@
 # breaks: test_causal_mask
+# mistake: causal_kv_misaligned
 # %% cell: causal_mask
 def causal_mask(L, S=None, device=None):
     """Causal mask."""

@@ -1,4 +1,5 @@
 # breaks: test_combine_masks
+# mistake: combine_none_not_skipped
 # %% cell: combine_masks
 def combine_masks(*masks):
     """Fails on None."""

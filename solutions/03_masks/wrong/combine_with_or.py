@@ -1,4 +1,5 @@
 # breaks: test_combine_masks
+# mistake: combine_with_or
 # %% cell: combine_masks
 def combine_masks(*masks):
     """OR."""

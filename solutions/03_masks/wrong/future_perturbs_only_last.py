@@ -1,4 +1,5 @@
 # breaks: test_sees_future
+# mistake: leak_probe_one_position
 # %% cell: sees_future
 def sees_future(attention, L=6, d_model=4, t=2):
     """Perturbation test."""

@@ -1,4 +1,5 @@
 # breaks: test_is_permutation_equivariant
+# mistake: equivariance_check_always_equal
 # %% cell: is_permutation_equivariant
 def is_permutation_equivariant(layer, x, perm, atol=1e-5):
     """Equivariance test."""

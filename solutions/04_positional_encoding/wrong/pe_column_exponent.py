@@ -1,4 +1,5 @@
 # breaks: test_sinusoidal_encoding
+# mistake: pe_pair_exponent
 # %% cell: sinusoidal_encoding
 def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None) -> Tensor:
     """PE table."""

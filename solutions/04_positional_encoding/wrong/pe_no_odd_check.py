@@ -1,4 +1,5 @@
 # breaks: test_sinusoidal_encoding
+# mistake: pe_odd_d_model_not_checked
 # %% cell: sinusoidal_encoding
 def sinusoidal_encoding(L, d_model, base=10000.0, device=None):
     """PE table."""

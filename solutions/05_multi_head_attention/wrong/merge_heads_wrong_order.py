@@ -1,4 +1,5 @@
 # breaks: test_merge_heads, test_mha_forward
+# mistake: heads_wrong_order
 # %% cell: merge_heads
 def merge_heads(x):
     """Merge."""

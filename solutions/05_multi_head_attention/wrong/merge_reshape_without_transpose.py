@@ -1,4 +1,5 @@
 # breaks: test_merge_heads, test_mha_forward
+# mistake: reshape_without_transpose
 # %% cell: merge_heads
 def merge_heads(x):
     """Merge."""

@@ -1,4 +1,5 @@
 # breaks: test_split_heads, test_mha_forward
+# mistake: heads_interleaved
 # %% cell: split_heads
 def split_heads(x, n_heads):
     """Split."""

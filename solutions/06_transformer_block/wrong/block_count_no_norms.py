@@ -1,4 +1,5 @@
 # breaks: test_count_block_parameters
+# mistake: forget_layernorm_params
 # %% cell: count_block_parameters
 def count_block_parameters(d_model, n_heads, d_ff, bias=True):
     """Block count."""

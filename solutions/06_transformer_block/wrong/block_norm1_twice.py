@@ -1,4 +1,5 @@
 # breaks: test_block_forward
+# mistake: one_norm_for_both_sublayers
 # %% patch: block_forward
 # - return h + ffn(norm2(h))
 # + return h + ffn(norm1(h))

@@ -1,4 +1,5 @@
 # breaks: test_block_forward
+# mistake: post_ln_as_pre_ln
 # %% cell: block_forward
 def block_forward(x, self_attn, ffn, norm1, norm2, norm_first):
     """Block."""

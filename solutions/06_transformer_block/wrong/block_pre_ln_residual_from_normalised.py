@@ -1,4 +1,5 @@
 # breaks: test_block_forward
+# mistake: residual_adds_normalised_input
 # %% cell: block_forward
 def block_forward(x, self_attn, ffn, norm1, norm2, norm_first):
     """Block."""

@@ -1,4 +1,5 @@
 # breaks: test_count_parameters
+# mistake: count_ignores_trainable_only
 # %% cell: count_parameters
 def count_parameters(module, trainable_only=False):
     """Count."""

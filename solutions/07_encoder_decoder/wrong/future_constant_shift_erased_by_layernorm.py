@@ -1,4 +1,5 @@
 # breaks: test_depends_on_future
+# mistake: leak_probe_constant_shift
 # %% cell: depends_on_future
 def depends_on_future(model, x, t):
     """Perturbation test."""

@@ -1,4 +1,5 @@
 # breaks: test_encoder_decoder_masks
+# mistake: encoder_causal
 # %% cell: encoder_decoder_masks
 def encoder_decoder_masks(src_lengths, tgt_lengths, S, L):
     """Masks."""

@@ -1,4 +1,5 @@
 # breaks: test_encoder_decoder_masks
+# mistake: mask_padded_queries
 # %% cell: encoder_decoder_masks
 def encoder_decoder_masks(src_lengths, tgt_lengths, S, L):
     """Masks."""

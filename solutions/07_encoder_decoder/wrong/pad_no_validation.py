@@ -1,4 +1,5 @@
 # breaks: test_padding_mask
+# mistake: lengths_not_checked
 # %% cell: padding_mask
 def padding_mask(lengths, S):
     """Padding mask."""

@@ -1,4 +1,5 @@
 # breaks: test_padding_mask, test_encoder_decoder_masks
+# mistake: length_off_by_one
 # %% cell: padding_mask
 def padding_mask(lengths, S):
     """Padding mask."""

@@ -1,4 +1,5 @@
 # breaks: test_attend_with_cache
+# mistake: missing_causal_mask
 # %% cell: attend_with_cache
 def attend_with_cache(q, k, v, cache_k=None, cache_v=None):
     """Cached attention."""

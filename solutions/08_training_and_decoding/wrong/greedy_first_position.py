@@ -1,4 +1,5 @@
 # breaks: test_greedy_decode
+# mistake: next_token_from_first_position
 # %% cell: greedy_decode
 @torch.no_grad()
 def greedy_decode(model, idx, n):

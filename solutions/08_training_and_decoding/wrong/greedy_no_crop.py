@@ -1,4 +1,5 @@
 # breaks: test_greedy_decode
+# mistake: context_not_block_size
 # %% cell: greedy_decode
 @torch.no_grad()
 def greedy_decode(model, idx, n):

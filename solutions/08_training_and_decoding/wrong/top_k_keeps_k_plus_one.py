@@ -1,4 +1,5 @@
 # breaks: test_top_k_filter
+# mistake: top_k_plus_one
 # %% cell: top_k_filter
 def top_k_filter(logits, k):
     """Top-k."""

@@ -1,4 +1,5 @@
 # breaks: test_top_k_filter
+# mistake: mask_fill_zero
 # %% cell: top_k_filter
 def top_k_filter(logits, k):
     """Top-k."""

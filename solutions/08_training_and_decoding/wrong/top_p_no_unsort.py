@@ -1,4 +1,5 @@
 # breaks: test_top_p_filter
+# mistake: top_p_left_sorted
 # %% cell: top_p_filter
 def top_p_filter(logits, p):
     """Top-p."""

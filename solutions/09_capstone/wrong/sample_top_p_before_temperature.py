@@ -1,4 +1,5 @@
 # breaks: test_sample_next_token
+# mistake: top_p_before_temperature
 # %% cell: sample_next_token
 def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, greedy=False, generator=None):
     """Sample."""

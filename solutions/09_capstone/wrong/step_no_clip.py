@@ -1,4 +1,5 @@
 # breaks: test_train_step
+# mistake: no_grad_clipping
 # %% cell: train_step
 def train_step(model, optimizer, x, y, grad_clip=1.0):
     """Step."""

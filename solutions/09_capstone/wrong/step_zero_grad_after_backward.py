@@ -1,4 +1,5 @@
 # breaks: test_train_step, test_training_run
+# mistake: train_step_order
 # %% cell: train_step
 def train_step(model, optimizer, x, y, grad_clip=1.0):
     """Step."""

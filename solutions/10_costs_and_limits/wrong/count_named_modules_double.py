@@ -1,4 +1,5 @@
 # breaks: test_count_parameters
+# mistake: tied_head_counted_twice
 # %% cell: count_parameters
 def count_parameters(module, trainable_only=False):
     """Count."""

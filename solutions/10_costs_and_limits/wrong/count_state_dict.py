@@ -1,4 +1,5 @@
 # breaks: test_count_parameters
+# mistake: count_state_dict
 # %% cell: count_parameters
 def count_parameters(module, trainable_only=False):
     """Count."""

@@ -1,4 +1,5 @@
 # breaks: test_mha_flops
+# mistake: kv_times_heads
 # %% cell: mha_flops
 def mha_flops(B, L, S, d_model, n_heads):
     """FLOPs."""

@@ -1,4 +1,5 @@
 # breaks: test_mha_flops
+# mistake: flops_forget_factor_two
 # %% cell: mha_flops
 def mha_flops(B, L, S, d_model, n_heads):
     """FLOPs."""

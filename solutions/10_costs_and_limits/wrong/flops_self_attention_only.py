@@ -1,4 +1,5 @@
 # breaks: test_mha_flops
+# mistake: keys_length_from_queries
 # %% cell: mha_flops
 def mha_flops(B, L, S, d_model, n_heads):
     """FLOPs."""

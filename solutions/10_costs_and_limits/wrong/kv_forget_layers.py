@@ -1,4 +1,5 @@
 # breaks: test_kv_cache_bytes
+# mistake: forget_layers
 # %% cell: kv_cache_bytes
 def kv_cache_bytes(n_layers, B, t, d_model, bytes_per):
     """Bytes."""

@@ -1,4 +1,5 @@
 # breaks: test_attention_score_bytes
+# mistake: scores_forget_heads
 # %% cell: attention_score_bytes
 def attention_score_bytes(B, H, L, dtype_bytes):
     """Bytes."""
