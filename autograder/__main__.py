@@ -64,7 +64,10 @@ def check_release(names):
 @click.option("--no-feedback", is_flag=True, help="Skip the per-student feedback HTML.")
 @click.option("--max-notebook-mb", type=float, default=None,
               help="Refuse larger notebooks (default 20, c.SubmissionIntake.max_notebook_bytes).")
-def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_notebook_mb):
+@click.option("--sandbox", "mechanism", type=click.Choice(["root", "userns", "bwrap"]), default=None,
+              help="Pin the sandbox mechanism (default: the strongest that works here; "
+              "c.SandboxGrade.mechanism; see autograder/SECURITY.md).")
+def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_notebook_mb, mechanism):
     """Autograde SUBMISSIONS_DIR/submitted/*/ASSIGNMENT, write feedback and grades CSV."""
     from .course import GradebookUnavailable
     from .pipeline import grade as do_grade
@@ -72,7 +75,8 @@ def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_
     try:
         summary = do_grade(submissions_dir, assignment, db_url=db_url, jobs=jobs,
                            feedback=not no_feedback, csv_path=csv_path,
-                           max_notebook_bytes=int(max_notebook_mb * 2**20) if max_notebook_mb else None)
+                           max_notebook_bytes=int(max_notebook_mb * 2**20) if max_notebook_mb else None,
+                           mechanism=mechanism)
     except (GradebookUnavailable, SandboxUnavailable) as e:
         raise click.ClickException(str(e)) from None
     click.echo(summary.text())

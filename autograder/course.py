@@ -90,8 +90,13 @@ def check_gradebook(db_url: str | None) -> None:
         engine.dispose()
 
 
-def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout: float | None = None):
-    """nbgrader Config for a course rooted at ``root`` (gradebook default: root/gradebook.db)."""
+def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout: float | None = None,
+                slot: int | None = None, mechanism: str | None = None):
+    """nbgrader Config for a course rooted at ``root`` (gradebook default: root/gradebook.db).
+
+    ``item_timeout``, ``slot`` and ``mechanism``, when given, set ``SandboxGrade``'s traitlets of
+    the same names (``timeout``, ``slot``: the grading worker's number, ``mechanism``: the sandbox
+    to use); every grader setting lives in this config, none in environment variables."""
     _quiet_imports()
     from traitlets.config.loader import PyFileConfigLoader
     cfg = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
@@ -105,11 +110,15 @@ def load_config(root: str | os.PathLike, db_url: str | None = None, item_timeout
     cfg.Application.log_level = "WARN"
     if item_timeout:
         cfg.SandboxGrade.timeout = float(item_timeout)
+    if slot is not None:
+        cfg.SandboxGrade.slot = int(slot)
+    if mechanism:
+        cfg.SandboxGrade.mechanism = mechanism
     return cfg
 
 
-def api_for(root, db_url=None, item_timeout=None):
-    """An ``NbGraderAPI`` for the course at ``root``."""
+def api_for(root, db_url=None, item_timeout=None, slot=None, mechanism=None):
+    """An ``NbGraderAPI`` for the course at ``root`` (arguments: :func:`load_config`)."""
     _quiet_imports()
     import logging
     from nbgrader.apps import NbGraderAPI
@@ -117,7 +126,7 @@ def api_for(root, db_url=None, item_timeout=None):
         logging.getLogger(name).setLevel(logging.ERROR)
     import warnings
     warnings.filterwarnings("ignore", message=".*not in session.*")  # SQLAlchemy 2 noise, harmless
-    return NbGraderAPI(config=load_config(root, db_url, item_timeout))
+    return NbGraderAPI(config=load_config(root, db_url, item_timeout, slot, mechanism))
 
 
 def stage_source(root: str | os.PathLike, assignment: str) -> Path:

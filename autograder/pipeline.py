@@ -26,9 +26,11 @@ _ROOT = None
 _LIMITS = None
 
 
-def _init_worker(root, db_url, slots, item_timeout=None, limits=None):
+def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=None):
+    """One grading worker: its slot (from ``slots``) and the sandbox ``mechanism`` reach
+    ``SandboxGrade`` through the nbgrader config of its ``NbGraderAPI``."""
     global _API, _ROOT, _LIMITS
-    os.environ["ATTNLAB_GRADER_SLOT"] = str(slots.get())
+    slot = slots.get()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The pool forks from a parent that may have run a multi-threaded torch op already; an
     # OpenMP pool inherited across fork() deadlocks on its next parallel region, so each
@@ -36,7 +38,7 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None):
     import torch
     torch.set_num_threads(1)
     _ROOT = root
-    _API = api_for(root, db_url, item_timeout)
+    _API = api_for(root, db_url, item_timeout, slot=slot, mechanism=mechanism)
     _LIMITS = limits or SubmissionIntake(config=_API.config)
 
 
@@ -136,11 +138,14 @@ class Summary:
 
 def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int = 2,
           feedback: bool = True, csv_path=None, progress: bool = True,
-          item_timeout: float | None = None, max_notebook_bytes: int | None = None) -> Summary:
-    """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir``."""
+          item_timeout: float | None = None, max_notebook_bytes: int | None = None,
+          mechanism: str | None = None) -> Summary:
+    """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir`` (arguments:
+    :func:`grade_many`)."""
     summary = grade_many(submissions_dir, [assignment], db_url=db_url, jobs=jobs, feedback=feedback,
                          csv_paths={assignment: csv_path}, progress=progress,
-                         item_timeout=item_timeout, max_notebook_bytes=max_notebook_bytes)[assignment]
+                         item_timeout=item_timeout, max_notebook_bytes=max_notebook_bytes,
+                         mechanism=mechanism)[assignment]
     if summary.error:
         raise RuntimeError(summary.error)
     return summary
@@ -149,7 +154,7 @@ def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int
 def grade_many(submissions_dir, assignments: list[str], db_url: str | None = None, jobs: int = 2,
                feedback: bool = True, csv_paths: dict | None = None, progress: bool = True,
                item_timeout: float | None = None, generate: bool = True,
-               max_notebook_bytes: int | None = None) -> dict[str, "Summary"]:
+               max_notebook_bytes: int | None = None, mechanism: str | None = None) -> dict[str, "Summary"]:
     """Autograde several assignments of one course in ONE session: one gradebook, one pool of
     ``jobs`` workers, each keeping its sandbox for every submission of every assignment.
 
@@ -158,11 +163,13 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     ``TIMEOUT``) are started first so that the workers finish together.  CSV: ``csv_paths[a]``,
     else ``grades.csv`` for a single assignment and ``grades-<a>.csv`` for several.
     ``max_notebook_bytes``: overrides ``c.SubmissionIntake.max_notebook_bytes`` (a larger
-    notebook is refused with its size as the reason).
+    notebook is refused with its size as the reason).  ``mechanism``: the sandbox to use
+    (``root``/``userns``/``bwrap``; default the strongest that works here); every worker uses
+    the one chosen here.
     """
     from .sandbox import SandboxUnavailable, choose_mechanism
     try:
-        mechanism = choose_mechanism()
+        mechanism = choose_mechanism(mechanism)
     except SandboxUnavailable as err:
         raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {err}") from None
     try:
@@ -225,7 +232,7 @@ def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths,
         slots.put(i)
     if tasks:
         with ctx.Pool(max(1, min(jobs, len(tasks))), initializer=_init_worker,
-                      initargs=(root, db_url, slots, item_timeout, limits), maxtasksperchild=None) as pool:
+                      initargs=(root, db_url, slots, item_timeout, limits, mechanism), maxtasksperchild=None) as pool:
             it = pool.imap_unordered(_grade_one, tasks)
             if progress:
                 from tqdm import tqdm

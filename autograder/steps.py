@@ -18,7 +18,6 @@ output for a failed item) so nbgrader's ``SaveAutoGrades`` records the score and
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_locked, is_solution
-from traitlets import Float, Integer, Unicode
+from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 
 from . import scan
 from .intake import (SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply,
@@ -180,14 +179,19 @@ def _prune_copies(dest: Path, source: Path) -> None:
             path.rmdir()
 
 
-def _sandbox(root: str):
+def _sandbox(slot: int, hide: list[str], mechanism: str | None):
+    """This process's sandbox (one per grading worker, kept across submissions); a new one when
+    it died or when the settings changed."""
     global _SANDBOX
     from .sandbox import Sandbox
+    key = (slot, tuple(hide), mechanism or None)
     with _LOCK:
-        if _SANDBOX is None or _SANDBOX.proc.poll() is not None:
-            slot = int(os.environ.get("ATTNLAB_GRADER_SLOT", "0"))
-            extra = [root, os.environ.get("ATTNLAB_GRADER_HIDE", "")]
-            _SANDBOX = Sandbox(slot=slot, hide=[p for p in extra if p])
+        if _SANDBOX is not None and (_SANDBOX.proc.poll() is not None or _SANDBOX.settings != key):
+            _SANDBOX.close()
+            _SANDBOX = None
+        if _SANDBOX is None:
+            _SANDBOX = Sandbox(slot=slot, hide=list(hide), mechanism=mechanism or None)
+            _SANDBOX.settings = key
         return _SANDBOX
 
 
@@ -204,6 +208,15 @@ class SandboxGrade(NbGraderPreprocessor):
                      "default 1024).").tag(config=True)
     spec_name = Unicode("grading.py", help="File in source/<assignment>/ declaring the "
                         "checks (see autograder/AUTHORING.md).").tag(config=True)
+    slot = Integer(0, min=0, help="This grading worker's number: keeps the sandbox uids and "
+                   "cgroups of parallel workers apart (``python -m autograder grade`` sets "
+                   "one per worker).").tag(config=True)
+    hidden_paths = List(Unicode(), help="Directories the sandbox hides besides the course root "
+                        "(which it always hides), e.g. other courses on the same "
+                        "machine.").tag(config=True)
+    mechanism = CaselessStrEnum(["", "root", "userns", "bwrap"], default_value="",
+                                help="Sandbox mechanism to use ('' = the strongest that works here; "
+                                "see autograder/SECURITY.md).").tag(config=True)
 
     def preprocess(self, nb, resources):
         """Grade ``nb``; write the report; mirror its flag onto nbgrader's ``flagged``.
@@ -225,7 +238,8 @@ class SandboxGrade(NbGraderPreprocessor):
         try:
             src = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
             spec = load_spec(src / self.spec_name)
-            report = grade_notebook(nb, spec, student, verified["tampered"], _sandbox(coursedir.root),
+            sandbox = _sandbox(self.slot, [coursedir.root, *self.hidden_paths], self.mechanism)
+            report = grade_notebook(nb, spec, student, verified["tampered"], sandbox,
                                     timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
                                     other_learners=_LEARNER_IDS.pop((student, assignment, info["notebook"]), []))
         except SubmissionError as err:

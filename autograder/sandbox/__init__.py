@@ -4,7 +4,8 @@ See ``autograder/SECURITY.md`` for the threat model.  One :class:`Sandbox` serve
 submissions (one grading worker = one sandbox).
 
 Three mechanisms, strongest first; :func:`choose_mechanism` takes the first that works here
-(``ATTNLAB_SANDBOX=root|userns|bwrap`` pins one, for tests and for administrators):
+(``choose_mechanism("userns")`` pins one: ``c.SandboxGrade.mechanism`` in nbgrader's config,
+``python -m autograder grade --sandbox userns`` on the command line):
 
 * ``root`` -- the grader is root (``CAP_SYS_ADMIN``): ``unshare`` namespaces, every check
   runs under its own unprivileged uid.
@@ -148,9 +149,14 @@ def mechanism_support() -> dict[str, str | None]:
     return {m: _probe(m) for m in MECHANISMS}
 
 
-def choose_mechanism() -> str:
-    """The strongest usable mechanism (or ``$ATTNLAB_SANDBOX``); raises :class:`SandboxUnavailable`."""
-    pinned = os.environ.get("ATTNLAB_SANDBOX", "").strip()
+def choose_mechanism(pinned: str | None = None) -> str:
+    """The strongest usable mechanism, or ``pinned`` (one of :data:`MECHANISMS`) if it works here.
+
+    Raises :class:`SandboxUnavailable` (none works, or the pinned one does not, with why) and
+    ``ValueError`` for a ``pinned`` name that is not a mechanism."""
+    pinned = (pinned or "").strip()
+    if pinned and pinned not in MECHANISMS:
+        raise ValueError(f"unknown sandbox mechanism {pinned!r} (one of {', '.join(MECHANISMS)})")
     support = mechanism_support() if not pinned else {pinned: _probe(pinned)}
     for m, reason in support.items():
         if reason is None:

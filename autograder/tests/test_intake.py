@@ -365,7 +365,7 @@ def test_failed_regrade_keeps_the_previous_result(graded, monkeypatch):
     from autograder.course import api_for
     from autograder.sandbox import SandboxUnavailable
 
-    def unavailable(_root):
+    def unavailable(*_args):
         raise SandboxUnavailable("no user namespaces here (simulated)")
 
     monkeypatch.setattr(steps, "_sandbox", unavailable)

@@ -23,7 +23,7 @@ def probes(monkeypatch):
 
 
 def test_strongest_working_mechanism_is_chosen(probes, monkeypatch):
-    monkeypatch.delenv("ATTNLAB_SANDBOX", raising=False)
+    monkeypatch.setenv("ATTNLAB_SANDBOX", "bwrap")  # environment variables are not settings
     probes(root="not running as root")
     assert sandbox.choose_mechanism() == "userns"
     probes(root="not running as root", userns="Operation not permitted")
@@ -32,8 +32,7 @@ def test_strongest_working_mechanism_is_chosen(probes, monkeypatch):
     assert sandbox.choose_mechanism() == "root"
 
 
-def test_refuses_in_one_sentence_naming_what_to_enable(probes, monkeypatch):
-    monkeypatch.delenv("ATTNLAB_SANDBOX", raising=False)
+def test_refuses_in_one_sentence_naming_what_to_enable(probes):
     probes(root="not running as root", userns="unshare failed: Operation not permitted",
            bwrap="bubblewrap is not installed")
     with pytest.raises(sandbox.SandboxUnavailable) as err:
@@ -46,13 +45,27 @@ def test_refuses_in_one_sentence_naming_what_to_enable(probes, monkeypatch):
     assert sandbox.sandbox_support() == msg
 
 
-def test_a_pinned_mechanism_is_used_or_refused(probes, monkeypatch):
+def test_a_pinned_mechanism_is_used_or_refused(probes):
     probes(bwrap="bubblewrap is not installed")
-    monkeypatch.setenv("ATTNLAB_SANDBOX", "userns")
-    assert sandbox.choose_mechanism() == "userns"
-    monkeypatch.setenv("ATTNLAB_SANDBOX", "bwrap")
+    assert sandbox.choose_mechanism("userns") == "userns"
     with pytest.raises(sandbox.SandboxUnavailable, match="bubblewrap is not installed"):
-        sandbox.choose_mechanism()
+        sandbox.choose_mechanism("bwrap")
+    with pytest.raises(ValueError, match="unknown sandbox mechanism 'chroot'"):
+        sandbox.choose_mechanism("chroot")
+
+
+def test_sandbox_settings_are_traitlets_not_environment(monkeypatch):
+    """Slot, hidden paths and mechanism come from nbgrader's config (pipeline: one slot per worker)."""
+    from autograder.course import load_config
+    from autograder.steps import SandboxGrade
+    monkeypatch.setenv("ATTNLAB_GRADER_SLOT", "9")
+    cfg = load_config("/tmp/course", slot=3, mechanism="userns")
+    cfg.SandboxGrade.hidden_paths = ["/srv/secret"]
+    pre = SandboxGrade(config=cfg)
+    assert (pre.slot, pre.mechanism, pre.hidden_paths) == (3, "userns", ["/srv/secret"])
+    assert SandboxGrade().slot == 0 and SandboxGrade().mechanism == ""
+    with pytest.raises(Exception, match="mechanism"):
+        SandboxGrade(mechanism="chroot")
 
 
 def test_bwrap_view_hides_the_course_but_keeps_a_venv_inside_it():
