@@ -3,14 +3,24 @@ thin ``nbgrader_config.py`` at the repository root, by formgrader/the nbgrader C
 
 The order of the steps is declared here (ANCHORS G13): nbgrader's own sanitize and
 autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place of
-``Execute``; feedback additionally strips hidden tests.
+``Execute``; feedback additionally strips hidden tests::
+
+    sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+               OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
+    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+               CheckCellMetadata                          (SandboxGrade replaces Execute)
+
+One step per module: ``autograder/verify.py``, ``autograder/sandbox_grade.py``; every setting is
+a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths``,
+``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
 """
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
                                     ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from autograder.export import AttnlabCsvExport
-from autograder.steps import SandboxGrade, VerifySubmission
+from autograder.sandbox_grade import SandboxGrade
+from autograder.verify import VerifySubmission
 
 c = get_config()  # noqa: F821 - provided by traitlets when this file is loaded
 

@@ -44,7 +44,7 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=
 
 def _grade_one(args):
     assignment, student = args
-    from .steps import read_report, report_path, write_report
+    from .grade_report import read_report, report_path, write_report
     rp = report_path(_ROOT, assignment, student)
     before = rp.stat().st_mtime_ns if rp.exists() else None  # kept: SandboxGrade may fall back on it
     t0 = time.perf_counter()

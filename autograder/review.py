@@ -49,7 +49,7 @@ def clear_flag(root, assignment: str, student: str, db_url: str | None = None,
     from nbgrader.api import Gradebook, MissingEntry
 
     from .course import load_config
-    from .steps import read_report, write_report
+    from .grade_report import read_report, write_report
     root = Path(root).resolve()
     report = read_report(str(root), assignment, student)
     if report is None or report.get("status") == "error" or not report.get("items"):

@@ -8,7 +8,7 @@ raises an exception carrying HTML (escaping) and one corrupted file (a submissio
 be graded).  Only what ``grade`` writes and the class report reads is kept: ``grades.csv`` and
 ``reports/<A>/<student>.json`` (the per-submission ``seconds`` are kept as measured).
 ``test_report.py`` renders the report from these files; rerun this script when the report
-format of ``autograder/steps.py`` changes.
+format of ``autograder/grade_report.py`` changes.
 """
 from __future__ import annotations
 

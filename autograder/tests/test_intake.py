@@ -361,14 +361,14 @@ def test_failed_regrade_keeps_the_previous_result(graded, monkeypatch):
     root, _, _, _ = graded
     from nbgrader.api import Gradebook
 
-    from autograder import steps
+    from autograder import sandbox_grade
     from autograder.course import api_for
     from autograder.sandbox import SandboxUnavailable
 
     def unavailable(*_args):
         raise SandboxUnavailable("no user namespaces here (simulated)")
 
-    monkeypatch.setattr(steps, "_sandbox", unavailable)
+    monkeypatch.setattr(sandbox_grade, "_sandbox", unavailable)
     api = api_for(root)
     res = api.autograde(A, "starlight", force=True, create=True)
     assert res["success"], res
@@ -406,7 +406,7 @@ def test_sandbox_grade_fails_closed(graded):
     """A notebook VerifySubmission never saw is refused, not graded as "not tampered"."""
     from traitlets.config import Config
 
-    from autograder.steps import SandboxGrade, SubmissionError
+    from autograder.sandbox_grade import SandboxGrade, SubmissionError
     cfg = Config()
     cfg.CourseDirectory.root = str(graded[0])
     resources = {"nbgrader": {"student": "nobody", "assignment": A, "notebook": A}}

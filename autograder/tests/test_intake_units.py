@@ -184,13 +184,13 @@ class _DeepCheck:
 
 
 def test_one_items_crash_stays_in_that_item():
-    from autograder.steps import _judge
+    from autograder.sandbox_grade import _judge
     outcome, flag = _judge(_DeepCheck(), None, {}, "s", [], {}, [], None)
     assert not outcome.ok and "nested too deeply" in outcome.message and flag is None
 
 
 def test_course_kernel_is_accepted():
-    from autograder.steps import ACCEPTED_KERNELS, SubmissionError, VerifySubmission
+    from autograder.verify import ACCEPTED_KERNELS, SubmissionError, VerifySubmission
     assert {"python3", "attnlab"} <= set(ACCEPTED_KERNELS)
     def nb(name):
         return nbformat.v4.new_notebook(metadata={"kernelspec": {"name": name, "display_name": name}})

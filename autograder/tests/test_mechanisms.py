@@ -57,7 +57,7 @@ def test_a_pinned_mechanism_is_used_or_refused(probes):
 def test_sandbox_settings_are_traitlets_not_environment(monkeypatch):
     """Slot, hidden paths and mechanism come from nbgrader's config (pipeline: one slot per worker)."""
     from autograder.course import load_config
-    from autograder.steps import SandboxGrade
+    from autograder.sandbox_grade import SandboxGrade
     monkeypatch.setenv("ATTNLAB_GRADER_SLOT", "9")
     cfg = load_config("/tmp/course", slot=3, mechanism="userns")
     cfg.SandboxGrade.hidden_paths = ["/srv/secret"]

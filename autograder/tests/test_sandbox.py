@@ -201,7 +201,7 @@ def test_forbidden_op_is_recorded_outside_the_check(box):
              "    os._exit(0)\n")
     forged = _watched(sb, [["s", forge]])
     # the check ended inside the first trial: the forged second trial claims no forbidden op, but
-    # the first one's record stands, and one trial with a forbidden op costs the item (steps._runtime)
+    # the first one's record stands, and one trial with a forbidden op costs the item (sandbox_grade._runtime)
     assert forged.get("status") != "ok" or any(t["forbidden_ops"] for t in forged["trials"]), forged
 
 

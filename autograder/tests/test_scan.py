@@ -8,7 +8,7 @@ import pytest
 
 from autograder import scan
 from autograder.tests import qa
-from autograder.steps import solution_cells
+from autograder.sandbox_grade import solution_cells
 
 from .conftest import GRADED
 

@@ -9,7 +9,8 @@ import pytest
 from autograder import scan
 from autograder.tests import qa
 from autograder.spec import ByHandCheck, FunctionCheck, compare_values, decode, takes_trial
-from autograder.steps import SubmissionError, VerifySubmission, solution_cells
+from autograder.sandbox_grade import solution_cells
+from autograder.verify import SubmissionError, VerifySubmission
 
 A = "02_scaled_dot_product_attention"
 
@@ -21,7 +22,7 @@ def release():
 
 def verify(nb, ref):
     VerifySubmission()._verify(nb, ref, ("s", A, A))
-    from autograder.steps import _VERIFIED
+    from autograder.verify import _VERIFIED
     return _VERIFIED.pop(("s", A, A))
 
 

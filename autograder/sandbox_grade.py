@@ -1,27 +1,19 @@
-"""nbgrader preprocessors that make autograding safe for untrusted notebooks.
+"""``SandboxGrade``: the autograde step that replaces nbgrader's ``Execute``
+(``autograder/nbgrader_config.py``).
 
-Order (declared in ``autograder/nbgrader_config.py``)::
-
-    sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
-               OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
-    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-               CheckCellMetadata                          (SandboxGrade replaces Execute)
-
-``VerifySubmission`` compares the submission with the released notebook *before*
-nbgrader silently repairs it, so tampering is reported instead of hidden.
-``SandboxGrade`` never executes the notebook in a Jupyter kernel: it runs the student's
-solution cells in :mod:`autograder.sandbox`, extracts plain values, compares them with
-the reference here, and writes the verdict into each test cell's outputs (an ``error``
-output for a failed item) so nbgrader's ``SaveAutoGrades`` records the score and
-``generate_feedback`` shows our message -- never a hidden test's source or assert line.
+It never executes the notebook in a Jupyter kernel: it runs the student's solution cells in
+:mod:`autograder.sandbox`, extracts plain values, compares them with the reference here, and
+writes the verdict into each test cell's outputs (an ``error`` output for a failed item) so
+nbgrader's ``SaveAutoGrades`` records the score and ``generate_feedback`` shows our message --
+never a hidden test's source or assert line.  Its settings (timeout, memory, worker slot, hidden
+paths, sandbox mechanism) are traitlets; none is read from environment variables.  It grades only
+notebooks :class:`autograder.verify.VerifySubmission` checked in the same process (fail closed).
 """
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
-import nbformat
 from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -29,154 +21,13 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 
 from . import scan
-from .intake import (SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, nested_too_deeply,
-                     safe_json,
-                     safe_text, take)
-from .spec import decode, load_spec, printed_learner_ids, rng_from_urandom
+from .grade_report import read_report, write_report
+from .intake import nested_too_deeply
+from .spec import decode, load_spec, rng_from_urandom
+from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
 
-#: Kernelspec names a submission may carry: Jupyter's default and the course's own kernel
-#: ("Python 3 (attnlab)", installed by scripts/setup.sh); the one home of this list.
-ACCEPTED_KERNELS = ("python3", "attnlab")
-#: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
-#: notebook, which the student controls).
-_VERIFIED: dict[tuple[str, str, str], dict] = {}
-#: Learner ids the submission's own outputs printed (VerifySubmission -> SandboxGrade), used only
-#: to flag by-hand numbers that fit another id (see ``spec.printed_learner_ids``).
-_LEARNER_IDS: dict[tuple[str, str, str], list[str]] = {}
 _SANDBOX = None
 _LOCK = threading.Lock()
-
-
-class SubmissionError(Exception):
-    """The submission cannot be graded (structure broken); message says what to fix."""
-
-
-def _nbg(cell) -> dict:
-    return dict(cell.metadata.get("nbgrader", {}))
-
-
-def _flags(meta: dict) -> tuple:
-    return (bool(meta.get("grade")), bool(meta.get("solution")), bool(meta.get("locked")),
-            meta.get("points"))
-
-
-def report_path(root: str, assignment: str, student: str) -> Path:
-    return Path(root) / "reports" / assignment / f"{student}.json"
-
-
-def write_report(root: str, assignment: str, student: str, report: dict) -> None:
-    """Write ``report`` (every string passed through :func:`autograder.intake.safe_text`: a
-    submission's text never reaches a terminal or a spreadsheet raw)."""
-    path = report_path(root, assignment, student)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(safe_json(report), indent=1))
-
-
-def read_report(root: str, assignment: str, student: str) -> dict | None:
-    """The report written by the last grading of ``student`` (None if there is none or it is unreadable)."""
-    try:
-        return json.loads(report_path(root, assignment, student).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-class VerifySubmission(NbGraderPreprocessor):
-    """Compare a submission's cells with the released notebook before nbgrader repairs it.
-
-    Per-submission errors (raised, the submission is not graded): a graded or answer
-    cell missing or duplicated, a cell claiming to be graded that the release does not
-    have (fake grade cell), a kernelspec not in :data:`ACCEPTED_KERNELS`, and -- when
-    nbgrader reads ``submitted/`` itself (formgrader's Autograde button) rather than the
-    checked copy the pipeline stages -- a submission folder that
-    :func:`autograder.intake.take` refuses (links, pipes, oversize...).  Files nbgrader copied
-    from the submission next to the graded notebook are removed (only the notebook,
-    ``timestamp.txt`` and the assignment's own files stay, so feedback holds nothing else).
-    Per-item tampering (recorded; that item gets no credit and is flagged): a locked cell
-    whose source or nbgrader flags changed (edited or unlocked test cells).
-    """
-
-    enabled = True
-
-    def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        coursedir = CourseDirectory(config=self.config)
-        release = Path(coursedir.format_path(coursedir.release_directory, ".", info["assignment"])) \
-            / f"{info['notebook']}.ipynb"
-        key = (info["student"], info["assignment"], info["notebook"])
-        try:
-            if Path(coursedir.submitted_directory).name != STAGED_DIR:
-                try:
-                    take(coursedir.format_path(coursedir.submitted_directory, info["student"],
-                                               info["assignment"]), info["assignment"],
-                         SubmissionIntake(config=self.config))
-                except SubmissionRefused as err:
-                    raise SubmissionError(str(err)) from None
-            _prune_copies(Path(coursedir.format_path(coursedir.autograded_directory, info["student"],
-                                                     info["assignment"])),
-                          Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])))
-            self._verify(nb, nbformat.read(str(release), as_version=4), key)
-        except SubmissionError as err:
-            write_report(coursedir.root, info["assignment"], info["student"],
-                         {"student": info["student"], "assignment": info["assignment"],
-                          "status": "error", "reason": str(err), "items": {}, "flags": []})
-            raise
-        return nb, resources
-
-    def _verify(self, nb, ref, key):
-        ks = nb.metadata.get("kernelspec", {}).get("name")
-        if ks not in ACCEPTED_KERNELS:
-            raise SubmissionError(f"the notebook's kernelspec was changed to {safe_text(ks)!r} (expected "
-                                  f"one of {', '.join(map(repr, ACCEPTED_KERNELS))}); pick the kernel "
-                                  "'Python 3 (attnlab)' (Kernel > Change Kernel), save and resubmit")
-        ref_cells = {}
-        for cell in ref.cells:
-            m = _nbg(cell)
-            if m.get("grade_id"):
-                ref_cells[m["grade_id"]] = cell
-        seen: dict[str, list] = {}
-        for cell in nb.cells:
-            m = _nbg(cell)
-            gid = m.get("grade_id")
-            if gid:
-                seen.setdefault(gid, []).append(cell)
-            elif m.get("grade") or m.get("solution") or m.get("locked"):
-                raise SubmissionError("a cell claims to be an nbgrader cell but has no grade_id")
-        for gid, cells in seen.items():
-            if gid not in ref_cells:
-                raise SubmissionError(f"cell '{safe_text(gid)}' is not part of the assignment (a fake or "
-                                      "renamed graded cell); remove it and resubmit")
-            if len(cells) > 1:
-                raise SubmissionError(f"cell '{safe_text(gid)}' appears {len(cells)} times (duplicated cell); "
-                                      "keep one copy and resubmit")
-        missing = [gid for gid in ref_cells if gid not in seen]
-        if missing:
-            raise SubmissionError(f"cell(s) {', '.join(map(repr, missing))} were deleted; copy them "
-                                  "back from exercises/ and resubmit")
-        tampered = {}
-        for gid, rcell in ref_cells.items():
-            cell, rm = seen[gid][0], _nbg(rcell)
-            if cell.cell_type != rcell.cell_type:
-                raise SubmissionError(f"cell '{gid}' changed type from {rcell.cell_type} to {cell.cell_type}")
-            if _flags(_nbg(cell)) != _flags(rm):
-                tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
-            elif rm.get("locked") and cell.source != rcell.source:
-                tampered[gid] = "its locked source was edited"
-        _VERIFIED[key] = {"tampered": tampered}
-        _LEARNER_IDS[key] = printed_learner_ids(nb)  # read before ClearOutput empties the outputs
-
-
-def _prune_copies(dest: Path, source: Path) -> None:
-    """Delete what nbgrader copied from a submission folder into ``dest`` (its autograded
-    folder) besides notebooks, ``timestamp.txt`` and files the assignment's source provides."""
-    if not dest.is_dir():
-        return
-    for path in sorted(dest.rglob("*"), reverse=True):
-        rel = path.relative_to(dest)
-        if path.is_symlink() or (path.is_file() and path.suffix != ".ipynb"
-                                 and str(rel) not in ("timestamp.txt", SECRET) and not (source / rel).is_file()):
-            path.unlink()
-        elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-            path.rmdir()
 
 
 def _sandbox(slot: int, hide: list[str], mechanism: str | None):
