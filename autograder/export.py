@@ -18,12 +18,12 @@ spreadsheet formulas).
 from __future__ import annotations
 
 import csv
-import json
 import os
 
 from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
+from .grade_report import read_report
 from .intake import csv_cell
 
 FIELDS = ["assignment", "student_id", "score", "max_score", "autograded_score", "status",
@@ -76,12 +76,7 @@ class AttnlabCsvExport(ExportPlugin):
                 for student_id in sorted(ids):
                     if self.student and student_id not in self.student:
                         continue
-                    rep_path = os.path.join(reports, f"{student_id}.json")
-                    try:
-                        with open(rep_path, encoding="utf-8") as rf:
-                            rep = json.load(rf)
-                    except (OSError, ValueError):
-                        rep = None
+                    rep = read_report(root, assignment.name, student_id)
                     try:
                         sub = gradebook.find_submission(assignment.name, student_id)
                         score, auto = sub.score, sub.code_score

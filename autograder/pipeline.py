@@ -10,7 +10,6 @@ is graded as exactly itself (:func:`autograder.intake.autograde_exact`).
 """
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import api_for, load_config
+from .grade_report import GradeReport, error_report, read_report, report_path, write_report
 from .intake import (SubmissionIntake, SubmissionRefused, autograde_exact, feedback_exact, safe_text, stage,
                      submission_folders)
 
@@ -44,7 +44,6 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=
 
 def _grade_one(args):
     assignment, student = args
-    from .grade_report import read_report, report_path, write_report
     rp = report_path(_ROOT, assignment, student)
     before = rp.stat().st_mtime_ns if rp.exists() else None  # kept: SandboxGrade may fall back on it
     t0 = time.perf_counter()
@@ -60,14 +59,13 @@ def _grade_one(args):
     fresh = rp.exists() and rp.stat().st_mtime_ns != before
     rep = read_report(_ROOT, assignment, student) if fresh else None
     if rep is None or (not ok and rep.get("status") != "error"):
-        rep = {"student": student, "assignment": assignment, "status": "error",
-               "reason": _reason(err), "items": {}, "flags": []}
+        rep = error_report(student, assignment, _reason(err))
     if notes:
         rep["notes"] = list(rep.get("notes", [])) + notes
     rep["seconds"] = time.perf_counter() - t0
     rep["assignment"] = assignment
     write_report(_ROOT, assignment, student, rep)
-    return json.loads(rp.read_text())
+    return read_report(_ROOT, assignment, student)
 
 
 def _reason(log: str) -> str:
@@ -93,7 +91,7 @@ def _reason(log: str) -> str:
 
 @dataclass
 class Summary:
-    reports: list[dict] = field(default_factory=list)
+    reports: list[GradeReport] = field(default_factory=list)
     wall_s: float = 0.0
     csv: Path | None = None
     error: str | None = None  # the assignment could not be generated (nothing graded)

@@ -25,13 +25,14 @@ import base64
 import csv
 import html
 import io
-import json
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from .grade_report import read_reports
 
 #: Outcome of one (student, item): earned, named mistake, other wrong answer, not graded.
 OUTCOMES = ("earned", "named mistake", "other failure", "not graded")
@@ -137,29 +138,6 @@ def failure_kind(item: dict) -> str:
             if m:
                 return kind.format(**m.groupdict())
     return "other"
-
-
-def _read_reports(folder: Path) -> tuple[list[dict], list[str]]:
-    """Per-student reports (``class.*`` and unreadable files skipped, the latter noted)."""
-    reports, problems = [], []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            rep = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            problems.append(f"{path.name}: not readable ({type(err).__name__})")
-            continue
-        if not isinstance(rep, dict):
-            problems.append(f"{path.name}: not a report object")
-            continue
-        rep.setdefault("student", path.stem)
-        rep["student"] = str(rep["student"])
-        if not isinstance(rep.get("items"), dict):
-            rep["items"] = {}
-        if not isinstance(rep.get("flags"), list):
-            rep["flags"] = [] if rep.get("flags") in (None, "") else [str(rep["flags"])]
-        rep["status"] = str(rep.get("status") or "unknown")
-        reports.append(rep)
-    return reports, problems
 
 
 def _read_grades(course: Path, assignment: str, csv_path: Path | None) -> dict[str, dict]:
@@ -281,7 +259,7 @@ def build(course, assignment: str, csv_path=None) -> ClassReport:
     """
     course = Path(course)
     folder = course / "reports" / assignment
-    reports, problems = _read_reports(folder) if folder.is_dir() else ([], [])
+    reports, problems = read_reports(course, assignment)
     if not reports:
         raise ReportError(f"no grading reports in {folder}: grade the assignment first "
                           f"(python -m autograder grade {course} --assignment {assignment})")
@@ -333,7 +311,7 @@ def _course_skills(course: Path) -> dict[str, dict]:
     if not root.is_dir():
         return out
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        reports, _ = _read_reports(folder)
+        reports, _ = read_reports(course, folder.name)
         if not reports:
             continue
         skills, order, _ = _item_skills(course, folder.name)

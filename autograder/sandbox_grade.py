@@ -21,7 +21,7 @@ from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 
 from . import scan
-from .grade_report import read_report, write_report
+from .grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from .intake import nested_too_deeply
 from .spec import decode, load_spec, rng_from_urandom
 from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
@@ -115,9 +115,7 @@ class SandboxGrade(NbGraderPreprocessor):
 
     @staticmethod
     def _error(root, assignment, student, reason):
-        write_report(root, assignment, student, {"student": student, "assignment": assignment,
-                                                 "status": "error", "reason": reason, "items": {},
-                                                 "flags": []})
+        write_report(root, assignment, student, error_report(student, assignment, reason))
 
 
 def record_flag(db_url, course_id, assignment, student, notebook, flagged, was_flagged=False) -> None:
@@ -136,7 +134,7 @@ def record_flag(db_url, course_id, assignment, student, notebook, flagged, was_f
         gb.db.commit()
 
 
-def annotate(nb, items: dict) -> None:
+def annotate(nb, items: dict[str, ItemResult]) -> None:
     """Write each item's verdict into its test cell's outputs (an ``error`` output for no credit),
     which is what nbgrader's ``SaveAutoGrades`` scores and ``generate_feedback`` shows."""
     for c in nb.cells:
@@ -182,13 +180,13 @@ def _definitions(source: str) -> str:
     return "\n\n".join(keep) + "\n" if keep else ""
 
 
-def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024, other_learners=()) -> dict:
+def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=1024, other_learners=()) -> GradeReport:
     """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
 
     ``other_learners``: ids whose by-hand numbers are recognised (and flagged for review) when a
     by-hand answer is wrong for ``student``: the learner ids the submitted notebook printed.
 
-    Returns the report dict: ``{"status", "items": {grade_id: {...}}, "flags": [...]}``.
+    Returns the :class:`autograder.grade_report.GradeReport` (``items`` keyed by grade_id).
     """
     cells = solution_cells(nb)
     # the sandbox runs exactly what the scan reads: IPython's transformation of each cell
@@ -215,7 +213,7 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     if "error" in reply:
         raise SubmissionError(reply["error"])
     results = reply["results"]
-    items = {}
+    items: dict[str, ItemResult] = {}
     cell_errors = dict(not_run)
     for check, trials in plan:
         gid = check.grade_id

@@ -12,7 +12,7 @@ import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .grade_report import write_report
+from .grade_report import error_report, write_report
 from .intake import SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, safe_text, take
 from .spec import printed_learner_ids
 
@@ -77,8 +77,7 @@ class VerifySubmission(NbGraderPreprocessor):
             self._verify(nb, nbformat.read(str(release), as_version=4), key)
         except SubmissionError as err:
             write_report(coursedir.root, info["assignment"], info["student"],
-                         {"student": info["student"], "assignment": info["assignment"],
-                          "status": "error", "reason": str(err), "items": {}, "flags": []})
+                         error_report(info["student"], info["assignment"], str(err)))
             raise
         return nb, resources
 

@@ -122,3 +122,23 @@ def test_inputs_can_force_a_case_per_trial():
     sandbox_job, raws = check.jobs(np.random.default_rng(0))
     assert seen == [0, 1, 2] and [r["L"] for r in raws] == [1, 3, 5]
     assert [t["L"] for t in sandbox_job["trials"]] == [1, 3, 5]
+
+
+def test_grade_report_has_one_writer_and_one_reader(tmp_path):
+    """autograder.grade_report: what the steps/pipeline write is what pipeline, review, export
+    and report read (missing keys get their empty values, unreadable files are named)."""
+    from autograder.grade_report import error_report, read_report, read_reports, write_report
+    root = str(tmp_path)
+    write_report(root, "A", "s1", error_report("s1", "A", "bad \x1b[31mred"))
+    rep = read_report(root, "A", "s1")
+    assert rep["status"] == "error" and rep["items"] == {} and rep["flags"] == []
+    assert "\x1b" not in rep["reason"] and rep["reason"].startswith("bad ")
+    folder = tmp_path / "reports" / "A"
+    (folder / "s2.json").write_text('{"items": 3, "flags": "x"}')
+    (folder / "s3.json").write_text("[1]")
+    (folder / "s4.json").write_text("{")
+    reports, problems = read_reports(root, "A")
+    assert [r["student"] for r in reports] == ["s1", "s2"]
+    assert reports[1] == {"student": "s2", "assignment": "A", "items": {}, "flags": ["x"], "status": "unknown"}
+    assert problems == ["s3.json: not a report object", "s4.json: not readable (JSONDecodeError)"]
+    assert read_report(root, "A", "s3") is None and read_report(root, "A", "nobody") is None
