@@ -30,6 +30,7 @@ class ItemResult(TypedDict):
     flag: str | None        #: why the item is held for review, or None
     withheld: bool          #: the values were right but credit is held for review
     mistake: str | None     #: the named mistake recognised (the misconception catalogue), or None
+    mistakes: list[str]     #: every named mistake the values fit (several when the draws cannot tell)
 
 
 class GradeReport(TypedDict, total=False):

@@ -23,7 +23,7 @@ from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 from . import scan
 from .grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from .intake import nested_too_deeply
-from .spec import decode, load_spec, rng_from_urandom
+from .spec import decode, load_spec, mistake_outcome, rng_from_urandom
 from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
 
 _SANDBOX = None
@@ -207,8 +207,9 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         plan.append((check, job))
         if job is not None:
             sandbox_checks.append(job[0])
-    job = {"cells": run_cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb,
-           "env": {"ATTNLAB_LEARNER": student}}
+    # the learner's identity never enters the sandbox: by-hand items are judged here, with
+    # seed_for(student, key) (spec.ByHandCheck.variant), and attnlab is not importable there
+    job = {"cells": run_cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb}
     reply = sandbox.run(job) if sandbox_checks else {"results": {}}
     if "error" in reply:
         raise SubmissionError(reply["error"])
@@ -228,7 +229,7 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             points = float(_nbg(cell).get("points", 0))
             items[gid] = {"ok": outcome.ok, "message": outcome.message, "points": points if outcome.ok else 0.0,
                           "max_points": points, "flag": flag, "withheld": outcome.withheld,
-                          "mistake": outcome.mistake}
+                          "mistake": outcome.mistake, "mistakes": list(outcome.mistakes)}
     annotate(nb, items)
     for c in nb.cells:
         gid = _nbg(c).get("grade_id")
@@ -246,8 +247,9 @@ class _O:
     """An item's verdict; ``withheld``: the item passed but its credit is held back for review
     (``python -m autograder clear-flag`` restores it)."""
 
-    def __init__(self, ok, message, withheld=False, mistake=None):
+    def __init__(self, ok, message, withheld=False, mistake=None, mistakes=None):
         self.ok, self.message, self.withheld, self.mistake = ok, message, withheld, mistake
+        self.mistakes = tuple(mistakes) if mistakes else ((mistake,) if mistake else ())
 
     def __str__(self):
         return self.message
@@ -271,6 +273,27 @@ def _judge(check, trials, results, student, cells, tampered, suspicious, spec, o
                          f"review: the submission contains code the exercises never need ({suspicious[0]})",
                   withheld=base.ok), flag
     return base, flag
+
+
+def _narrow(check, out, rest, student):
+    """Several known mistakes can give the same values on one draw of inputs (e.g. "forgot the
+    layers" and "forgot K and V" when n_layers = 2). The first failing trial names every mistake its
+    value matches; later trials that fail too keep only the mistakes that explain them as well, so
+    the report names the mistake that was made (all of them when the draws cannot tell)."""
+    names = list(getattr(out, "matches", ()) or ())
+    if len(names) < 2:
+        return out
+    for res, raw in rest:
+        if res.get("status") != "ok" or res.get("forbidden_ops"):
+            continue
+        try:
+            later = check.judge(decode(res.get("value")), raw, student)
+        except Exception:  # noqa: BLE001 - narrowing is best effort; the first verdict stands
+            continue
+        keep = [n for n in names if n in (later.matches or ())]
+        if not later.ok and keep:
+            names = keep
+    return out if tuple(names) == tuple(out.matches) else mistake_outcome(check.target, tuple(names))
 
 
 def _runtime(check, trials, results, student, cells, other_learners=()):
@@ -301,7 +324,8 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         return _O(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}"), None
     if len(res.get("trials", [])) != len(raws):
         return _O(False, "crashed: the sandbox returned an incomplete result"), "incomplete sandbox result"
-    for res, raw in zip(res["trials"], raws):
+    pairs = list(zip(res["trials"], raws))
+    for i, (res, raw) in enumerate(pairs):
         status = res.get("status")
         if status != "ok":
             if res.get("memory"):
@@ -320,6 +344,7 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
                 f"unsupported return type: {err}"
         out = check.judge(value, raw, student)
         if not out.ok:
-            return _O(False, out.message, mistake=out.mistake), None
+            out = _narrow(check, out, pairs[i + 1:], student)
+            return _O(False, out.message, mistake=out.mistake, mistakes=out.matches), None
         last = out
     return _O(True, last.message), None

@@ -78,6 +78,9 @@ class Outcome:
     message: str
     flag: str | None = None
     mistake: str | None = None
+    #: every known mistake this value matches (several can coincide on one draw of inputs, e.g.
+    #: "forgot the layers" and "forgot K and V" when n_layers = 2); ``mistake`` is the first.
+    matches: tuple[str, ...] = ()
 
 
 def _to_array(x: Any) -> np.ndarray:
@@ -227,15 +230,29 @@ class FunctionCheck:
         msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
         if msg is None:
             return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
+        matches = []
         for name, models in self.mistakes.items():
             for wrong in models if isinstance(models, (tuple, list)) else (models,):
                 try:
                     if compare_values(value, _plainify(wrong(**raw)), self.target, self.rtol, self.atol) is None:
-                        return Outcome(False, f"{self.target}: the result matches a known mistake: "
-                                              f"{mistake_text(name)}", mistake=name)
+                        matches.append(name)
+                        break
                 except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
                     continue
+        if matches:
+            return mistake_outcome(self.target, tuple(matches))
         return Outcome(False, msg)
+
+
+def mistake_outcome(target: str, matches: tuple[str, ...]) -> Outcome:
+    """The verdict for a value that matches the known mistakes ``matches`` (catalogue names):
+    one is named with its words; several (they coincide on these inputs) are all named."""
+    if len(matches) == 1:
+        text = f"the result matches a known mistake: {mistake_text(matches[0])}"
+    else:
+        text = "the result matches known mistakes that give the same values here: " + \
+            "; or ".join(mistake_text(m) for m in matches)
+    return Outcome(False, f"{target}: {text}", mistake=matches[0], matches=matches)
 
 
 def mistake_text(name: str) -> str:

@@ -170,3 +170,24 @@ def test_a_by_hand_mistake_is_reported_by_its_catalogue_name():
     wrong = skill.mistakes["no_scale"](v.data)
     out = check.judge(np.asarray(wrong).tolist(), {}, "ada")
     assert not out.ok and out.mistake == "no_scale"
+
+
+def test_coinciding_mistakes_are_all_named_and_later_trials_tell_them_apart():
+    """n_layers = 2 makes 'forgot the layers' and 'forgot K and V' give one number: the first trial
+    names both; a later trial with n_layers = 3 keeps only the one that was made."""
+    from autograder.sandbox_grade import _narrow
+    from autograder.spec import FunctionCheck, encode
+
+    def ref(n_layers, n):
+        return 2 * n_layers * n
+
+    check = FunctionCheck("test_kv", target="kv", inputs=lambda rng: {}, call="kv()", reference=ref,
+                          mistakes={"forget_layers": lambda n_layers, n: 2 * n,
+                                    "kv_forget_factor_two": lambda n_layers, n: n_layers * n})
+    first = check.judge(2 * 5, {"n_layers": 2, "n": 5}, "s")  # forgot the layers, at n_layers = 2
+    assert not first.ok and set(first.matches) == {"forget_layers", "kv_forget_factor_two"}
+    assert "forgot" in first.message or "same values" in first.message
+    later = [({"status": "ok", "value": encode(2 * 7)}, {"n_layers": 3, "n": 7})]
+    narrowed = _narrow(check, first, later, "s")
+    assert narrowed.mistake == "forget_layers" and narrowed.matches == ("forget_layers",)
+    assert _narrow(check, first, [], "s").matches == first.matches  # nothing to tell them apart
