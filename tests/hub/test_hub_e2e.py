@@ -132,7 +132,14 @@ def hub():
         homes = base / "home"
         homes.mkdir(mode=0o755)
         for u in users:
-            subprocess.run(["userdel", "-r", u], capture_output=True)  # a leftover of a killed run
+            # a leftover of a killed run: its servers may still run as the user, and userdel
+            # refuses a user with processes, so end them first
+            subprocess.run(["pkill", "-KILL", "-u", u], capture_output=True)
+            for _ in range(50):
+                if subprocess.run(["pgrep", "-u", u], capture_output=True).returncode != 0:
+                    break
+                time.sleep(0.1)
+            subprocess.run(["userdel", "-r", u], capture_output=True)
             r = subprocess.run(["useradd", "-M", "-d", str(homes / u), "-s", "/bin/bash", "-K", "UMASK=022", u],
                                capture_output=True, text=True)
             assert r.returncode == 0, f"useradd {u}: {r.stderr}"
