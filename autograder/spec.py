@@ -183,6 +183,11 @@ def _is_numeric_list(x: Any) -> bool:
     return isinstance(x, list) and all(isinstance(v, (int, float, list)) for v in x)
 
 
+#: How many fresh input draws :meth:`FunctionCheck.jobs` may make to find one on which every
+#: named mistake gives a wrong value (the shipped checks need 1-3; see test_separation.py).
+SEPARATING_DRAWS = 64
+
+
 @dataclass
 class FunctionCheck:
     """Call student code in the sandbox on fresh inputs; compare with ``reference``.
@@ -217,10 +222,49 @@ class FunctionCheck:
 
     kind = "function"
 
-    def jobs(self, rng: np.random.Generator) -> tuple[dict, list[dict]]:
-        """``(sandbox_check, [grader_inputs per trial])`` for ``trials`` fresh input draws."""
+    def draw(self, rng: np.random.Generator) -> list[dict]:
+        """One set of grader inputs, one dict per trial (``inputs(rng)`` or ``inputs(rng, trial)``)."""
         with_index = takes_trial(self.inputs)  # inputs(rng, trial): a forced case per trial
-        raws = [self.inputs(rng, i) if with_index else self.inputs(rng) for i in range(self.trials)]
+        return [self.inputs(rng, i) if with_index else self.inputs(rng) for i in range(self.trials)]
+
+    def unseparated(self, raws: list[dict]) -> list[str]:
+        """The named mistakes that these trials would *not* catch: every way of making the
+        mistake (each model) gives, on every trial, a value that passes as the reference's.
+
+        A model that raises on a trial's inputs does not count as caught on that trial.
+        """
+        expected = [_plainify(self.reference(**raw)) for raw in raws]
+        hidden = []
+        for name, models in self.mistakes.items():
+            for wrong in models if isinstance(models, (tuple, list)) else (models,):
+                caught = False
+                for raw, exp in zip(raws, expected):
+                    try:
+                        got = _plainify(wrong(**raw))
+                    except Exception:  # noqa: BLE001 - the model does not apply to these inputs
+                        continue
+                    if compare_values(got, exp, self.target, self.rtol, self.atol) is not None:
+                        caught = True
+                        break
+                if not caught:
+                    hidden.append(name)
+                    break
+        return hidden
+
+    def jobs(self, rng: np.random.Generator) -> tuple[dict, list[dict]]:
+        """``(sandbox_check, [grader_inputs per trial])`` for ``trials`` fresh input draws.
+
+        The draw is repeated (up to :data:`SEPARATING_DRAWS` times) until every named mistake
+        gives a wrong value on at least one trial, so that a known mistake can never pass by the
+        luck of a degenerate draw (e.g. ``d_k = 1``, where scaling by ``sqrt(d_k)`` changes
+        nothing).  ``autograder/tests/test_separation.py`` checks that every shipped check gets
+        there within a few draws.
+        """
+        raws = self.draw(rng)
+        for _ in range(SEPARATING_DRAWS - 1):
+            if not self.mistakes or not self.unseparated(raws):
+                break
+            raws = self.draw(rng)
         return ({"id": self.grade_id, "setup": DECODE + self.setup, "extract": f"__result__ = {self.call}",
                  "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
                  "forbid_ops": list(self.forbid_ops)}, raws)
