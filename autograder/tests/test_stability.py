@@ -1,0 +1,109 @@
+"""A check's verdict does not depend on the luck of the draw.
+
+Grading draws fresh inputs every time, so a check can be *flaky*: a wrong implementation that
+agrees with the reference on some draws, or a correct one written differently that drifts past
+the tolerance on some draws.  The sandboxed QA run (``test_course_qa.py``) sees one draw per
+case per CI run, so a 1-in-50 flake surfaces as a red CI run weeks later.  Here every QA case
+(reference, ``honest/*.py``, ``wrong/*.py``) is run **in process** -- they are our own files,
+not hostile code -- through the same solution cells, preamble, setup, extraction, plain-value
+round trip and ``judge`` as the sandbox, on many draws, and each (case, check) verdict must be the
+same on every draw.  Forbidden-library rules (a run-time watch in the sandbox) are not modelled
+here; they do not depend on the draw.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+
+import numpy as np
+import pytest
+
+from autograder import scan
+from autograder.sandbox_grade import solution_cells
+from autograder.spec import FunctionCheck, decode
+
+from . import qa
+from .conftest import GRADED
+
+DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "12"))
+def _zygote_function(name):
+    """A function of ``sandbox/zygote.py`` (a script that reads its config at import), taken by source."""
+    import ast
+    from pathlib import Path
+    import autograder.sandbox as sb
+    text = (Path(sb.__file__).parent / "zygote.py").read_text()
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    ns = {}
+    exec(compile(ast.Module([node], []), "zygote.py", "exec"), ns)
+    return ns[name]
+
+
+_plain = _zygote_function("_plain")
+PREAMBLE = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+            "import torch.nn.functional as F\nfrom torch import Tensor\n"
+            "from typing import Any, Callable, Optional, Sequence\n")
+
+
+def _namespace(nb):
+    ns = {"__name__": "__main__"}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell_id, source in solution_cells(nb):
+            try:
+                exec(compile(scan.to_python(source), f"<cell {cell_id}>", "exec"), ns)
+            except Exception:  # noqa: BLE001 - a wrong case may break its own cell
+                pass
+    return ns
+
+
+def verdict(check: FunctionCheck, ns: dict, rng, student: str) -> bool:
+    """True when every trial of one grading draw passes (what the sandbox would credit)."""
+    sandbox_check, raws = check.jobs(rng)
+    for inputs, raw in zip(sandbox_check["trials"], raws):
+        ns["__inputs__"] = inputs
+        ns.pop("__result__", None)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(sandbox_check["setup"], "<grader setup>", "exec"), ns)
+                exec(compile(sandbox_check["extract"], "<grader extract>", "exec"), ns)
+            value = decode(_plain(ns.get("__result__")))
+        except Exception:  # noqa: BLE001 - an error is a lost item
+            return False
+        if not check.judge(value, raw, student).ok:
+            return False
+    return True
+
+
+def _cases(assignment):
+    sp = qa.spec(assignment)
+    yield "reference", qa.reference_submission(assignment, "stab")
+    for name in sp.honest:
+        yield f"honest:{name}", qa.honest_submission(assignment, "stab", name)
+    for name in sp.wrong:
+        yield name, qa.wrong_submission(assignment, "stab", name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", GRADED)
+def test_verdicts_do_not_depend_on_the_draw(assignment):
+    import torch
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: a second thread only spins (5 ms per softmax on a loaded machine)
+    try:
+        _check_assignment(assignment)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _check_assignment(assignment):
+    checks = [c for c in qa.spec(assignment).checks if isinstance(c, FunctionCheck)]
+    flaky = []
+    for case, nb in _cases(assignment):
+        ns = _namespace(nb)
+        for check in checks:
+            passes = sum(verdict(check, ns, np.random.default_rng(seed), "stab") for seed in range(DRAWS))
+            if 0 < passes < DRAWS:
+                flaky.append(f"{case} / {check.grade_id}: credited on {passes} of {DRAWS} draws")
+    assert not flaky, "\n".join(flaky)
