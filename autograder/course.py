@@ -28,9 +28,15 @@ def _quiet_imports() -> None:
 
 
 def assignments() -> list[str]:
-    """Assignment names with a source notebook, sorted."""
-    return sorted(p.name for p in SOLUTIONS.iterdir()
-                  if p.is_dir() and (p / f"{p.name}.ipynb").exists())
+    """The course's assignment names (its exercise sets), in lesson order.
+
+    Read from the course registry, :func:`attnlab.course.exercise_sets` (one home; a test checks that
+    ``solutions/`` and ``exercises/`` hold exactly these folders). A set missing from ``SOLUTIONS``
+    fails later, in :func:`stage_source`, with a message naming the folder.
+    """
+    from attnlab.course import exercise_sets
+
+    return list(exercise_sets())
 
 
 class GradebookUnavailable(RuntimeError):

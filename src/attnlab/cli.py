@@ -164,12 +164,14 @@ def hint(skill: str) -> None:
 @click.option("--override", is_flag=True, help="Open the lesson regardless (review, instructors).")
 def gate(lesson: str, override: bool) -> None:
     """Run the prerequisite check of LESSON (e.g. 03) and print it."""
+    from attnlab.course import UnknownLesson
+    from attnlab.course import lesson as course_lesson
     from attnlab.practice import gate as run_gate
-    from attnlab.practice.mastery import LAST_LESSON, LESSONS, is_lesson
 
-    if not is_lesson(lesson):
-        raise click.BadParameter(f"there is no lesson {lesson} in this course: the lessons are {LESSONS[0]} to "
-                                 f"{LAST_LESSON}.", param_hint="LESSON")
+    try:
+        course_lesson(lesson)
+    except UnknownLesson as err:
+        raise click.BadParameter(f"{err}.", param_hint="LESSON") from None
     run_gate(lesson, override=override)
 
 

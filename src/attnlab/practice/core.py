@@ -16,18 +16,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..course import lesson_id  # one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
 from .answers import AnswerFormatError, Difference, compare, format_answer, parse, plain, tolerance
 from .misconceptions import get_misconception
 from .working import EXACT, tolerances
-
-
-def lesson_id(lesson: str | int) -> str:
-    """Normalise ``3``, ``"3"``, ``"03"`` or ``"03_masks"`` to ``"03"``; ValueError otherwise."""
-    text = str(lesson).strip()
-    digits = text.split("_", 1)[0]
-    if not digits.isdigit():
-        raise ValueError(f"lesson must look like '03' or 3, got {lesson!r}")
-    return f"{int(digits):02d}"
 
 
 @dataclass(frozen=True)

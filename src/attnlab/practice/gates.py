@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .. import course
 from . import mastery
 from .core import get_skill, lesson_id, skills_for_lesson
 from .store import ProgressStore
@@ -67,8 +68,8 @@ class GateResult:
 
 
 def _no_such_lesson(lesson) -> str:
-    return (f"There is no lesson {lesson!s} in this course: the lessons are {mastery.LESSONS[0]} to "
-            f"{mastery.LAST_LESSON}. Check the number (nothing was recorded).")
+    text = str(course.UnknownLesson(lesson))  # "there is no lesson 11 in this course: the lessons are 00 to 10"
+    return f"{text[0].upper()}{text[1:]}. Check the number (nothing was recorded)."
 
 
 def _override_env() -> bool:
@@ -76,7 +77,8 @@ def _override_env() -> bool:
 
 
 def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | None = None) -> GateResult:
-    """Check the prerequisite skills of ``lesson`` and offer practice for the missing ones.
+    """Check the prerequisite skills of ``lesson`` (from the course registry,
+    :attr:`attnlab.course.Lesson.prerequisites`) and offer practice for the missing ones.
 
     Args:
         lesson: lesson id, e.g. ``"03"`` or ``3``.
@@ -92,14 +94,15 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
             text = _no_such_lesson(lesson)
             print(text)
             return GateResult(lid, (), False, (), text, known=False)
+        needed = course.lesson(lid).prerequisites
         store = store if store is not None else ProgressStore()
         store.visit(lid)
-        missing = tuple(s for s in mastery.prerequisites(lid) if not mastery.is_mastered(store, s))
+        missing = tuple(s for s in needed if not mastery.is_mastered(store, s))
         overridden = bool(override) or _override_env()
         reviews = tuple(mastery.due_reviews(store, lid))
         lines = [f"Lesson {lid} gate:"]
         if not missing:
-            lines.append("all prerequisite skills are mastered. Go ahead!" if mastery.prerequisites(lid)
+            lines.append("all prerequisite skills are mastered. Go ahead!" if needed
                          else "no prerequisites. Go ahead!")
         else:
             lines.append("these prerequisite skills are not mastered yet:")

@@ -11,7 +11,7 @@
   (past the last lesson only the days count). A clean review doubles both intervals; a miss (or
   a hint) puts the skill back into practice (not mastered, run reset).
 * **Prerequisites**: each lesson lists skills from earlier lessons that :func:`attnlab.practice.gate`
-  checks.
+  checks; they live in the course registry, :mod:`attnlab.course`.
 
 Every change of a learner's state is :func:`transition` ``(record, event) -> (record, Result)``, a
 pure function tested as a table; the functions below only pick the problem, check the answer
@@ -22,8 +22,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Union
+from types import MappingProxyType
+from typing import Any, Mapping, Union
 
+from .. import course
 from .core import Feedback, Variant, get_skill, lesson_id
 from .record import HISTORY, SkillRecord
 from .seeding import seed_for
@@ -32,22 +34,12 @@ from .store import ProgressStore
 DEFAULT_N = 3
 DAY = 86400.0
 
-LESSONS = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10")
+# Derived from the course registry (attnlab.course, the one home of lessons and prerequisites);
+# kept here under their old names for compatibility.
+LESSONS: tuple[str, ...] = tuple(entry.id for entry in course.lessons())
 LAST_LESSON = LESSONS[-1]
-
-PREREQUISITES: dict[str, tuple[str, ...]] = {
-    "00": (),
-    "01": ("warmup_softmax",),
-    "02": ("soft_lookup_weights", "soft_lookup_output"),
-    "03": ("sdpa_softmax_row", "sdpa_full"),
-    "04": ("causal_mask_build", "masked_softmax"),
-    "05": ("sdpa_scale", "sdpa_full"),
-    "06": ("mha_shape_trace", "mha_param_count"),
-    "07": ("combine_masks_build", "block_param_count"),
-    "08": ("choose_mask", "causal_mask_build"),
-    "09": ("next_token_targets", "top_k_probs"),
-    "10": ("mha_param_count", "gpt_param_count"),
-}
+PREREQUISITES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {entry.id: entry.prerequisites for entry in course.lessons()})
 
 
 def mastery_threshold(n_required: int | None = None) -> int:
@@ -61,16 +53,19 @@ def mastery_threshold(n_required: int | None = None) -> int:
 
 
 def is_lesson(lesson: str | int) -> bool:
-    """True if ``lesson`` names one of the course's lessons (00 .. 10)."""
+    """True if ``lesson`` names one of the course's lessons (:func:`attnlab.course.lessons`)."""
     try:
-        return lesson_id(lesson) in LESSONS
-    except ValueError:
+        course.lesson(lesson)
+    except course.UnknownLesson:
         return False
+    return True
 
 
 def prerequisites(lesson: str | int) -> tuple[str, ...]:
-    """Prerequisite skills of ``lesson`` (unknown lessons have none)."""
-    return PREREQUISITES.get(lesson_id(lesson), ())
+    """Prerequisite skills of ``lesson`` (:attr:`attnlab.course.Lesson.prerequisites`; unknown lessons have
+    none). Raises ValueError when ``lesson`` is not a lesson number at all (``"banana"``)."""
+    lid = lesson_id(lesson)
+    return course.lesson(lid).prerequisites if is_lesson(lid) else ()
 
 
 # ============================================================================ events
