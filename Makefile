@@ -4,13 +4,24 @@ ASSIGNMENT ?= 02_scaled_dot_product_attention
 SUBMISSIONS ?= autograder/course
 JOBS ?= 2
 
-.PHONY: lessons check-lessons exercises check-exercises grade test-autograder bench
+.PHONY: notebooks check-notebooks lessons check-lessons solutions check-solutions exercises check-exercises \
+        grade test-autograder bench
+
+notebooks: lessons solutions  ## rebuild every notebook from its text source (lessons and solutions)
+
+check-notebooks: check-lessons check-solutions  ## fail if any notebook is not what its text source builds
 
 lessons:              ## rebuild lessons/NN_*.ipynb from their text source lessons/src/NN_*.py
 	$(PY) scripts/build_lessons.py
 
 check-lessons:        ## fail if a lesson notebook is not what its text source builds
 	$(PY) scripts/build_lessons.py --check
+
+solutions:            ## rebuild solutions/NN_x/NN_x.ipynb from NN_x.pct.py (then: make exercises)
+	$(PY) scripts/build_solutions.py
+
+check-solutions:      ## fail if a solution notebook is not what its NN_x.pct.py builds
+	$(PY) scripts/build_solutions.py --check
 
 exercises:            ## regenerate exercises/ from solutions/ with nbgrader
 	$(PY) -m autograder release
