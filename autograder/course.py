@@ -28,15 +28,22 @@ def _quiet_imports() -> None:
 
 
 def assignments() -> list[str]:
-    """The course's assignment names (its exercise sets), in lesson order.
+    """The assignment names: the course's exercise sets in lesson order, then any other set an
+    instructor added to ``SOLUTIONS`` (a folder holding ``<name>/<name>.ipynb``), sorted.
 
-    Read from the course registry, :func:`attnlab.course.exercise_sets` (one home; a test checks that
-    ``solutions/`` and ``exercises/`` hold exactly these folders). A set missing from ``SOLUTIONS``
-    fails later, in :func:`stage_source`, with a message naming the folder.
+    The course's sets come from the course registry, :func:`attnlab.course.exercise_sets` (one home;
+    a test checks that the shipped ``solutions/`` and ``exercises/`` hold exactly these folders).
+    A course set missing from ``SOLUTIONS`` (a trimmed ``--solutions`` folder) is left out.
     """
     from attnlab.course import exercise_sets
 
-    return list(exercise_sets())
+    def present(name):
+        return (SOLUTIONS / name / f"{name}.ipynb").is_file()
+
+    course = [name for name in exercise_sets() if present(name)]
+    extra = sorted(p.name for p in SOLUTIONS.iterdir()
+                   if p.is_dir() and p.name not in course and present(p.name)) if SOLUTIONS.is_dir() else []
+    return course + extra
 
 
 class GradebookUnavailable(RuntimeError):

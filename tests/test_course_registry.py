@@ -181,3 +181,13 @@ def test_render_script_check_fails_on_a_stale_readme_and_names_the_command(tmp_p
     assert script.COMMAND in capsys.readouterr().err
     assert script.main(["--write"]) == 0 and script.main(["--check"]) == 0
     assert course.course_table_markdown() in stale.read_text(encoding="utf-8")
+
+
+def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkeypatch):
+    import autograder.course as ac
+    for name in ("03_masks", "01_routing_and_soft_lookup", "99_my_quiz"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.ipynb").write_text("{}")
+    (tmp_path / "notes").mkdir()  # a folder without a notebook is not a set
+    monkeypatch.setattr(ac, "SOLUTIONS", tmp_path)
+    assert ac.assignments() == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
