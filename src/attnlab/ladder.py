@@ -133,6 +133,7 @@ def attention_module(attention: Callable) -> type:
         def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, *,
                     attn_mask: Tensor | None = None, key_padding_mask: Tensor | None = None,
                     need_weights: bool = False, cache=None, is_causal: bool = False):
+            """``query: (B, L, d_model) -> (out (B, L, d_model), weights (B, H, L, L) or None)``."""
             if key is not None or value is not None or attn_mask is not None or key_padding_mask is not None \
                     or cache is not None:
                 raise ValueError("attention_module supports causal or unmasked self-attention only "
@@ -184,6 +185,7 @@ class UniformLM(nn.Module):
         self.config = config
 
     def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """``idx: (B, L)`` long -> ``(logits (B, L, V), mean cross-entropy or None)``, as :class:`~attnlab.nn.GPT`."""
         logits = torch.zeros(*idx.shape, self.config.vocab_size)  # (B, L, V)
         return logits, _loss(logits, targets)
 
@@ -198,6 +200,7 @@ class BigramLM(nn.Module):
         self.apply(GPT._init_weights)
 
     def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """``idx: (B, L)`` long -> ``(logits (B, L, V), mean cross-entropy or None)``, as :class:`~attnlab.nn.GPT`."""
         logits = self.table(idx)  # (B, L, V)
         return logits, _loss(logits, targets)
 
@@ -228,6 +231,7 @@ class AttentionLM(nn.Module):
                      "feed-forward module")
 
     def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """``idx: (B, L)`` long -> ``(logits (B, L, V), mean cross-entropy or None)``, as :class:`~attnlab.nn.GPT`."""
         x = self.pos_emb(self.tok_emb(idx))  # (B, L, d_model)
         x, _ = self.attn(x, is_causal=True)  # (B, L, d_model)
         if self.ffn is not None:
@@ -245,6 +249,7 @@ class _BlockWith(nn.Module):
         self.block_forward = block_forward
 
     def forward(self, x: Tensor, *, is_causal: bool = True, cache=None) -> Tensor:
+        """``x: (B, L, d_model) -> (B, L, d_model)`` through ``block_forward``; ValueError with a cache."""
         if cache is not None:
             raise ValueError("a ladder block with your block_forward has no KV cache")
 
@@ -309,6 +314,7 @@ class RungResult:
 
     @property
     def label(self) -> str:
+        """The rung's short name for tables and plots (:data:`RUNG_LABELS`)."""
         return RUNG_LABELS[self.name]
 
 
