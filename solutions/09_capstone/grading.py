@@ -18,14 +18,20 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   anywhere in 2.26-3.01). Calibrated on 28 random slices, 2 shared cores: the reference beats
   the frequency model by 0.60-1.09 nats (2-10 s without the sandbox's op watch); no zero_grad
   by 0.10-0.24 (6 slices), targets shifted by two by -0.26-0.11, targets not shifted: far worse.
+* ``TinyGPT``: the student's assembled model (causal multi-head attention, pre-LN blocks with a GELU
+  FFN, positions, final LayerNorm, tied output layer) is built with fresh sizes, loaded with random
+  weights (large enough that the 1/sqrt(d_k) scale and the causal mask change every logit), and its
+  logits are compared with ``attnlab.nn.GPT`` holding the same weights. Named mistakes are made on
+  the reference model itself (its weights or its block switches), never with a second model.
 """
 import math
 
 import numpy as np
 import torch
+from torch import nn
 
 from attnlab.data import CharTokenizer, load_shakespeare
-from attnlab.nn import GPT, GPTConfig
+from attnlab.nn import GPT, FeedForward, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
 from autograder.sandbox_gpt import GPT_SETUP
 from autograder.spec import ByHandCheck, FunctionCheck, Outcome
@@ -212,6 +218,94 @@ def run_verdict(value, **raw):
             "below: check the shift of the targets, zero_grad, backward and optimizer.step()")
 
 
+# ------------------------------------------------------------------ TinyGPT (the assembled model)
+#: TinyGPT's parameter names -> attnlab.nn.GPT's (the exercise's table says which is which).
+_TO_GPT = (("pos_emb.", "pos_emb.emb."), (".attn.", ".self_attn."), (".w_1.", ".ffn.w_1."), (".w_2.", ".ffn.w_2."),
+           (".norm2.", ".norm3."))
+
+TINY_SETUP = """
+def _run_tiny(I):
+    m = TinyGPT(I["V"], I["T"], I["d"], I["H"], I["n_layers"])
+    m.load_state_dict({k[2:]: v for k, v in I.items() if k.startswith("w:")})
+    m.eval()
+    with torch.no_grad():
+        return m(I["idx"])
+"""
+
+
+def tiny_inputs(rng, trial):
+    H, d_k = int(rng.choice([2, 3, 4])), int(rng.integers(2, 5))  # H, d_k >= 2: head layout and scale matter
+    d, T, n_layers = H * d_k, int(rng.integers(5, 11)), int(rng.integers(1, 3))
+    V = int(rng.integers(5, 16))
+    L = T if trial == 1 else int(rng.integers(3, T))  # trial 1: the full context; else fewer positions
+    inp = {"V": V, "T": T, "d": d, "H": H, "n_layers": n_layers, "idx": rng.integers(0, V, size=(int(rng.integers(1, 4)), L))}
+    ref = GPT(GPTConfig(V, T, d, H, n_layers))
+    for name, p in ref.state_dict().items():
+        if name == "lm_head.weight":
+            continue
+        tiny = _tiny_name(name)
+        if "norm" in name and name.endswith("weight"):
+            inp["w:" + tiny] = 1.0 + 0.3 * rng.standard_normal(tuple(p.shape))
+        elif "emb" in name:
+            inp["w:" + tiny] = rng.standard_normal(tuple(p.shape))
+        else:
+            inp["w:" + tiny] = 0.5 * rng.standard_normal(tuple(p.shape))
+    return inp
+
+
+def _tiny_name(gpt_name):
+    for tiny, gpt in _TO_GPT:
+        gpt_name = gpt_name.replace(gpt, tiny)
+    return gpt_name
+
+
+def _gpt_name(tiny_name):
+    for tiny, gpt in _TO_GPT:
+        tiny_name = tiny_name.replace(tiny, gpt)
+    return tiny_name
+
+
+def _tiny_ref_model(inp):
+    """attnlab.nn.GPT in float64 holding the drawn weights (as the sandbox receives them: float32)."""
+    model = GPT(GPTConfig(inp["V"], inp["T"], inp["d"], inp["H"], inp["n_layers"])).double().eval()
+    state = {_gpt_name(k[2:]): torch.as_tensor(v, dtype=torch.float32).double() for k, v in inp.items() if k.startswith("w:")}
+    state["lm_head.weight"] = state["tok_emb.weight"]
+    model.load_state_dict(state)
+    return model
+
+
+@torch.no_grad()
+def tiny_ref(mistake=None, **inp):
+    """The reference logits, or those of a named mistake made on the reference model itself."""
+    model = _tiny_ref_model(inp)
+    idx = torch.as_tensor(inp["idx"])
+    causal = True
+    if mistake == "no_scale":  # Q scaled by √d_k cancels the 1/√d_k
+        for block in model.blocks:
+            block.self_attn.w_q.weight.mul_(math.sqrt(inp["d"] // inp["H"]))
+            block.self_attn.w_q.bias.mul_(math.sqrt(inp["d"] // inp["H"]))
+    elif mistake == "no_causal":
+        causal = False
+    elif mistake == "post_ln":
+        for block in model.blocks:
+            block.norm_first = False  # LN(x + f(x)) with the same LayerNorms
+    elif mistake == "no_final_norm":
+        model.norm_f = nn.Identity()
+    elif mistake == "no_positions":
+        model.pos_emb.emb.weight.zero_()
+    elif mistake == "relu":
+        for block in model.blocks:
+            relu = FeedForward(inp["d"], 4 * inp["d"], activation="relu").double()
+            relu.load_state_dict(block.ffn.state_dict())
+            block.ffn = relu
+    if causal:
+        return model(idx)[0]
+    x = model.pos_emb(model.tok_emb(idx))  # GPT.forward with the blocks called without the causal mask
+    for block in model.blocks:
+        x = block(x, is_causal=False)
+    return model.lm_head(model.norm_f(x))
+
+
 # ------------------------------------------------------------------ sample_next_token
 def sample_inputs(rng, trial):
     B, V = 200, int(rng.integers(4, 16))
@@ -252,5 +346,16 @@ CHECKS = [
         reference=sample_ref, atol=0, rtol=0,
         mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True)},
         forbid_attrs=("sample_next_token", "generate")),
+    FunctionCheck(
+        "test_tiny_gpt", target="TinyGPT", inputs=tiny_inputs, trials=3, setup=TINY_SETUP, call="_run_tiny(_I)",
+        reference=tiny_ref, atol=1e-4, rtol=1e-4,
+        mistakes={"no_scale": lambda **i: tiny_ref("no_scale", **i),
+                  "missing_causal_mask_gpt": lambda **i: tiny_ref("no_causal", **i),
+                  "block_post_ln": lambda **i: tiny_ref("post_ln", **i),
+                  "final_layernorm_missing": lambda **i: tiny_ref("no_final_norm", **i),
+                  "forget_position_embedding": lambda **i: tiny_ref("no_positions", **i),
+                  "gpt_ffn_relu": lambda **i: tiny_ref("relu", **i)},
+        forbid_attrs=("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
+                      "multi_head_attention_forward")),
 ]
 TIMEOUT = 60  # per item; the training run takes 5-15 s on a busy 2-core machine

@@ -411,6 +411,12 @@ _ENTRIES = [
      "The four projections W_Q, W_K, W_V, W_O are matmuls too: 2 · d_model² FLOPs per token each, often the larger part of the cost."),
     ("bytes_fixed_float32", "you assumed 4 bytes per number whatever the dtype",
      "Multiply by the bytes per number of the dtype you are given (float32: 4, float16/bfloat16: 2)."),
+    ("block_post_ln", "your block normalises after the residual sum (post-LN) instead of before each sub-layer",
+     "GPT-2's blocks are pre-LN: h = x + Attn(LN1(x)), then h + FFN(LN2(h)); post-LN, LN(x + f(x)), is the original Transformer's and computes something else."),
+    ("final_layernorm_missing", "you left out the final LayerNorm before the output layer",
+     "A pre-LN stack never normalises its last block's output, so GPT applies one more LayerNorm (norm_f) before the output layer."),
+    ("gpt_ffn_relu", "you used ReLU in GPT's feed-forward network instead of GELU",
+     "GPT-2's FFN uses the exact GELU, h · Φ(h) (F.gelu): it differs from ReLU for every negative and small positive input."),
 ]
 
 MISCONCEPTIONS: dict[str, Misconception] = {name: Misconception(name, title, why) for name, title, why in _ENTRIES}
