@@ -16,23 +16,26 @@
 # ---
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "intro", "locked": true, "schema_version": 3, "solution": false}
-# # Exercise 09 · Capstone: your own training loop
+# # Exercise 09 · Capstone: your own GPT and its training loop
 #
 # In lesson 09 `attnlab.training.train` trained a character-level GPT on Tiny Shakespeare. Here you write the loop's
 # pieces yourself (batches with teacher forcing, one optimisation step with gradient clipping, sampling from the
-# model), and then **your** pieces train a small GPT that must reach a validation-loss threshold.
+# model), then **your** pieces train a small GPT that must reach a validation-loss threshold, and finally you
+# **assemble the GPT itself** from the pieces of exercises 05 and 06 (causal multi-head attention, the feed-forward
+# network, pre-LN blocks) and check that it computes exactly what `attnlab.nn.GPT` computes.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
 # * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
 # * Your by-hand numbers are personal: they come from your learner id, so a classmate's numbers will not match yours.
-# * Graded (11 points): two by-hand answers (1 point each), `get_batch` (2), `train_step` (2), `sample_next_token` (2),
-#   and the **training run** (3): when your instructor grades, the grader trains a fresh small GPT for 150 steps on a
+# * Graded (14 points): two by-hand answers (1 point each), `get_batch` (2), `train_step` (2), `sample_next_token` (2),
+#   **your assembled GPT** `TinyGPT` (3) and the **training run** (3): when your instructor grades, the grader trains a fresh small GPT for 150 steps on a
 #   slice of Tiny Shakespeare with *your* `get_batch` and `train_step`, and its validation loss must end at least
 #   0.4 nats below that of the character-frequency model on the same text (a correct loop beats it by about 0.6 to 1.1
-#   nats, in a few seconds on a laptop CPU). Your other functions also run on fresh inputs you have not seen.
+#   nats, in a few seconds on a laptop CPU). Your other functions also run on fresh inputs you have not seen; `TinyGPT` gets fresh sizes and random weights
+#   and its logits are compared with `attnlab.nn.GPT` holding the same weights.
 # * Write your own code: importing the course library (`attnlab`) in an answer cell, calling the library version of
 #   what you are asked to write, or using `exec`, `eval`, `open`, `os`, `sys` earns no credit. Answer cells may use
-#   `math`, `torch`, `numpy` and the functions of earlier answer cells. Inside the grader the model is a GPT with the
+#   `math`, `np`, `torch`, `nn`, `F`, `Tensor` and the functions of earlier answer cells. Inside the grader the model is a GPT with the
 #   same interface as `attnlab.nn.GPT` (`model(x, y) -> (logits, loss)`), so use only that interface.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
@@ -40,6 +43,8 @@ import math
 import time
 
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
 from torch import Tensor
 from IPython.display import Markdown, display
 
@@ -320,3 +325,132 @@ with torch.no_grad():
         logits, _ = gpt(idx[:, -32:])
         idx = torch.cat([idx, sample_next_token(logits[:, -1], temperature=0.8, top_k=10, generator=g)[:, None]], dim=1)
 print(tok.decode(idx[0]))
+
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "assemble_intro", "locked": true, "schema_version": 3, "solution": false}
+# ## Part 6 · Assemble your GPT
+#
+# Lesson 09's ladder built a GPT up one piece at a time. Now assemble it yourself, from your own pieces: the causal
+# multi-head attention of exercise 05, the feed-forward network and the pre-LN block of exercise 06, and the embeddings
+# and tied output layer of lesson 09. The `__init__` methods are given (they fix the parameter names, so the grader can
+# load weights into your model); write the three `forward` methods. Paste and adapt your earlier code where you have it:
+# an answer cell cannot see another notebook.
+#
+# | module | computes | parameters |
+# |---|---|---|
+# | `CausalSelfAttention` | `split` into `n_heads` heads of width `d_k`, `softmax(Q Kᵀ / √d_k)` with the **causal mask**, `V`, merge heads, `W_O` | `w_q`, `w_k`, `w_v`, `w_o` (with biases) |
+# | `Block` (pre-LN) | `h = x + attn(norm1(x))`, then `h + w_2(GELU(w_1(norm2(h))))` (exact GELU, `F.gelu`) | `norm1`, `attn`, `norm2`, `w_1`, `w_2` |
+# | `TinyGPT` | token embedding + position embedding (positions `0 .. L-1`), the blocks, final LayerNorm `norm_f`, then the output layer **tied** to the token embedding: `logits = x @ tok_emb.weight.T` | `tok_emb`, `pos_emb`, `blocks`, `norm_f` |
+#
+# `TinyGPT(idx)` returns the logits `(B, L, vocab_size)` for `idx: (B, L)` with `L <= block_size` (no loss, no dropout).
+# With the same weights it must give the logits of `attnlab.nn.GPT(GPTConfig(vocab_size, block_size, d_model, n_heads,
+# n_layers))` (whose `norm3` is your `norm2` and whose `ffn.w_1`, `ffn.w_2` are your `w_1`, `w_2`).
+
+# %% nbgrader={"grade": false, "grade_id": "tiny_gpt", "locked": false, "schema_version": 3, "solution": true}
+class CausalSelfAttention(nn.Module):
+    """Causal multi-head self-attention ``(B, L, d_model) -> (B, L, d_model)`` (Vaswani et al. 2017, §3.2.2).
+
+    Query i attends to keys ``j <= i`` only. ``d_k = d_model // n_heads``; head h uses features
+    ``h*d_k .. (h+1)*d_k - 1`` of the projections (as ``split_heads``, exercise 05).
+    """
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads, self.d_k = n_heads, d_model // n_heads
+        self.w_q, self.w_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.w_v, self.w_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:
+        ### BEGIN SOLUTION
+        B, L, d_model = x.shape
+        q, k, v = (w(x).view(B, L, self.n_heads, self.d_k).transpose(1, 2) for w in (self.w_q, self.w_k, self.w_v))  # (B, H, L, d_k)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, L, L)
+        causal = torch.ones(L, L, dtype=torch.bool, device=x.device).tril()  # query i sees keys j <= i
+        weights = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, L, d_model)  # (B, H, L, d_k) -> (B, L, d_model)
+        return self.w_o(out)
+        ### END SOLUTION
+
+
+class Block(nn.Module):
+    """Pre-LN decoder block without cross-attention (GPT-2): ``x + attn(LN(x))``, then ``+ FFN(LN(.))``."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(d_model), CausalSelfAttention(d_model, n_heads)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.w_1, self.w_2 = nn.Linear(d_model, 4 * d_model), nn.Linear(4 * d_model, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:
+        ### BEGIN SOLUTION
+        h = x + self.attn(self.norm1(x))  # (B, L, d_model): the residual stream is only added to
+        return h + self.w_2(F.gelu(self.w_1(self.norm2(h))))
+        ### END SOLUTION
+
+
+class TinyGPT(nn.Module):
+    """Decoder-only language model in the layout of ``attnlab.nn.GPT`` (GPT-2, Radford et al. 2019).
+
+    ``forward(idx: (B, L) long) -> logits (B, L, vocab_size)``, ``L <= block_size``: token embedding
+    + learned position embedding, ``n_layers`` pre-LN blocks, final LayerNorm, output layer tied to
+    the token embedding.
+    """
+
+    def __init__(self, vocab_size: int, block_size: int, d_model: int, n_heads: int, n_layers: int) -> None:
+        super().__init__()
+        self.tok_emb, self.pos_emb = nn.Embedding(vocab_size, d_model), nn.Embedding(block_size, d_model)
+        self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
+        self.norm_f = nn.LayerNorm(d_model)
+
+    def forward(self, idx: Tensor) -> Tensor:
+        ### BEGIN SOLUTION
+        L = idx.shape[1]
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(L, device=idx.device))  # (B, L, d_model)
+        for block in self.blocks:
+            x = block(x)
+        return self.norm_f(x) @ self.tok_emb.weight.T  # (B, L, V): the tied output layer
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_tiny_gpt", "locked": true, "schema_version": 3, "solution": false, "points": 3}
+def tiny_from_gpt(gpt):
+    """The state of attnlab.nn.GPT `gpt` under TinyGPT's parameter names."""
+    names = {"pos_emb.emb.": "pos_emb.", ".self_attn.": ".attn.", ".ffn.": ".", ".norm3.": ".norm2."}
+    state = {}
+    for key, value in gpt.state_dict().items():
+        if key == "lm_head.weight":
+            continue  # the tied output layer IS tok_emb.weight
+        for old, new in names.items():
+            key = key.replace(old, new)
+        state[key] = value
+    return state
+
+
+torch.manual_seed(0)
+ref_gpt = GPT(GPTConfig(vocab_size=13, block_size=10, d_model=16, n_heads=4, n_layers=2)).eval()
+with torch.no_grad():
+    for p in ref_gpt.parameters():
+        p.add_(0.3 * torch.randn_like(p))  # weights of a trained-looking model, not the tiny initial ones
+mine = TinyGPT(vocab_size=13, block_size=10, d_model=16, n_heads=4, n_layers=2).eval()
+mine.load_state_dict(tiny_from_gpt(ref_gpt))
+idx = torch.randint(13, (3, 7))  # L = 7 < block_size
+with torch.no_grad():
+    logits = mine(idx)
+    expected = ref_gpt(idx)[0]
+    changed = idx.clone()
+    changed[:, 4:] = (changed[:, 4:] + 1) % 13  # change the last 3 tokens only
+    early = mine(changed)[:, :4]
+assert isinstance(logits, torch.Tensor) and tuple(logits.shape) == (3, 7, 13), \
+    f"TinyGPT(idx) must return the logits (B, L, vocab_size) = (3, 7, 13), got {getattr(logits, 'shape', type(logits))}"
+assert torch.allclose(early, logits[:, :4], atol=1e-5), \
+    "changing tokens 4..6 changed the logits at positions 0..3: the attention must use the causal mask"
+assert torch.allclose(logits, expected, atol=1e-4), \
+    f"your logits differ from attnlab.nn.GPT's with the same weights (max abs difference " \
+    f"{(logits - expected).abs().max():.3g}): check the 1/√d_k scale, the head split, pre-LN, GELU, positions and norm_f"
+print("TinyGPT: visible checks passed")
+
+### BEGIN HIDDEN TESTS
+# Graded outside your kernel: TinyGPT is built with fresh sizes (several heads, one or two layers,
+# L up to block_size), loaded with random weights, and its logits are compared with those of
+# attnlab.nn.GPT holding the same weights.
+### END HIDDEN TESTS
