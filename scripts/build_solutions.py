@@ -183,12 +183,14 @@ def from_notebook(ipynb: Path) -> list[str]:
                      "metadata" if nb.metadata != rebuilt.metadata else min(len(nb.cells), len(rebuilt.cells)))
         raise ValueError(f"{_rel(ipynb)}: the text form would not rebuild the notebook (first difference: "
                          f"cell {where}); nothing written")
+    json_text = notebook_text(rebuilt)
+    # the text of the notebook as the build writes it (key order etc.), so a second run writes nothing
+    text = text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb))
     written = []
     target = text_path(ipynb)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
         written.append(f"wrote {_rel(target)}")
-    json_text = notebook_text(rebuilt)
     if ipynb.read_text(encoding="utf-8") != json_text:
         ipynb.write_text(json_text, encoding="utf-8")
         written.append(f"re-serialised {_rel(ipynb)} (same cells and metadata; outputs dropped)")

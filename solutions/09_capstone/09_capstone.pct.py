@@ -412,7 +412,7 @@ class TinyGPT(nn.Module):
         ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_tiny_gpt", "locked": true, "schema_version": 3, "solution": false, "points": 3}
+# %% nbgrader={"grade": true, "grade_id": "test_tiny_gpt", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 def tiny_from_gpt(gpt):
     """The state of attnlab.nn.GPT `gpt` under TinyGPT's parameter names."""
     names = {"pos_emb.emb.": "pos_emb.", ".self_attn.": ".attn.", ".ffn.": ".", ".norm3.": ".norm2."}
