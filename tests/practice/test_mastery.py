@@ -132,8 +132,8 @@ def test_gate_and_mastery_check_never_raise(store, capsys):
 def test_mastery_check_headless_lists_the_lesson_items(store, capsys):
     check = mastery_check("03", store=store)
     out = capsys.readouterr().out
-    assert set(check.skills) == {"causal_mask_build", "padding_mask_build", "combine_masks_build", "masked_softmax",
-                                 "concept_mask_order"}
+    assert set(check.skills) == {"causal_mask_build", "rect_causal_mask", "padding_mask_build", "combine_masks_build",
+                                 "masked_softmax", "concept_mask_order"}
     assert all(name in out for name in check.skills) and check.reviews == []
     assert check.items[0].check(check.items[0].variant.answer).correct
 

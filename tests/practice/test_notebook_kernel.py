@@ -28,6 +28,6 @@ def test_gate_mastery_check_and_card_run_headless_in_a_kernel(tmp_path, monkeypa
     gate_out, card_out, check_out = ([m for o in c.outputs for m in o.get("data", {})] for c in nb.cells)
     assert "text/markdown" in gate_out and gate_out.count(widget) == 2, mimes  # two missing prerequisites
     assert card_out.count(widget) == 1
-    assert check_out.count(widget) == 5  # the five skills of lesson 03 (four numeric, one conceptual)
+    assert check_out.count(widget) == 6  # the six skills of lesson 03 (five numeric, one conceptual)
     progress = json.loads((home / "progress" / "kernel.json").read_text())
     assert progress["skills"]["sdpa_scale"]["streak"] == 1 and progress["lesson"] == "03"

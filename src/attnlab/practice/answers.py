@@ -211,7 +211,10 @@ def _parse(answer: Any, kind: str) -> Any:
             arr = arr.reshape(1)
         return arr
     # mask
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged rows: say so, as for a matrix
+        arr = _array(value, "a mask")
     if arr.dtype == bool:
         return arr
     arr = _array(value, "a mask")
@@ -303,7 +306,9 @@ def format_answer(value: Any, kind: str, decimals: int | None = None) -> str:
         return repr(np.asarray(value).astype(int).tolist())
 
     def fmt(x: float) -> str:
-        return f"{x:.{decimals}f}" if decimals is not None else repr(float(x))
+        if decimals is not None:
+            return f"{x:.{decimals}f}"
+        return str(int(x)) if float(x).is_integer() else repr(float(x))  # token ids and counts print as ints
 
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 1:

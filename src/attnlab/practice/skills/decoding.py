@@ -1,5 +1,7 @@
-"""Lesson 08: teacher-forcing targets, top-k and top-p filtering, greedy decoding."""
+"""Lesson 08: teacher-forcing targets, perplexity, top-k and top-p filtering, greedy decoding, beam search."""
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -157,4 +159,257 @@ register(Skill(
     },
     hints=("Greedy decoding does not sample; temperature does not change which logit is largest.",
            "Pick the index of the largest logit (indices start at 0)."),
+))
+
+
+# -------------------------------------------------------------------- perplexity
+
+_PPL_PROBS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
+
+
+def _ppl_build(rng):
+    form = rng.choice(["probs", "probs", "mean", "sum"])
+    if form == "probs":
+        n = rng.choice([3, 4])
+        probs = [rng.choice(_PPL_PROBS) for _ in range(n)]
+        while len(set(probs)) == 1:
+            probs[0] = rng.choice(_PPL_PROBS)
+        prompt = (f"A language model reads a text of {n} tokens. The probabilities it gave to the **correct** next "
+                  f"tokens were p = {show(probs)}. What is its **perplexity** on this text, to **2 decimals**?")
+        return prompt, {"form": form, "probs": probs}
+    if form == "mean":
+        loss = rng.randint(30, 300) / 100
+        prompt = (f"A model's validation cross-entropy (F.cross_entropy, natural log, mean over tokens) is "
+                  f"{loss:.2f} nats per token. What is its **perplexity**, to **2 decimals**?")
+        return prompt, {"form": form, "loss": loss}
+    n = rng.randint(3, 6)
+    total = round(n * rng.randint(40, 220) / 100, 2)
+    prompt = (f"F.cross_entropy(logits, targets, reduction='sum') over N = {n} tokens returned {total:.2f} "
+              "(nats, summed over the tokens). What is the model's **perplexity** on these tokens, to **2 decimals**?")
+    return prompt, {"form": form, "loss": total, "n": n}
+
+
+def _mean_nll(d, m):
+    """The mean negative log-likelihood in nats (each −ln p and the mean written down)."""
+    if d["form"] == "probs":
+        nll = [m.r(-m.log(p)) for p in d["probs"]]
+        return m.r(sum(nll, 0.0) / len(nll))
+    if d["form"] == "mean":
+        return d["loss"]
+    return m.r(d["loss"] / d["n"])
+
+
+def _ppl_working(d, m):
+    return m.exp(_mean_nll(d, m))
+
+
+def _ppl_reference(d):
+    """exp of F.cross_entropy with logits = log p (the probability of the target is exactly p)."""
+    import torch.nn.functional as F
+
+    if d["form"] == "probs":
+        p = f64(d["probs"])  # (N,)
+        logits = torch.stack([torch.log(p), torch.log1p(-p)], dim=-1)  # (N, 2): target 0 has probability p
+        nll = F.cross_entropy(logits, torch.zeros(len(p), dtype=torch.long))  # mean over the N tokens
+    else:
+        nll = f64(d["loss"] / (d["n"] if d["form"] == "sum" else 1))
+    return float(torch.exp(nll))
+
+
+def _exact_nll(d):
+    from ..working import EXACT
+
+    return _mean_nll(d, EXACT)
+
+
+def _nll_base(d, log):
+    """Mean −log p with another logarithm (None when only a loss is given)."""
+    return sum(-log(p) for p in d["probs"]) / len(d["probs"]) if d["form"] == "probs" else None
+
+
+register(Skill(
+    name="perplexity", lesson="08", title="Perplexity from probabilities or a loss", kind="number", decimals=2,
+    build=_ppl_build, solve=None, working=_ppl_working, reference=_ppl_reference,
+    kinds=("from token probabilities", "from a loss"),
+    kind_of_data=lambda d: "from token probabilities" if d["form"] == "probs" else "from a loss",
+    mistakes={
+        "loss_summed": lambda d: (math.exp(sum(-math.log(p) for p in d["probs"])) if d["form"] == "probs"
+                                  else math.exp(d["loss"]) if d["form"] == "sum" else None),
+        "ppl_log2_then_exp": lambda d: math.exp(_nll_base(d, math.log2)) if d["form"] == "probs" else None,
+        "ppl_log10_then_exp": lambda d: math.exp(_nll_base(d, math.log10)) if d["form"] == "probs" else None,
+        "ppl_base2_of_nats": lambda d: 2.0 ** _exact_nll(d),
+        "ppl_arithmetic_mean": lambda d: (sum(1 / p for p in d["probs"]) / len(d["probs"])
+                                          if d["form"] == "probs" else None),
+        "ppl_reciprocal": lambda d: math.exp(-_exact_nll(d)),
+        "ppl_is_loss": lambda d: _exact_nll(d),
+    },
+    hints=("Perplexity is the exponential of the mean per-token loss (in nats): it is always at least 1.",
+           "PPL = exp((1/N) Σ −ln p_t): take −ln of each probability, average them (a summed loss: divide by N), "
+           "then exp. Equivalently (p_1 ⋯ p_N)^(−1/N), the geometric mean of 1/p."),
+))
+
+
+# -------------------------------------------------------------------- beam search
+# A tiny table: p(y1) for the first token, p(y2 | y1) for the second, probabilities in tenths so that every
+# sequence probability p(y1) · p(y2 | y1) is exact to 2 decimals.
+
+_ASKS = {"sequences": "beam after step 2", "probs": "beam probabilities", "greedy": "greedy vs beam"}
+
+
+def _row(rng, V):
+    """V distinct probabilities in tenths (ints) that sum to 10."""
+    while True:
+        cuts = sorted(rng.sample(range(1, 10), V - 1))
+        row = [b - a for a, b in zip([0] + cuts, cuts + [10])]
+        if len(set(row)) == V:
+            return row
+
+
+def _ranked(d, k, key):
+    """Beam search over the table, extensions ranked by ``key(p1, p2)`` (tenths): the k kept (y1, y2), or None
+    when a tie decides which are kept or their order."""
+    first, nxt = d["first"], d["next"]
+    starts = sorted(range(d["V"]), key=lambda a: -first[a])[:k]  # step 1: the score is p(y1) alone
+    cands = sorted(((a, b) for a in starts for b in range(d["V"])), key=lambda s: -key(first[s[0]], nxt[s[0]][s[1]]))
+    scores = [key(first[a], nxt[a][b]) for a, b in cands]
+    if len(set(scores[: k + 1])) < min(k + 1, len(scores)):
+        return None
+    return cands[:k]
+
+
+def _product(p1, p2):
+    return p1 * p2
+
+
+def _tenths(d):
+    return {"V": d["V"], "first": [round(10 * p) for p in d["first"]],
+            "next": [[round(10 * p) for p in row] for row in d["next"]]}
+
+
+def _prob(d, seq):
+    """p(y1) · p(y2 | y1), exact to 2 decimals (products of tenths)."""
+    return round(d["first"][seq[0]] * d["next"][seq[0]][seq[1]], 2)
+
+
+def _beam_answer(d, beam, greedy=None):
+    """The asked answer for ``beam`` (a list of (y1, y2)); ``greedy``: the greedy sequence (for the greedy ask)."""
+    if beam is None:
+        return None
+    if d["ask"] == "sequences":
+        return [list(s) for s in beam]
+    if d["ask"] == "probs":
+        return [_prob(d, s) for s in beam]
+    return [list(greedy or _ranked(_tenths(d), 1, _product)[0]), list(beam[0])]
+
+
+def _beam_solve(d, k=None, key=_product):
+    return _beam_answer(d, _ranked(_tenths(d), d["k"] if k is None else k, key))
+
+
+def _beam_build(rng):
+    ask = rng.choice(list(_ASKS))
+    for _ in range(200):
+        V = rng.choice([2, 3])
+        k = 3 if V == 3 and rng.random() < 0.25 else 2
+        tenths = {"V": V, "first": _row(rng, V), "next": [_row(rng, V) for _ in range(V)]}
+        beam = _ranked(tenths, k, _product)
+        if beam is None:
+            continue
+        greedy = _ranked(tenths, 1, _product)[0]
+        if ask == "greedy" and greedy == beam[0] and rng.random() < 0.7:
+            continue  # mostly problems where the beam finds a better sequence than greedy (not always)
+        break
+    d = {"V": V, "k": k, "ask": ask, "first": [t / 10 for t in tenths["first"]],
+         "next": [[t / 10 for t in row] for row in tenths["next"]]}
+    table = "; ".join(f"p(y₂ | y₁ = {a}) = {show(row)}" for a, row in enumerate(d["next"]))
+    head = (f"A toy model over the tokens 0..{V - 1} generates two tokens. First token: p(y₁) = {show(d['first'])}. "
+            f"Second token: {table}. ")
+    if ask == "sequences":
+        q = (f"Run **beam search with beam width k = {k}** for the two steps. Which {k} sequences are in the beam "
+             f"after step 2? Give them **best first**, one row [y₁, y₂] per sequence, e.g. "
+             f"{show([[V - 1, 0], [0, V - 1], [0, 0]][:k])}.")
+    elif ask == "probs":
+        q = (f"Run **beam search with beam width k = {k}** for the two steps. Give the **probabilities** "
+             f"p(y₁, y₂) of the {k} sequences in the beam after step 2, **best first**, e.g. "
+             f"{show([0.3, 0.2, 0.1][:k])} (exact: each is a product of two table entries).")
+    else:
+        q = (f"Which sequence does **greedy decoding** pick, and which is the best sequence found by **beam search "
+             f"with beam width k = {k}**? Answer [[greedy y₁, y₂], [beam y₁, y₂]], e.g. [[0, 1], [1, 0]].")
+    return head + q, d
+
+
+def _beam_reference(d):
+    """attnlab.nn.sampling.beam_search on the table (prompt: one start token V, never generated)."""
+    from attnlab.nn.sampling import beam_search
+
+    first, nxt = f64(d["first"]).log(), f64(d["next"]).log()  # (V,), (V, V)
+
+    def next_logits(ids):  # (n, t) -> (n, V)
+        return first.expand(len(ids), -1) if ids.shape[1] == 1 else nxt[ids[:, -1]]
+
+    def run(width):
+        return beam_search(next_logits, torch.tensor([d["V"]]), 2, beam_width=width)
+
+    hyps = run(d["k"])
+    if d["ask"] == "probs":
+        return [math.exp(h.log_prob) for h in hyps]
+    if d["ask"] == "sequences":
+        return [h.tokens[1:].tolist() for h in hyps]
+    return [run(1)[0].tokens[1:].tolist(), hyps[0].tokens[1:].tolist()]
+
+
+def _beam_greedy(d):
+    """k = 1: the greedy answer in the asked form."""
+    greedy = _ranked(_tenths(d), 1, _product)
+    if d["ask"] == "greedy":
+        return [list(greedy[0]), list(greedy[0])]
+    return _beam_answer(d, greedy)
+
+
+def _beam_first_greedy(d):
+    """Only the best first token survives step 1; its k best continuations are kept."""
+    t = _tenths(d)
+    g = _ranked(t, 1, _product)[0][0]
+    beam = sorted(((g, b) for b in range(d["V"])), key=lambda s: -t["next"][g][s[1]])[: d["k"]]
+    return _beam_answer(d, beam) if d["ask"] != "greedy" else None  # for "greedy" it is the greedy answer
+
+
+def _beam_sum(d):
+    """Extensions ranked by p(y1) + p(y2 | y1); their 'probabilities' reported as those sums."""
+    beam = _ranked(_tenths(d), d["k"], lambda a, b: a + b)
+    if beam is None or d["ask"] != "probs":
+        return _beam_answer(d, beam)
+    return [round(d["first"][a] + d["next"][a][b], 1) for a, b in beam]
+
+
+def _beam_last(d):
+    """Extensions ranked by the last step's probability p(y2 | y1) only (reported as their score)."""
+    beam = _ranked(_tenths(d), d["k"], lambda a, b: b)
+    if beam is None or d["ask"] != "probs":
+        return _beam_answer(d, beam)
+    return [d["next"][a][b] for a, b in beam]
+
+
+def _beam_unsorted(d):
+    """The right beam listed worst first (sorted the wrong way; for k = 2 the only other order)."""
+    beam = _ranked(_tenths(d), d["k"], _product)
+    return _beam_answer(d, beam[::-1]) if d["ask"] != "greedy" else None
+
+
+register(Skill(
+    name="beam_search_steps", lesson="08", title="Beam search by hand (two steps)", kind="matrix",
+    build=_beam_build, solve=_beam_solve, reference=_beam_reference,
+    kinds=tuple(_ASKS.values()), kind_of_data=lambda d: _ASKS[d["ask"]],
+    mistakes={
+        "beam_as_greedy": _beam_greedy,
+        "beam_greedy_first_step": _beam_first_greedy,
+        "beam_rank_last_step": _beam_last,
+        "beam_sum_probs": _beam_sum,
+        "beam_not_best_first": _beam_unsorted,
+    },
+    hints=("A sequence's probability is the product of its step probabilities; the beam keeps the k most probable "
+           "prefixes at every step, step 1 included.",
+           "Step 1: keep the k most probable first tokens. Step 2: extend each by every token, score each "
+           "sequence by p(y₁) · p(y₂ | y₁) (or add the log-probabilities), keep the k highest, best first. "
+           "Greedy decoding is k = 1: the best first token, then its best second token."),
 ))

@@ -1,4 +1,4 @@
-"""Lesson 03: causal, padding and combined masks (bool, True = may attend), masked softmax."""
+"""Lesson 03: causal (square and rectangular), padding and combined masks (bool, True = may attend), masked softmax."""
 from __future__ import annotations
 
 import torch
@@ -36,19 +36,61 @@ def _causal_reference(d):
     return causal_mask(d["L"], d["S"])  # (L, S)
 
 
+_CAUSAL_MISTAKES = {  # shared by the square and the rectangular causal-mask skills
+    "inverted_mask": lambda d: _grid(d["L"], d["S"], lambda i, j: j > i + d["S"] - d["L"]),
+    "causal_excludes_diagonal": lambda d: _grid(d["L"], d["S"], lambda i, j: j < i + d["S"] - d["L"]),
+    # torch.ones(L, S).tril(): the triangle anchored at the top-left corner, as if the queries came first
+    "causal_kv_misaligned": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None,
+    "causal_upper_triangle": lambda d: _grid(d["L"], d["S"], lambda i, j: j >= i + d["S"] - d["L"]),
+}
+
 register(Skill(
     name="causal_mask_build", lesson="03", title="Build a causal mask", kind="mask",
     build=_causal_build, solve=_causal, reference=_causal_reference,
     kinds=("S = L", "S > L (cached keys)"),
     kind_of_data=lambda d: "S = L" if d["S"] == d["L"] else "S > L (cached keys)",
-    mistakes={
-        "inverted_mask": lambda d: _grid(d["L"], d["S"], lambda i, j: j > i + d["S"] - d["L"]),
-        "causal_excludes_diagonal": lambda d: _grid(d["L"], d["S"], lambda i, j: j < i + d["S"] - d["L"]),
-        "causal_kv_misaligned": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None,
-        "causal_upper_triangle": lambda d: _grid(d["L"], d["S"], lambda i, j: j >= i + d["S"] - d["L"]),
-    },
+    mistakes=_CAUSAL_MISTAKES,
     hints=("A query may look at itself and at everything before it, never after.",
            "Entry (i, j) is True iff j <= i + (S − L); with S = L that is the lower triangle including the diagonal."),
+))
+
+# -------------------------------------------------------------------- rectangular causal (S > L)
+
+
+def _rect_build(rng):
+    prefill = rng.random() < 0.4  # a prompt run in chunks (L > 1), else generation (often one token, L = 1)
+    L = rng.randint(2, 5) if prefill or rng.random() < 0.5 else 1
+    P = rng.randint(2, 9)  # positions whose keys and values are already cached
+    S = P + L
+    first = f"positions 0..{P - 1}"
+    if not prefill:
+        setting = f"Generation with a KV cache: the cache holds the keys and values of {first}, and "
+    else:
+        setting = (f"Chunked prefill: a long prompt is run through the model in chunks; the keys and values of {first} "
+                   "are cached from the earlier chunks, and in this chunk ")
+    if L == 1:
+        step = (f"one new token (position {P}) is run. Its key is appended, so the **L = 1 query** (the newest "
+                f"position) attends over **S = {S} keys** (positions 0..{S - 1})")
+    else:
+        step = (f"L = {L} new tokens (positions {P}..{S - 1}) are run in one step. Their keys are appended, so the "
+                f"**L = {L} queries** (the newest positions) attend over **S = {S} keys** (positions 0..{S - 1})")
+    single = " (one query: a single row, written [[...]])" if L == 1 else ""
+    prompt = setting + step + f". Build the **(L × S) = ({L} × {S}) causal mask**{single}. " + _MASK_FORMS
+    return prompt, {"L": L, "S": S}
+
+
+register(Skill(
+    name="rect_causal_mask", lesson="03", title="The rectangular causal mask (fewer queries than keys)", kind="mask",
+    build=_rect_build, solve=_causal, reference=_causal_reference,
+    kinds=("one new token (L = 1)", "several new tokens (L > 1)"),
+    kind_of_data=lambda d: "one new token (L = 1)" if d["L"] == 1 else "several new tokens (L > 1)",
+    mistakes={
+        **_CAUSAL_MISTAKES,
+        "rect_mask_square": lambda d: _grid(d["S"], d["S"], lambda i, j: j <= i),
+    },
+    hints=("The queries are the newest positions: line them up with the last L keys, not the first L.",
+           "Query i sits at position i + (S − L): entry (i, j) is True iff j <= i + (S − L). These are the bottom "
+           "L rows of the square S × S causal mask; one new token (L = 1) sees every key."),
 ))
 
 # -------------------------------------------------------------------- padding
