@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import time
 
 import numpy as np
 import pytest
@@ -26,7 +27,14 @@ from autograder.spec import FunctionCheck, decode
 from . import qa
 from .conftest import GRADED
 
-DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "12"))
+#: Draws per (case, check) in the suite; an audit uses more: ``ATTNLAB_STABILITY_DRAWS=100`` (sets 01-08 held
+#: at 100 draws, 2026-11-23).  A check slower than 0.5 s a draw (set 09's training run: two 150-step trainings
+#: a draw) is left out of the suite and audited with ``ATTNLAB_STABILITY_SLOW_DRAWS=5`` (3.5 min; it found
+#: a train_step without zero_grad credited on 1 draw in 10, and holds since the paired criterion).
+DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "5"))
+SLOW_DRAWS = int(os.environ.get("ATTNLAB_STABILITY_SLOW_DRAWS", "0"))
+
+
 def _zygote_function(name):
     """A function of ``sandbox/zygote.py`` (a script that reads its config at import), taken by source."""
     import ast
@@ -99,11 +107,20 @@ def test_verdicts_do_not_depend_on_the_draw(assignment):
 
 def _check_assignment(assignment):
     checks = [c for c in qa.spec(assignment).checks if isinstance(c, FunctionCheck)]
-    flaky = []
+    flaky, slow = [], set()
     for case, nb in _cases(assignment):
         ns = _namespace(nb)
         for check in checks:
-            passes = sum(verdict(check, ns, np.random.default_rng(seed), "stab") for seed in range(DRAWS))
-            if 0 < passes < DRAWS:
-                flaky.append(f"{case} / {check.grade_id}: credited on {passes} of {DRAWS} draws")
+            if check.grade_id in slow and SLOW_DRAWS < 2:
+                continue
+            start = time.perf_counter()
+            verdicts = [verdict(check, ns, np.random.default_rng(0), "stab")]
+            if time.perf_counter() - start > 0.5:  # a check that trains a model
+                slow.add(check.grade_id)
+                if SLOW_DRAWS < 2:
+                    continue
+            draws = min(DRAWS, SLOW_DRAWS) if check.grade_id in slow else DRAWS
+            verdicts += [verdict(check, ns, np.random.default_rng(seed), "stab") for seed in range(1, draws)]
+            if 0 < sum(verdicts) < draws:
+                flaky.append(f"{case} / {check.grade_id}: credited on {sum(verdicts)} of {draws} draws")
     assert not flaky, "\n".join(flaky)
