@@ -166,7 +166,6 @@ class DecoderBlock(nn.Module):
         return dropout(self.dropout2, out)  # (B, L, d_model)
 
 
-
 # The decoding path's sublayers as plain function calls (no module dispatch, checks or dropout).
 def _layer_norm(norm: nn.LayerNorm, x: Tensor) -> Tensor:
     """``norm(x)``."""
@@ -174,6 +173,6 @@ def _layer_norm(norm: nn.LayerNorm, x: Tensor) -> Tensor:
 
 
 def _feed_forward(ffn: FeedForward, x: Tensor) -> Tensor:
-    """``ffn(x)`` in evaluation mode: ``w_2(act(w_1(x)))``."""
+    """``ffn(x)`` in evaluation mode: ``w_2(act(w_1(x)))`` (its hidden dropout is off in evaluation)."""
     w_1, w_2 = ffn.w_1, ffn.w_2
     return F.linear(ffn._act(F.linear(x, w_1.weight, w_1.bias)), w_2.weight, w_2.bias)

@@ -124,8 +124,9 @@ class KVCache:
         return self._append(k, v)
 
     def _append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """:meth:`update` without its checks (the caller guarantees matching shapes and no
-        gradients): the per-token path of :meth:`attnlab.nn.GPT.generate`."""
+        """:meth:`update` without its checks (the caller guarantees matching shapes, at most one
+        new position past the window, and no gradients): the one-token decoding path
+        (``MultiHeadAttention._decode_step``)."""
         L = k.shape[2]
         self._slide(L)
         if self._k is None:
