@@ -13,6 +13,7 @@ add. Attention-weight dropout happens inside :class:`MultiHeadAttention`.
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_last_dim, check_rank
@@ -138,6 +139,22 @@ class DecoderBlock(nn.Module):
             x = self.norm3(x + dropout(self.dropout3, self.ffn(x)))
         return x
 
+    def _decode_step(self, x: Tensor, cache: KVCache) -> Tensor:
+        """``forward(x, cache=cache)`` for ONE new position ``x: (B, 1, d_model)`` of a block
+        without cross-attention, in evaluation mode without gradients: the per-token path of
+        :meth:`attnlab.nn.GPT.forward` (see :meth:`MultiHeadAttention._decode_step`).
+
+        The same operations on the same weights as ``forward``, called as functions: no checks,
+        no dropout (evaluation), no module hooks of the sublayers -- at one token per call a
+        small model's step is mostly Python overhead.
+        """
+        attn, ffn = self.self_attn, self.ffn
+        if self.norm_first:  # pre-LN: x + f(LN(x))
+            x = x + attn._decode_step(_layer_norm(self.norm1, x), cache)
+            return x + _feed_forward(ffn, _layer_norm(self.norm3, x))
+        x = _layer_norm(self.norm1, x + attn._decode_step(x, cache))  # post-LN: LN(x + f(x))
+        return _layer_norm(self.norm3, x + _feed_forward(ffn, x))
+
     def _self_attention(self, x: Tensor, sa: dict) -> Tensor:
         # sa: the self-attention masks / causal flag / KV cache given to forward
         out, _ = self.self_attn(x, **sa)
@@ -147,3 +164,15 @@ class DecoderBlock(nn.Module):
         # queries from the decoder, keys and values from the encoder (§3.2.3)
         out, _ = self.cross_attn(x, memory, memory, key_padding_mask=memory_key_padding_mask)
         return dropout(self.dropout2, out)  # (B, L, d_model)
+
+
+# The decoding path's sublayers as plain function calls (no module dispatch, checks or dropout).
+def _layer_norm(norm: nn.LayerNorm, x: Tensor) -> Tensor:
+    """``norm(x)``."""
+    return F.layer_norm(x, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+
+
+def _feed_forward(ffn: FeedForward, x: Tensor) -> Tensor:
+    """``ffn(x)`` in evaluation mode: ``w_2(act(w_1(x)))`` (its hidden dropout is off in evaluation)."""
+    w_1, w_2 = ffn.w_1, ffn.w_2
+    return F.linear(ffn._act(F.linear(x, w_1.weight, w_1.bias)), w_2.weight, w_2.bias)

@@ -130,7 +130,11 @@ class GPT(nn.Module):
             caches: one :class:`KVCache` per layer for incremental decoding; the positions of
                 ``idx`` then start after the cached ones (``caches[0].position``). Learned
                 positions need caches without ``window``; rotary ones accept a sliding cache
-                (``window <= block_size``), which lets decoding run past ``block_size``.
+                (``window <= block_size``), which lets decoding run past ``block_size``. One
+                new token (``L == 1``) in evaluation mode without gradients takes the decoding
+                path (``DecoderBlock._decode_step``): the same numbers with the layers called
+                as functions, so forward hooks on the blocks and their sublayers do not fire
+                there (hooks on the GPT itself do).
 
         Returns:
             ``logits``: ``(B, L, V)`` float; ``loss``: scalar mean cross-entropy, or None.
@@ -138,7 +142,8 @@ class GPT(nn.Module):
         Raises:
             ValueError: ``idx`` not 2-D, context longer than ``block_size`` (for rotary
                 positions: kept cache + L), ``targets`` of another shape, wrong number of caches,
-                a sliding cache on a model with learned positions or with ``window > block_size``.
+                caches of another batch size, a sliding cache on a model with learned positions
+                or with ``window > block_size``.
             TypeError: ``idx``/``targets`` not integer.
         """
         check_rank(idx, "idx", 2, "(B, L) of token ids")
@@ -166,8 +171,18 @@ class GPT(nn.Module):
         if self.pos_emb is not None:
             x = self.pos_emb(x, offset=offset)  # + learned vectors of positions offset .. offset + L - 1
         x = dropout(self.drop, x)  # (B, L, d_model)
-        for i, block in enumerate(self.blocks):
-            x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
+        if caches is not None and L == 1 and not (self.training or torch.is_grad_enabled()):
+            # decoding one new token: the lean path (it sees every cached key, so no mask; inputs checked above)
+            if len(caches[0]) and caches[0].k.shape[0] != B:
+                raise ValueError(
+                    f"idx {shape_str(idx)} has batch size {B} but the caches hold batch size "
+                    f"{caches[0].k.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
+                )
+            for block, cache in zip(self.blocks, caches):
+                x = block._decode_step(x, cache)  # (B, 1, d_model)
+        else:
+            for i, block in enumerate(self.blocks):
+                x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
         logits = self.lm_head(self.norm_f(x))  # (B, L, V)
 
         loss = None
@@ -182,7 +197,6 @@ class GPT(nn.Module):
             loss = F.cross_entropy(logits.view(B * L, -1), targets.reshape(B * L))  # (B*L, V) vs (B*L,)
         return logits, loss
 
-    @torch.no_grad()
     def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  top_p: float | None = None, greedy: bool = False, use_cache: bool = True,
                  generator: torch.Generator | None = None, return_logits: bool = False):
@@ -191,8 +205,12 @@ class GPT(nn.Module):
         Each step takes the logits of the last position, then (unless ``greedy``) applies
         temperature, top-k and top-p (:mod:`attnlab.nn.sampling`) and samples. With
         ``use_cache`` the prompt is run once and each later step feeds only the newest token
-        through the model, reusing cached keys/values (:class:`KVCache`, pre-allocated); the
-        result is the same as without the cache (tested) while the context fits ``block_size``.
+        through the model (``self(idx[:, -1:], caches=...)``, which takes the one-token decoding
+        path of :meth:`forward`), reusing cached keys/values (:class:`KVCache`, pre-allocated);
+        the result is the same as without the cache (tested) while the context fits
+        ``block_size``. The loop runs under ``torch.inference_mode`` with each layer's
+        W_Q, W_K, W_V stacked once for the whole generation (``MultiHeadAttention._qkv_weight``),
+        since a step of a small model is mostly per-call overhead.
 
         Past ``block_size`` the two kinds of positions differ:
 
@@ -223,26 +241,34 @@ class GPT(nn.Module):
             raise ValueError(f"top_p must be in (0, 1] or None, got {top_p}.")
         was_training = self.training
         self.eval()
+        attentions = [block.self_attn for block in self.blocks]
         try:
-            idx, step_logits = self._decode_loop(idx, max_new_tokens, temperature, top_k, top_p, greedy,
-                                                 use_cache, generator)
+            with torch.inference_mode():  # no autograd bookkeeping at all (lighter than no_grad)
+                for a in attentions:  # stack each layer's W_Q, W_K, W_V once, not at every step
+                    a._frozen_qkv = a._qkv_weight()
+                idx, step_logits = self._decode_loop(idx, max_new_tokens, temperature, top_k, top_p, greedy,
+                                                     use_cache, generator, return_logits)
         finally:
+            for a in attentions:
+                a._frozen_qkv = None
             self.train(was_training)
-        if return_logits:
-            V = self.config.vocab_size
-            stacked = torch.stack(step_logits, dim=1) if step_logits else idx.new_zeros(idx.shape[0], 0, V).float()
-            return idx, stacked  # (B, max_new_tokens, V)
-        return idx
+        # clone: tensors made under inference_mode may not enter autograd later (e.g. training on them)
+        return (idx.clone(), step_logits.clone()) if return_logits else idx.clone()
 
-    def _decode_loop(self, idx, max_new_tokens, temperature, top_k, top_p, greedy, use_cache, generator):
-        """The generation loop of :meth:`generate` (arguments already validated, eval mode)."""
+    def _decode_loop(self, idx, max_new_tokens, temperature, top_k, top_p, greedy, use_cache, generator,
+                     return_logits):
+        """The generation loop of :meth:`generate` (arguments validated; eval and inference mode).
+
+        Returns ``(B, T + max_new_tokens)`` tokens and the ``(B, max_new_tokens, V)`` step
+        logits (None unless ``return_logits``), both filled in place as the loop goes.
+        """
         bs = self.config.block_size
         slide = self.pos_emb is None  # rotary positions: keep the cache and slide it
         B, T = idx.shape
         out = idx.new_empty(B, T + max_new_tokens)  # (B, T + new): filled in place, no per-step copy
         out[:, :T] = idx
+        step_logits = None  # (B, max_new_tokens, V), allocated at the first step (the logits' dtype)
         caches = None
-        step_logits = []
         for t in range(T, T + max_new_tokens):
             if not use_cache:
                 logits, _ = self(out[:, max(0, t - bs):t])  # (B, t, V), whole window every step
@@ -251,9 +277,14 @@ class GPT(nn.Module):
                 logits, _ = self(out[:, max(0, t - bs):t], caches=caches)  # (B, t, V): (re)fill with the window
             else:
                 logits, _ = self(out[:, t - 1:t], caches=caches)  # (B, 1, V): only the newest token
-            last = logits[:, -1, :]  # (B, V)
-            if not greedy:
+            last = logits[:, -1]  # (B, V)
+            if not greedy and temperature != 1.0:  # dividing by 1.0 would change nothing
                 last = apply_temperature(last, temperature)
-            step_logits.append(last)
+            if return_logits:
+                if step_logits is None:
+                    step_logits = last.new_empty(B, max_new_tokens, last.shape[-1])
+                step_logits[:, t - T] = last
             out[:, t] = sample_next_token(last, 1.0, top_k, top_p, greedy, generator)  # (B,)
+        if return_logits and step_logits is None:  # max_new_tokens == 0
+            step_logits = torch.zeros(B, 0, self.config.vocab_size, device=idx.device)
         return out, step_logits

@@ -114,40 +114,53 @@ class KVCache:
                 f"new keys {shape_str(k)} ({k.dtype}) do not match the cache {shape_str(self.k)} "
                 f"({self._k.dtype}) in batch, heads, d_k or dtype. Use a fresh KVCache (or .reset()) for a new batch."
             )
-        if self.window is not None and self._len + L > self.window:
-            if L > 1:
-                raise ValueError(
-                    f"{L} new positions would push this sliding cache ({self._len} kept) past its window of "
-                    f"{self.window}; past the window feed one token at a time."
-                )
-            self._start += 1  # slide: drop the oldest position
-            self._len -= 1
+        if self.window is not None and self._len + L > self.window and L > 1:
+            raise ValueError(
+                f"{L} new positions would push this sliding cache ({self._len} kept) past its window of "
+                f"{self.window}; past the window feed one token at a time."
+            )
         if torch.is_grad_enabled() and (k.requires_grad or v.requires_grad):
             return self._append_differentiable(k, v)
+        return self._append(k, v)
+
+    def _append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`update` without its checks (the caller guarantees matching shapes, at most one
+        new position past the window, and no gradients): the one-token decoding path
+        (``MultiHeadAttention._decode_step``)."""
+        L = k.shape[2]
+        self._slide(L)
         if self._k is None:
             cap = max(L, self.capacity_hint or _MIN_CAPACITY)
             if self.window is not None:
                 cap = max(cap, 2 * self.window)  # room to slide: compaction every ~window steps
             self._k = k.new_empty(*k.shape[:2], cap, k.shape[3])
             self._v = v.new_empty(*v.shape[:2], cap, v.shape[3])
-        elif self._start + self._len + L > self.capacity:
+        elif self._start + self._len + L > self._k.shape[2]:
             self._make_room(L)
         end = self._start + self._len
         self._k.narrow(2, end, L).copy_(k)  # copy only the new positions
         self._v.narrow(2, end, L).copy_(v)
         self._len += L
         self.position += L
-        return self.k, self.v
+        return self._k.narrow(2, self._start, self._len), self._v.narrow(2, self._start, self._len)
 
     def _append_differentiable(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append with ``torch.cat`` when gradients must flow into the cached keys (training
         through a cache): in-place writes into shared storage would break autograd."""
+        self._slide(k.shape[2])
         kept_k, kept_v = self.k, self.v
         self._k = k if kept_k is None else torch.cat([kept_k, k], dim=2)  # (B, H, S + L_new, d_k)
         self._v = v if kept_v is None else torch.cat([kept_v, v], dim=2)
         self._start, self._len = 0, self._k.shape[2]
         self.position += k.shape[2]
         return self.k, self.v
+
+    def _slide(self, L: int) -> None:
+        """Drop the oldest kept position if ``L`` new ones would overflow the window (``L == 1``
+        then: :meth:`update` refuses more)."""
+        if self.window is not None and self._len + L > self.window:
+            self._start += 1
+            self._len -= 1
 
     def _make_room(self, L: int) -> None:
         """Move the kept positions to the front, or double the storage: amortised O(1) per position."""

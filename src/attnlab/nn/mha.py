@@ -102,6 +102,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.fused = True
         self.rotary: nn.Module | None = None
+        self._frozen_qkv: tuple[Tensor, Tensor | None] | None = None  # see _qkv_weight
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -203,14 +204,44 @@ class MultiHeadAttention(nn.Module):
         large matrix product instead of three small ones -- fewer calls forward and backward,
         which is what a step of a small model spends its time on.
         """
-        # Stacked afresh at every call (a copy of 3 d_model² numbers): gradients then reach the three
-        # weights, and a stale copy is impossible (fused AdamW updates weights without bumping their
-        # version counters, so a cached stack could not tell that they changed).
-        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
-        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        w, b = self._qkv_weight()
         B, L, _ = x.shape
         qkv = F.linear(x, w, b).view(B, L, 3, self.n_heads, self.d_k)  # (B, L, 3, H, d_k): heads side by side
         return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, L, d_k)
+
+    def _qkv_weight(self) -> tuple[Tensor, Tensor | None]:
+        """``w_q, w_k, w_v`` stacked: weight ``(3 d_model, d_model)`` and bias ``(3 d_model,)`` or None.
+
+        Stacked afresh at every call (a copy of 3 d_model² numbers): gradients then reach the
+        three weights, and a stale copy is impossible (fused AdamW updates weights without
+        bumping their version counters, so a kept stack could not tell that they changed). The
+        one exception is ``_frozen_qkv``, which :meth:`attnlab.nn.GPT.generate` sets for its own
+        duration only (no gradients, the weights cannot change) and clears afterwards.
+        """
+        if self._frozen_qkv is not None:
+            return self._frozen_qkv
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
+        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        return w, b
+
+    def _decode_step(self, x: Tensor, cache: KVCache) -> Tensor:
+        """Causal self-attention of ONE new position ``x: (B, 1, d_model)`` -> ``(B, 1, d_model)``.
+
+        The same as ``forward(x, cache=cache, is_causal=True)[0]`` in evaluation mode without
+        gradients, minus its checks and module hooks: the per-token path of
+        :meth:`attnlab.nn.GPT.forward`, which checked its input. The newest query may attend to
+        every cached key, so no mask is built.
+        """
+        q, k, v = self._packed_qkv(x)  # (B, H, 1, d_k) each
+        if self.rotary is not None:  # RoPE at the new token's absolute position
+            q, k = self.rotary(q, offset=cache.position), self.rotary(k, offset=cache.position)
+        k, v = cache._append(k, v)  # (B, H, S, d_k), S = cached + 1: views, old keys not copied
+        if self.fused:
+            out = F.scaled_dot_product_attention(q, k, v)  # (B, H, 1, d_v)
+        else:
+            out, _ = scaled_dot_product_attention(q, k, v)
+        w_o = self.w_o
+        return F.linear(out.transpose(1, 2).reshape(x.shape), w_o.weight, w_o.bias)  # merge_heads, then W^O
 
     def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
         """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
