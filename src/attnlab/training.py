@@ -26,7 +26,6 @@ import dataclasses
 import math
 import os
 import random
-import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,6 +267,8 @@ class TrainResult:
 
     @property
     def median_ms_per_iter(self) -> float:
+        import statistics  # here, not at import: decimal/fractions cost ~2 MB of every training process
+
         return statistics.median(self.step_ms) if self.step_ms else float("nan")
 
 
