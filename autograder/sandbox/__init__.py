@@ -27,6 +27,23 @@ import sys
 from pathlib import Path
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+
+
+def zygote_definitions(*names: str) -> dict:
+    """Top-level functions and constants of ``zygote.py`` (``PREAMBLE``, ``_plain``), taken by source:
+    the script reads its configuration at import, and the sandbox must not import course code, so
+    code that runs the same steps in the grader's own process reads them from here (one home)."""
+    import ast
+    tree = ast.parse(ZYGOTE.read_text(encoding="utf-8"))
+    nodes = [n for n in tree.body
+             if (isinstance(n, ast.FunctionDef) and n.name in names)
+             or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) in names for t in n.targets))]
+    ns: dict = {}
+    exec(compile(ast.Module(nodes, []), str(ZYGOTE), "exec"), ns)
+    missing = set(names) - set(ns)
+    if missing:
+        raise KeyError(f"zygote.py defines no {sorted(missing)}")
+    return {name: ns[name] for name in names}
 #: Inside the sandbox only the operating system's top-level directories stay visible
 #: (``zygote.VISIBLE_TOP``: ``/usr``, ``/etc``, ``/lib``, ...); everything else is an empty
 #: tmpfs, and the Python installation and the venv are mounted back read-only.  ``hide``

@@ -35,6 +35,12 @@ import subprocess
 import sys
 import time
 
+#: What the student's cells find already imported (as in the notebook's setup cell).  Read by the
+#: grader's in-process runs too (``autograder.sandbox.zygote_definitions``).
+PREAMBLE = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+            "import torch.nn.functional as F\nfrom torch import Tensor\n"
+            "from typing import Any, Callable, Optional, Sequence\n")
+
 CONFIG = json.loads(sys.argv[1])
 UID = int(CONFIG["uid"])
 #: ``userns``/``bwrap`` mechanisms: only one uid is mapped, so each check gets a nested user +
@@ -202,10 +208,7 @@ def run_item(job, check, wfd, efd):
             _record(name)
 
     ns = {"__name__": "__main__"}
-    preamble = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
-                "import torch.nn.functional as F\nfrom torch import Tensor\n"
-                "from typing import Any, Callable, Optional, Sequence\n")
-    exec(compile(preamble, "<preamble>", "exec"), ns)
+    exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
     for cell_id, source in job["cells"]:
         try:
             exec(compile(source, f"<cell {cell_id}>", "exec"), ns)

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from autograder import scan
+from autograder.sandbox import zygote_definitions
 from autograder.sandbox_grade import solution_cells
 from autograder.spec import FunctionCheck, decode
 
@@ -35,22 +36,8 @@ DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "5"))
 SLOW_DRAWS = int(os.environ.get("ATTNLAB_STABILITY_SLOW_DRAWS", "0"))
 
 
-def _zygote_function(name):
-    """A function of ``sandbox/zygote.py`` (a script that reads its config at import), taken by source."""
-    import ast
-    from pathlib import Path
-    import autograder.sandbox as sb
-    text = (Path(sb.__file__).parent / "zygote.py").read_text()
-    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
-    ns = {}
-    exec(compile(ast.Module([node], []), "zygote.py", "exec"), ns)
-    return ns[name]
-
-
-_plain = _zygote_function("_plain")
-PREAMBLE = ("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
-            "import torch.nn.functional as F\nfrom torch import Tensor\n"
-            "from typing import Any, Callable, Optional, Sequence\n")
+_Z = zygote_definitions("_plain", "PREAMBLE")
+_plain, PREAMBLE = _Z["_plain"], _Z["PREAMBLE"]
 
 
 def _namespace(nb):

@@ -36,6 +36,7 @@ from torch import nn
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, FeedForward, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
+from autograder.sandbox import zygote_definitions
 from autograder.sandbox_gpt import GPT_SETUP
 from autograder.spec import ByHandCheck, FunctionCheck, Outcome
 
@@ -225,8 +226,7 @@ def reference_run(**raw):
     with the course's own ``get_batch`` (:func:`attnlab.data.get_batch`) and train_step on ``raw``."""
     from attnlab.data import get_batch
     ns = {"__name__": "__grader_reference__", "get_batch": get_batch, "train_step": _reference_train_step}
-    exec("import math\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
-         "import torch.nn.functional as F\n" + RUN_SETUP, ns)
+    exec(zygote_definitions("PREAMBLE")["PREAMBLE"] + RUN_SETUP, ns)  # what the sandbox runs first
     inputs = {k: torch.as_tensor(v) if isinstance(v, np.ndarray) else v for k, v in raw.items()}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the sandbox: the same numbers, and no spinning second thread
