@@ -128,3 +128,27 @@ def test_quick_run_prints_and_writes_every_comparison(harness, tmp_path, capsys)
     text = md.read_text()
     assert text.startswith("# title\n\nbefore\n") and text.endswith("after\n") and "\nold\n" not in text
     assert "| training step, CPU recipe" in text and "load average" in text
+
+
+def test_gpu_large_benchmark_runs_both_sides_in_alternating_chunks(tmp_path):
+    """benchmarks/gpu_large.py at test size on the CPU: both sides train the same number of steps
+    in timed chunks, are evaluated at the same steps, and the JSON holds the paired ratios."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import gpu_large
+    finally:
+        sys.path.remove(str(BENCH))
+    torch.manual_seed(0)
+    out = tmp_path / "gpu_large.json"
+    record = gpu_large.main(["--quick", "--device", "cpu", "--out", str(out)])
+    import json
+
+    assert json.loads(out.read_text())["paired"] == record["paired"]
+    q = gpu_large.QUICK
+    n_chunks = -(-q["steps"] // q["eval_interval"])
+    for side in record["sides"].values():
+        assert side["steps"] == q["steps"] and len(side["chunk_s"]) == n_chunks
+        assert [e["iter"] for e in side["evals"]] == list(range(0, q["steps"] + 1, q["eval_interval"]))
+        assert side["evals"][-1]["val"] < side["evals"][0]["val"]  # both actually train
+    assert record["paired"]["ratio_chunks_after_first"]["n"] == n_chunks - 1
+    assert gpu_large._nanogpt_lr(0, q) < gpu_large._nanogpt_lr(q["warmup"], q) == q["lr"]

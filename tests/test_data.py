@@ -63,3 +63,20 @@ def test_get_batch_errors():
         D.get_batch(torch.zeros(20), 8, 2)
     with pytest.raises(ValueError, match=r"1-D \(N,\)"):
         D.get_batch(torch.zeros(2, 20, dtype=torch.long), 8, 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_get_batch_gathers_the_same_windows_as_indexing_every_position(dtype):
+    """get_batch copies whole windows out of an unfold view; the values must be exactly those of
+    indexing each position (x[b, t] = data[s_b + t], y[b, t] = data[s_b + t + 1]), as int64."""
+    data = torch.randint(0, 60, (500,), generator=torch.Generator().manual_seed(4)).to(dtype)
+    for block, batch in ((1, 1), (7, 5), (64, 12)):
+        x, y = D.get_batch(data, block, batch, torch.Generator().manual_seed(9))
+        starts = torch.randint(len(data) - block, (batch,), generator=torch.Generator().manual_seed(9))
+        grid = starts[:, None] + torch.arange(block)[None, :]
+        assert x.dtype == y.dtype == torch.int64 and x.is_contiguous() and y.is_contiguous()
+        assert torch.equal(x, data[grid].long()) and torch.equal(y, data[grid + 1].long())
+    strided = data[::2]  # a non-contiguous 1-D view works too
+    x, y = D.get_batch(strided, 5, 3, torch.Generator().manual_seed(1))
+    starts = torch.randint(len(strided) - 5, (3,), generator=torch.Generator().manual_seed(1))
+    assert torch.equal(x, strided[starts[:, None] + torch.arange(5)].long())

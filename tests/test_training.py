@@ -289,3 +289,38 @@ def test_batches_are_pinned_and_non_blocking_on_a_gpu(monkeypatch):
     seen.clear()
     training._batch(cyclic_tokens(), 8, 2, torch.Generator().manual_seed(0), "cpu")
     assert "pin" not in seen
+
+
+def test_compile_setting_names_a_mode_or_a_backend(monkeypatch):
+    from attnlab import training
+
+    calls = []
+    monkeypatch.setattr(torch, "compile", lambda model, **kw: calls.append(kw) or model)
+    m = torch.nn.Linear(2, 2)
+    assert training.compile_model(m, False) is m and calls == []
+    for how, kw in ((True, {}), ("reduce-overhead", {"mode": "reduce-overhead"}), ("eager", {"backend": "eager"}),
+                    ("inductor", {"backend": "inductor"})):
+        training.compile_model(m, how)
+        assert calls[-1] == kw
+    with pytest.raises(ValueError, match="compile"):
+        TrainConfig(compile="")
+    assert training.uses_cuda_graphs(TrainConfig(compile="reduce-overhead"), "cuda:0")
+    assert not training.uses_cuda_graphs(TrainConfig(compile="reduce-overhead"), "cpu")
+    assert not training.uses_cuda_graphs(TrainConfig(compile=True), "cuda")
+
+
+def test_a_cuda_graph_step_marks_each_iteration_and_returns_its_own_loss(monkeypatch):
+    """With CUDA graphs (compile="reduce-overhead" on a GPU) each step starts a new graph
+    iteration and hands back a copy of the loss, not the graph's reused output buffer."""
+    from attnlab import training
+
+    marks = []
+    monkeypatch.setattr(training, "uses_cuda_graphs", lambda cfg, device: True)
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, d_model=16, n_heads=2, n_layers=1))
+    cfg = TrainConfig(batch_size=2, compile="reduce-overhead")
+    step = training.make_train_step(model, training.make_optimizer(model, cfg), cfg)
+    x = torch.randint(0, 11, (2, 8))
+    losses = [step(x, x, 1e-3) for _ in range(3)]
+    assert len(marks) == 3 and losses[0].data_ptr() != losses[1].data_ptr()

@@ -145,7 +145,9 @@ def get_batch(data: Tensor, block_size: int, batch_size: int, generator: torch.G
     if len(data) <= block_size:
         raise ValueError(f"data has {len(data)} tokens; need more than block_size={block_size} to form (x, y).")
     starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)
-    offsets = torch.arange(block_size)  # (L,)
-    x = data[starts[:, None] + offsets[None, :]]  # (B, L)
-    y = data[starts[:, None] + offsets[None, :] + 1]  # (B, L), shifted by one
-    return x.long().to(device), y.long().to(device)
+    # every window of L + 1 tokens as a view (no copy), then the B chosen ones copied out: one
+    # row gather, several times faster than indexing with a (B, L) grid of positions
+    windows = data.unfold(0, block_size + 1, 1).index_select(0, starts)  # (B, L + 1)
+    x = windows[:, :-1].long().contiguous()  # (B, L)
+    y = windows[:, 1:].long().contiguous()  # (B, L), shifted by one
+    return x.to(device), y.to(device)
