@@ -12,6 +12,8 @@ writes them to ``benchmarks/results.json`` (key ``"paired"``) and to ``RESULTS.m
 * ``train_cpu_recipe_bf16``: the same with attnlab's ``precision="bf16"`` (autocast) option.
 * ``train_large_recipe``: nanoGPT's shakespeare_char GPU recipe shape (6 layers, 6 heads,
   d_model 384, block 256, dropout 0.2) for a few steps at a small batch (``--large-batch``).
+* ``train_large_recipe_bf16``: the same with attnlab's ``precision="bf16"``. (The whole large
+  recipe on a GPU is ``gpu_large.py``.)
 * ``kv_cache``: greedy generation of ``--new-tokens`` tokens from a one-token prompt with
   ``GPT.generate`` (cache on) against a minimal pre-allocated KV-cache decoder written here on
   the same weights (tokens checked identical), and ``GPT.generate`` with against without cache.
@@ -234,7 +236,8 @@ def markdown(r: dict) -> str:
 
     for key, name in (("train_cpu_recipe", "training step, CPU recipe (4L/4H/128d, block 64, batch {batch})"),
                       ("train_cpu_recipe_bf16", "same, attnlab precision='bf16' vs reference fp32"),
-                      ("train_large_recipe", "training step, large recipe (6L/6H/384d, block 256, batch {batch}, dropout 0.2)")):
+                      ("train_large_recipe", "training step, large recipe (6L/6H/384d, block 256, batch {batch}, dropout 0.2)"),
+                      ("train_large_recipe_bf16", "same, attnlab precision='bf16' vs reference fp32")):
         if key in r:
             lines.append(row(name.format(batch=r[key]["shape"]["batch"]), r[key], r[key].get("measured", {})))
     if "kv_cache" in r:
@@ -280,7 +283,7 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes, a few rounds: checks the harness in seconds")
     p.add_argument("--threads", type=int, default=2, help="torch threads (the course machine has 2 cores)")
-    p.add_argument("--only", nargs="+", choices=("cpu", "bf16", "large", "kv", "memory"), default=None)
+    p.add_argument("--only", nargs="+", choices=("cpu", "bf16", "large", "large-bf16", "kv", "memory"), default=None)
     p.add_argument("--rounds", type=int, default=None, help="override the CPU recipe's rounds")
     p.add_argument("--large-batch", type=int, default=None)
     p.add_argument("--new-tokens", type=int, default=None)
@@ -305,7 +308,8 @@ def main(argv=None) -> dict:
         shapes["large"]["batch"] = args.large_batch
     if args.new_tokens:
         shapes["kv"]["new_tokens"] = args.new_tokens
-    only = set(args.only or (("cpu", "bf16", "large", "kv") if args.quick else ("cpu", "bf16", "large", "kv", "memory")))
+    only = set(args.only or (("cpu", "bf16", "large", "large-bf16", "kv") if args.quick
+                             else ("cpu", "bf16", "large", "large-bf16", "kv", "memory")))
 
     from bench_capstone import shakespeare_splits
 
@@ -315,6 +319,8 @@ def main(argv=None) -> dict:
     steps = (("cpu", "train_cpu_recipe", lambda: training_pair(shapes["cpu"], train_data, tok.vocab_size)),
              ("bf16", "train_cpu_recipe_bf16", lambda: training_pair(shapes["cpu"], train_data, tok.vocab_size, "bf16")),
              ("large", "train_large_recipe", lambda: training_pair(shapes["large"], train_data, tok.vocab_size)),
+             ("large-bf16", "train_large_recipe_bf16",
+              lambda: training_pair(shapes["large"], train_data, tok.vocab_size, "bf16")),
              ("kv", "kv_cache", lambda: kv_pair(shapes["kv"], tok.vocab_size)),
              ("memory", "memory", lambda: memory_pairs(args.memory_pairs, args.memory_iters, args.threads)))
     out = args.out if args.out or args.quick else HERE / "results.json"

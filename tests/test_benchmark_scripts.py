@@ -119,7 +119,8 @@ def test_quick_run_prints_and_writes_every_comparison(harness, tmp_path, capsys)
     out.write_text('{"main_run": {"iters": 1}}')
     run.main(["--quick", "--threads", "1", "--out", str(out), "--md", str(md)])
     printed = capsys.readouterr().out
-    for name in ("train_cpu_recipe:", "train_cpu_recipe_bf16:", "train_large_recipe:", "kv_cache vs minimal",
+    for name in ("train_cpu_recipe:", "train_cpu_recipe_bf16:", "train_large_recipe:", "train_large_recipe_bf16:",
+                 "kv_cache vs minimal",
                  "kv_cache vs no cache", "tokens identical to the reference: True"):
         assert name in printed
     data = __import__("json").loads(out.read_text())
