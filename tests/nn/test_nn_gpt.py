@@ -224,7 +224,8 @@ def test_one_token_decoding_path_gives_the_numbers_of_the_general_path(kw, monke
     m(idx[:, :4], caches=general)
     calls = []
     original = DecoderBlock._decode_step
-    monkeypatch.setattr(DecoderBlock, "_decode_step", lambda self, x, cache: calls.append(1) or original(self, x, cache))
+    monkeypatch.setattr(DecoderBlock, "_decode_step",
+                        lambda self, x, cache, plan=None: calls.append(1) or original(self, x, cache, plan))
     for t in range(4, 9):
         with torch.no_grad():
             fast, _ = m(idx[:, t:t + 1], caches=lean)  # (2, 1, V)
@@ -276,7 +277,7 @@ def test_generate_returns_ordinary_tensors_and_leaves_no_stale_weight_stack():
     out, logits = m.generate(torch.zeros(1, 2, dtype=torch.long), 5, return_logits=True,
                              generator=torch.Generator().manual_seed(0))
     assert not out.is_inference() and not logits.is_inference()  # made under inference_mode, returned as copies
-    assert all(block.self_attn._frozen_qkv is None for block in m.blocks)
+    assert all(block.self_attn._frozen_qkv is None for block in m.blocks) and m._frozen_plans is None
     out[:, 0] = 1  # in-place edits and training on the output are allowed
     m.train()
     m(out[:, :-1], out[:, 1:])[1].backward()

@@ -107,6 +107,7 @@ class GPT(nn.Module):
         self.norm_f = nn.LayerNorm(c.d_model, bias=c.bias) if c.norm_first else nn.Identity()
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying: one (V, d_model) matrix
+        self._frozen_plans: list[tuple] | None = None  # each block's _decode_plan(), during generate only
         self.apply(self._init_weights)
         for name, p in self.named_parameters():
             if name.endswith("w_o.weight") or name.endswith("ffn.w_2.weight"):
@@ -178,8 +179,9 @@ class GPT(nn.Module):
                     f"idx {shape_str(idx)} has batch size {B} but the caches hold batch size "
                     f"{caches[0].k.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
                 )
-            for block, cache in zip(self.blocks, caches):
-                x = block._decode_step(x, cache)  # (B, 1, d_model)
+            plans = self._frozen_plans or [None] * len(self.blocks)  # gathered once per generate
+            for block, cache, plan in zip(self.blocks, caches, plans):
+                x = block._decode_step(x, cache, plan)  # (B, 1, d_model)
         else:
             for i, block in enumerate(self.blocks):
                 x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
@@ -246,11 +248,13 @@ class GPT(nn.Module):
             with torch.inference_mode():  # no autograd bookkeeping at all (lighter than no_grad)
                 for a in attentions:  # stack each layer's W_Q, W_K, W_V once, not at every step
                     a._frozen_qkv = a._qkv_weight()
+                self._frozen_plans = [block._decode_plan() for block in self.blocks]  # and look weights up once
                 idx, step_logits = self._decode_loop(idx, max_new_tokens, temperature, top_k, top_p, greedy,
                                                      use_cache, generator, return_logits)
         finally:
             for a in attentions:
                 a._frozen_qkv = None
+            self._frozen_plans = None
             self.train(was_training)
         # clone: tensors made under inference_mode may not enter autograd later (e.g. training on them)
         return (idx.clone(), step_logits.clone()) if return_logits else idx.clone()

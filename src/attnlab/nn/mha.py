@@ -224,24 +224,31 @@ class MultiHeadAttention(nn.Module):
         b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
         return w, b
 
-    def _decode_step(self, x: Tensor, cache: KVCache) -> Tensor:
+    def _decode_plan(self) -> tuple:
+        """What :meth:`_decode_step` reads from this module, gathered into one tuple (see
+        :meth:`attnlab.nn.DecoderBlock._decode_plan`): the stacked W_Q/W_K/W_V, W^O and settings."""
+        w, b = self._qkv_weight()
+        return w, b, self.n_heads, self.d_k, self.rotary, self.fused, self.w_o.weight, self.w_o.bias
+
+    def _decode_step(self, x: Tensor, cache: KVCache, plan: tuple | None = None) -> Tensor:
         """Causal self-attention of ONE new position ``x: (B, 1, d_model)`` -> ``(B, 1, d_model)``.
 
         The same as ``forward(x, cache=cache, is_causal=True)[0]`` in evaluation mode without
         gradients, minus its checks and module hooks: the per-token path of
         :meth:`attnlab.nn.GPT.forward`, which checked its input. The newest query may attend to
-        every cached key, so no mask is built.
+        every cached key, so no mask is built. ``plan``: :meth:`_decode_plan` (None: gathered here).
         """
-        q, k, v = self._packed_qkv(x)  # (B, H, 1, d_k) each
-        if self.rotary is not None:  # RoPE at the new token's absolute position
-            q, k = self.rotary(q, offset=cache.position), self.rotary(k, offset=cache.position)
+        w, b, H, d_k, rotary, fused, w_o, b_o = plan or self._decode_plan()
+        B = x.shape[0]
+        q, k, v = F.linear(x, w, b).view(B, 1, 3, H, d_k).permute(2, 0, 3, 1, 4).unbind(0)  # (B, H, 1, d_k) each
+        if rotary is not None:  # RoPE at the new token's absolute position
+            q, k = rotary(q, offset=cache.position), rotary(k, offset=cache.position)
         k, v = cache._append(k, v)  # (B, H, S, d_k), S = cached + 1: views, old keys not copied
-        if self.fused:
+        if fused:
             out = F.scaled_dot_product_attention(q, k, v)  # (B, H, 1, d_v)
         else:
             out, _ = scaled_dot_product_attention(q, k, v)
-        w_o = self.w_o
-        return F.linear(out.transpose(1, 2).reshape(x.shape), w_o.weight, w_o.bias)  # merge_heads, then W^O
+        return F.linear(out.transpose(1, 2).reshape(x.shape), w_o, b_o)  # merge_heads, then W^O
 
     def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
         """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
