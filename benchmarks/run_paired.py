@@ -205,8 +205,15 @@ def memory_pairs(pairs: int, iters: int, threads: int) -> dict:
                    "--threads", str(threads)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
             rss[kind].append(json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+    import statistics
+
+    diffs = [round(a - r, 1) for a, r in zip(rss["attnlab"], rss["reference"])]  # per pair, MB
     return {"iters": iters, "pairs": pairs, "peak_rss_mb": rss,
             "max_attnlab_mb": max(rss["attnlab"]), "max_reference_mb": max(rss["reference"]),
+            "median_attnlab_mb": statistics.median(rss["attnlab"]),
+            "median_reference_mb": statistics.median(rss["reference"]),
+            "attnlab_minus_reference_per_pair_mb": diffs,
+            "pairs_attnlab_not_higher": sum(d <= 0 for d in diffs),
             "attnlab_not_higher": max(rss["attnlab"]) <= min(rss["reference"])}  # every attnlab run <= every reference run
 
 
@@ -251,7 +258,10 @@ def markdown(r: dict) -> str:
         mem = r["memory"]
         lines += ["", f"Peak RSS, short capstone run ({mem['iters']} steps with evaluations), fresh subprocess each, "
                   f"alternating (VmHWM): attnlab {mem['peak_rss_mb']['attnlab']} MB, reference "
-                  f"{mem['peak_rss_mb']['reference']} MB; run started {mem.get('measured', {}).get('date_utc', '?')}."]
+                  f"{mem['peak_rss_mb']['reference']} MB"
+                  + (f" (medians {mem['median_attnlab_mb']} / {mem['median_reference_mb']} MB; attnlab not higher in "
+                     f"{mem['pairs_attnlab_not_higher']} of {mem['pairs']} pairs)" if "median_attnlab_mb" in mem else "")
+                  + f"; run started {mem.get('measured', {}).get('date_utc', '?')}."]
     lines.append(MD_END)
     return "\n".join(lines)
 

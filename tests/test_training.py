@@ -324,3 +324,21 @@ def test_a_cuda_graph_step_marks_each_iteration_and_returns_its_own_loss(monkeyp
     x = torch.randint(0, 11, (2, 8))
     losses = [step(x, x, 1e-3) for _ in range(3)]
     assert len(marks) == 3 and losses[0].data_ptr() != losses[1].data_ptr()
+
+
+def test_a_step_frees_the_last_gradients_before_its_forward_pass():
+    """The previous step's gradients must not live beside this step's activations (peak memory):
+    when the forward pass starts, no parameter holds a gradient any more; after the step they do."""
+    from attnlab import training
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, d_model=16, n_heads=2, n_layers=1))
+    cfg = TrainConfig(batch_size=2)
+    step = training.make_train_step(model, training.make_optimizer(model, cfg), cfg)
+    seen = []
+    model.register_forward_pre_hook(lambda mod, args: seen.append(sum(p.grad is not None for p in mod.parameters())))
+    x = torch.randint(0, 11, (2, 8))
+    for _ in range(3):
+        step(x, x, 1e-3)
+        assert all(p.grad is not None for p in model.parameters())
+    assert seen == [0, 0, 0]

@@ -217,9 +217,9 @@ def make_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, cf
             group["lr"] = lr
         if graphs:  # a new iteration: the graphs may reuse the buffers of the last one
             torch.compiler.cudagraph_mark_step_begin()
-        with autocast_context(precision, device):
+        optimizer.zero_grad(set_to_none=True)  # before the forward pass: the last step's gradients
+        with autocast_context(precision, device):  # are not kept alive beside this step's activations
             _, loss = model(x, y)
-        optimizer.zero_grad(set_to_none=True)
         if scaler is None:
             loss.backward()
             if cfg.grad_clip > 0:
