@@ -158,20 +158,29 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def run(s: dict, device: str, compile: bool, precision: str, out: Path | None, attnlab_compile: str | None = None) -> dict:
+def prepare(device: str):
+    """nanoGPT's process-wide settings for ``device`` and the data: ``(vocab_size, train, val)``.
+
+    On CUDA, TF32 matrix products as nanoGPT's ``train.py`` sets them (process-wide, so both
+    sides get them); Tiny Shakespeare as characters, first 90 % / last 10 %, 1-D int64 tensors.
+    """
     from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
 
-    if device.startswith("cuda"):  # nanoGPT's train.py sets both; process-wide, so both sides get them
+    if device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    if compile:  # the compiler's one-off start-up (imports, worker pool) on neither side's clock
-        torch.compile(lambda t: t * 2)(torch.ones(2, device=device))
     text = load_shakespeare()
     tok = CharTokenizer(text)
-    train_data, val_data = train_val_split(torch.tensor(tok.encode(text), dtype=torch.long))
-    sides = {"attnlab": Attnlab(s, tok.vocab_size, train_data, val_data, device,
+    return (tok.vocab_size, *train_val_split(torch.tensor(tok.encode(text), dtype=torch.long)))
+
+
+def run(s: dict, device: str, compile: bool, precision: str, out: Path | None, attnlab_compile: str | None = None) -> dict:
+    if compile:  # the compiler's one-off start-up (imports, worker pool) on neither side's clock
+        torch.compile(lambda t: t * 2)(torch.ones(2, device=device))
+    vocab, train_data, val_data = prepare(device)
+    sides = {"attnlab": Attnlab(s, vocab, train_data, val_data, device,
                                 (attnlab_compile or True) if compile else False, precision),
-             "reference": Reference(s, tok.vocab_size, train_data, val_data, device, compile, precision)}
+             "reference": Reference(s, vocab, train_data, val_data, device, compile, precision)}
     record = {"benchmark": "gpu_large", "recipe": {k: v for k, v in s.items()}, "device": device,
               "precision": precision, "compile": compile, "attnlab_compile": (attnlab_compile or True) if compile else False, "machine": machine(), "nanogpt_reported": NANOGPT_REPORTED,
               "sides": {name: {"chunk_s": [], "eval_s": [], "evals": []} for name in sides}}

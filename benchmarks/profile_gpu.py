@@ -49,18 +49,12 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
-    from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
     from attnlab.training import default_device
 
     device = default_device()
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    if device.startswith("cuda"):
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
     s = dict(gpu_large.QUICK if args.quick else gpu_large.RECIPE)
-    text = load_shakespeare()
-    tok = CharTokenizer(text)
-    train_data, val_data = train_val_split(torch.tensor(tok.encode(text), dtype=torch.long))
+    vocab, train_data, val_data = gpu_large.prepare(device)
     lines = []
 
     def say(line: str) -> None:
@@ -68,10 +62,9 @@ def main(argv=None) -> None:
         lines.append(line)
 
     for compile in ([False, True] if args.compile else [False]):
-        sides = {k: build(k, s, tok.vocab_size, train_data, val_data, device, compile)
+        sides = {k: build(k, s, vocab, train_data, val_data, device, compile)
                  for k in ("attnlab", "reference", "hybrid") + (("attnlab-ro",) if compile else ())}
         for side in sides.values():  # warm-up (and compilation)
-            t0 = time.perf_counter()
             side.steps(3)
             sync()
         times = {k: [] for k in sides}
