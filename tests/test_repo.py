@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -96,4 +95,3 @@ def test_package_imports_from_src():
     import attnlab
 
     assert Path(attnlab.__file__).resolve().is_relative_to(ROOT / "src")
-    assert sys.version_info >= (3, 10)
