@@ -144,7 +144,7 @@ def head_split_merge(n_heads: int = 4):
         raise ValueError(f"draw 1 to 6 heads, got {n_heads}.")
     fig, ax = _canvas(10, 4.4, (0, 11), (-0.2, 5.0))
     _box(ax, 0.85, 2.2, 1.5, 1.2, "x\n(B, L,\nd_model)", C_OP)
-    for k, (name, colour, y) in enumerate((("Q = x W_Q", C_Q, 3.6), ("K = x W_K", C_K, 2.2), ("V = x W_V", C_V, 0.8))):
+    for name, colour, y in (("Q = x W_Q", C_Q, 3.6), ("K = x W_K", C_K, 2.2), ("V = x W_V", C_V, 0.8)):
         _box(ax, 3.0, y, 1.5, 0.6, name, colour, size=9)
         _arrow(ax, (1.6, 2.2), (2.25, y))
     ys = [3.9 - 3.4 * h / max(n_heads - 1, 1) for h in range(n_heads)]
@@ -169,7 +169,7 @@ def _block_column(ax, x: float, pre: bool):
     """One Transformer block (attention + FFN sublayers) with its residual paths, centred at x."""
     y = 0.4
     _box(ax, x, y, 1.6, 0.45, "x (input)", C_OP)
-    ys = {}
+    ys: dict[str, list[float]] = {}
     items = (["LayerNorm", "self-attention", "+", "LayerNorm", "FFN", "+"] if pre
              else ["self-attention", "+", "LayerNorm", "FFN", "+", "LayerNorm"])
     colours = {"LayerNorm": C_NORM, "self-attention": C_ATT, "FFN": C_FFN, "+": "white"}

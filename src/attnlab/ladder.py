@@ -419,11 +419,12 @@ def check_components(components: Components, d_model: int = 16, n_heads: int = 4
         if msg:
             problems.append(f"{what}: {msg}")
 
-    if components.attention is not None:
+    if (attention := components.attention) is not None:
         q, k, v = (torch.randn(2, n_heads, L, d_model // n_heads, generator=gen) for _ in range(3))
         for mask, what in ((None, "attention without a mask"), (causal_mask(L, L), "attention with the causal mask")):
-            attempt(what, lambda mask=mask: differs(components.attention(q, k, v, mask)[0],
-                                                    reference_attention(q, k, v, mask)[0]))
+            def attention_differs(mask: torch.Tensor | None = mask) -> str | None:
+                return differs(attention(q, k, v, mask)[0], reference_attention(q, k, v, mask)[0])
+            attempt(what, attention_differs)
     torch.manual_seed(seed)
     ref_mha = MultiHeadAttention(d_model, n_heads).eval()
     for cls, what in ((components.mha, "mha"), (None if components.mha else components.attention, "attention_module")):

@@ -13,10 +13,10 @@ Shapes: ``maps[layer]`` is ``(B, H, L, L)``; scores are ``(n_layers, n_heads)`` 
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,6 +24,9 @@ import torch
 import torch.nn.functional as F
 
 from attnlab.viz import attention_heatmap, to_numpy
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "attention_maps", "plot_attention_grid", "head_pattern_scores", "name_heads",
@@ -172,11 +175,11 @@ def name_heads(scores: dict[str, np.ndarray], threshold: float = 0.4) -> np.ndar
         best, best_value = "mixed", 0.0
         for key in ("previous", "self", "first"):
             if scores[key][idx] >= threshold and scores[key][idx] > best_value:
-                best, best_value = key, scores[key][idx]
+                best, best_value = key, float(scores[key][idx])
         for key in ("space", "newline", "punctuation"):
             ratio = scores[key][idx] / max(scores[f"uniform_{key}"][idx], 1e-9)
             if scores[key][idx] >= threshold / 2 and ratio > 2 and scores[key][idx] > best_value:
-                best, best_value = key, scores[key][idx]
+                best, best_value = key, float(scores[key][idx])
         if best == "mixed" and scores["previous"][idx] + scores["self"][idx] >= threshold + 0.1:
             best = "local"
         names[idx] = {"previous": "previous-token", "first": "first-token"}.get(best, best)
@@ -209,7 +212,7 @@ class LiveLossPlot:
 
     def __init__(self, target: float | None = None) -> None:
         self.target = target
-        self.figure = None
+        self.figure: Figure | None = None
         self._handle = None
 
     def __call__(self, history: dict) -> None:
@@ -289,8 +292,8 @@ def attention_cost_curve(lengths: Sequence[int], B: int = 1, H: int = 4, d_k: in
     for L in lengths:
         q, k, v = (torch.randn(B, H, L, d_k, generator=gen) for _ in range(3))  # (B, H, L, d_k)
         mask = causal_mask(L) if causal else None  # (L, L)
-        explicit = lambda: scaled_dot_product_attention(q, k, v, mask)  # noqa: E731
-        fused = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+        explicit = lambda q=q, k=k, v=v, mask=mask: scaled_dot_product_attention(q, k, v, mask)  # noqa: E731
+        fused = lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
         out["L"].append(L)
         out["explicit_ms"].append(_median_ms(explicit, repeats))
         out["fused_ms"].append(_median_ms(fused, repeats))
@@ -300,7 +303,7 @@ def attention_cost_curve(lengths: Sequence[int], B: int = 1, H: int = 4, d_k: in
     return out
 
 
-def fit_loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+def fit_loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Least-squares slope of log(y) against log(x): the exponent p in y ∝ x^p."""
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(lx, ly, 1)[0])
