@@ -46,7 +46,8 @@ def _fail(err: Exception):
 
 def register(cli: click.Group) -> None:
     """Add the instructor commands to ``cli``."""
-    for command in (deadline, extension, regrade_request, regrade_queue, regrade, history_cmd, lms_export):
+    for command in (deadline, extension, regrade_request, regrade_queue, regrade, history_cmd, lms_export,
+                    rubric_define, rubric_apply, grading_queue, similarity, practice_attach, class_mastery):
         cli.add_command(command)
 
 
@@ -209,3 +210,108 @@ def lms_export(course, fmt, roster, out, csv_path, columns):
         click.echo(f"not exported: {line}", err=True)
     click.echo(f"wrote {path}")
     sys.stdout.flush()
+
+
+@click.command("rubric-define")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--file", "path", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="CSV 'item,key,points,comment' (replaces the assignment's rubrics).")
+@click.option("--db", "db_url", **_DB)
+def rubric_define(course, assignment, path, db_url):
+    """Store ASSIGNMENT's rubrics (entries with points and reusable comments) in the gradebook."""
+    from .rubric import RubricError, define
+    try:
+        with open(path, encoding="utf-8") as fh:
+            out = define(_db(course, db_url), assignment, fh.read())
+    except (RubricError, UnicodeDecodeError) as e:
+        _fail(e)
+    for item, entries in out.items():
+        click.echo(f"{item}: " + ", ".join(f"{k} ({p:+g})" for k, p, _ in entries))
+
+
+@click.command("rubric-apply")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--student", "-s", required=True)
+@click.option("--item", required=True)
+@click.option("--keys", required=True, help="Rubric entries that apply, e.g. scale,variance.")
+@click.option("--note", default="", help="An extra comment for this student.")
+@click.option("--db", "db_url", **_DB)
+def rubric_apply(course, assignment, student, item, keys, note, db_url):
+    """Grade one written answer with rubric entries (score and comment, in the grade history)."""
+    from .rubric import RubricError, apply
+    try:
+        score, _ = apply(_db(course, db_url), assignment, student, item,
+                         [k.strip() for k in keys.split(",") if k.strip()], note)
+    except RubricError as e:
+        _fail(e)
+    _reexport(course, db_url, [assignment])
+    click.echo(f"{student}/{assignment} {item}: {score:g} points ({keys})")
+
+
+@click.command("grading-queue")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--graders", required=True, help="Comma-separated, e.g. ta1,ta2,prof.")
+@click.option("--me", default=None, help="Show only this grader's share.")
+@click.option("--db", "db_url", **_DB)
+def grading_queue(course, assignment, graders, me, db_url):
+    """Split the submissions still needing manual grading between graders (deterministic)."""
+    from .rubric import RubricError, split_queue
+    try:
+        split = split_queue(_db(course, db_url), assignment, graders.split(","))
+    except RubricError as e:
+        _fail(e)
+    if me and me not in split:
+        _fail(ValueError(f"{me} is not one of --graders {graders}"))
+    for grader, students in split.items():
+        if me in (None, grader):
+            click.echo(f"{grader}: {', '.join(students) or '(nothing to grade)'}")
+
+
+@click.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--threshold", type=float, default=0.6, show_default=True,
+              help="List pairs sharing at least this fraction of each one's answer code.")
+def similarity(course, assignment, threshold):
+    """List pairs of graded submissions whose code is suspiciously alike (for a person to judge)."""
+    from .similarity import SimilarityError, write
+    try:
+        path, pairs = write(course, assignment, threshold)
+    except SimilarityError as e:
+        _fail(e)
+    for p in pairs:
+        click.echo(f"{p.a} ~ {p.b}: {p.similarity_a:.0%} / {p.similarity_b:.0%} of their code shared")
+    click.echo(f"{len(pairs)} pair(s) at or above {threshold:.0%}; wrote {path} (no grade was changed)")
+
+
+@click.command("practice-attach")
+@click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
+@click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
+def practice_attach(notebook, home):
+    """(Students) put a summary of your practice progress into NOTEBOOK before you submit it."""
+    from .mastery import MasteryError, attach
+    try:
+        summary = attach(notebook, home=home)
+    except MasteryError as e:
+        _fail(e)
+    done = sum(s["mastered"] for s in summary["skills"].values())
+    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered) to {notebook}; "
+               "close and reopen it in JupyterLab before editing again, then submit")
+
+
+@click.command("class-mastery")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--stale-days", type=float, default=7.0, show_default=True,
+              help="List students whose last practice answer is older than this.")
+def class_mastery(course, stale_days):
+    """Render the class's practice mastery from the summaries submitted with the notebooks."""
+    from .mastery import MasteryError, write
+    try:
+        path, cm = write(course, stale_days)
+    except MasteryError as e:
+        _fail(e)
+    click.echo(f"{cm.students} students, {len(cm.skills)} skills practised, {len(cm.stale)} without progress "
+               f"for {stale_days:g} days; wrote {path}")

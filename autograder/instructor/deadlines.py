@@ -270,3 +270,33 @@ def duration(seconds: float) -> str:
     h, rest = divmod(rest, 3600)
     m = rest // 60
     return " ".join(f"{v} {u}" for v, u in ((d, "d"), (h, "h"), (m, "min")) if v) or "< 1 min"
+
+
+DEADLINE_NOTE_ID = "attnlab-deadline"
+
+
+def deadline_html(db_url: str, assignment: str, student: str) -> str:
+    """A paragraph for ``student``'s feedback: due date (with their extension), when they submitted,
+    how late and the penalty; '' when the assignment has no due date."""
+    import html as _html
+
+    from nbgrader.api import MissingEntry
+    with _gradebook(db_url) as gb:
+        try:
+            sub = gb.find_submission(assignment, student)
+        except MissingEntry:
+            return ""
+        if sub.duedate is None:
+            return ""
+        facts = describe(sub)
+        policy = policy_for(gb.db, assignment)
+        parts = [f"Due: {facts['due']}"
+                 + (f" (includes your extension of {facts['extension']})" if facts["extension"] else "")]
+        if sub.timestamp:
+            parts.append(f"submitted {sub.timestamp:%Y-%m-%d %H:%M} UTC")
+        if facts["late_by"]:
+            parts.append(f"late by {facts['late_by']}: {facts['late_penalty']:g} point(s) taken ({policy.text()})")
+        else:
+            parts.append("on time")
+    return (f'<p id="{DEADLINE_NOTE_ID}" style="border:1px solid #888;padding:.4em;margin:1em">'
+            + _html.escape("; ".join(parts)) + "</p>")

@@ -211,12 +211,17 @@ NOTICE_ID = "attnlab-regrade-notice"
 
 
 def _add_notice(root: str, assignment: str, student: str, new: list[Change]) -> None:
-    folder = os.path.join(root, "feedback", student, assignment)
     items = "".join(f"<li><code>{html.escape(c.item)}</code>: {'—' if c.old is None else f'{c.old:g}'} → "
                     f"{'—' if c.new is None else f'{c.new:g}'} points ({html.escape(c.why)})</li>" for c in new)
-    note = (f'<div id="{NOTICE_ID}" style="border:2px solid #b58900;padding:.6em;margin:1em">'
-            f"<strong>Your feedback was updated</strong> ({now():%Y-%m-%d %H:%M} UTC). "
-            f"Changes since your previous feedback:<ul>{items}</ul></div>")
+    insert_at_top(root, assignment, student,
+                  f'<div id="{NOTICE_ID}" style="border:2px solid #b58900;padding:.6em;margin:1em">'
+                  f"<strong>Your feedback was updated</strong> ({now():%Y-%m-%d %H:%M} UTC). "
+                  f"Changes since your previous feedback:<ul>{items}</ul></div>")
+
+
+def insert_at_top(root: str, assignment: str, student: str, fragment: str) -> None:
+    """Insert the HTML ``fragment`` right after ``<body>`` of each of ``student``'s feedback pages."""
+    folder = os.path.join(root, "feedback", student, assignment)
     for name in os.listdir(folder) if os.path.isdir(folder) else []:
         if name.endswith(".html"):
             path = os.path.join(folder, name)
@@ -225,4 +230,4 @@ def _add_notice(root: str, assignment: str, student: str, new: list[Change]) -> 
             i = page.find("<body")
             j = page.find(">", i) + 1 if i >= 0 else 0
             with open(path, "w", encoding="utf-8") as fh:
-                fh.write(page[:j] + note + page[j:])
+                fh.write(page[:j] + fragment + page[j:])

@@ -213,6 +213,7 @@ def change_grade(db_url: str, assignment: str, student: str, item: str, score: f
         old = grade.score if (grade.auto_score is not None or grade.manual_score is not None) else None
         with reason(why.strip(), who):
             grade.manual_score = float(score)
+            grade.needs_manual_grade = False  # as formgrader does when a score is entered
             rows = gb.db.execute(select(RegradeRequest).where(
                 RegradeRequest.assignment == assignment, RegradeRequest.student == student,
                 RegradeRequest.item == item, RegradeRequest.status == "open")).scalars().all()

@@ -6,7 +6,8 @@ scores unless someone first pressed "Generate feedback".  :class:`CurrentRelease
 (configured as ``c.ExchangeFactory.release_feedback`` in ``autograder/nbgrader_config.py``)
 regenerates the feedback of every autograded submission being released from the gradebook as
 it is now, adds a notice to each student's page when their grades changed since their last
-release (:mod:`autograder.instructor.history`), and only then copies it to the exchange.  When the
+release (:mod:`autograder.instructor.history`) and a line with their due date, extension and
+lateness (:mod:`autograder.instructor.deadlines`), and only then copies it to the exchange.  When the
 feedback cannot be generated it refuses to release anything and says why.
 """
 from __future__ import annotations
@@ -39,7 +40,8 @@ class CurrentReleaseFeedback(ExchangeReleaseFeedback):
     def copy_files(self):
         """Generate feedback, add grade-change notices, then release as nbgrader does."""
         from ..intake import feedback_exact
-        from .history import stamp_release
+        from .deadlines import deadline_html
+        from .history import insert_at_top, stamp_release
         assignment = self.coursedir.assignment_id
         students = autograded_students(self.coursedir, assignment)
         if students:
@@ -51,4 +53,7 @@ class CurrentReleaseFeedback(ExchangeReleaseFeedback):
                           "do not get stale scores. Fix that and release again.")
             for student in students:
                 stamp_release(self.coursedir.root, self.coursedir.db_url, assignment, student)
+                note = deadline_html(self.coursedir.db_url, assignment, student)
+                if note:
+                    insert_at_top(self.coursedir.root, assignment, student, note)
         super().copy_files()

@@ -32,7 +32,66 @@ STAMPS = {  # nbgrader's timestamp.txt format
     "carol": "2026-12-02 12:00:00.000000 UTC",   # same, but has a 2-day extension
     "dave": "2026-12-10 00:00:00.000000 UTC",    # 9 days late: past the hard deadline
     "erin": "2026-11-30 09:00:00.000000 UTC",
+    "frank": "2026-11-30 09:00:00.000000 UTC",
+    "gina": "2026-11-30 09:00:00.000000 UTC",
+    "hana": "2026-11-30 09:00:00.000000 UTC",   # Autograde with the sandbox unavailable
+    "ivan": "2026-12-02 12:00:00.000000 UTC",   # late; gets an extension after grading
 }
+
+# frank wrote his own answers; gina handed in frank's with names and comments changed
+FRANK = {
+    "path_lengths": """def path_lengths(n: int, k: int) -> list[int]:
+    recurrent = n - 1
+    conv_layers = -(-(n - 1) // (k - 1))
+    dil_layers = 0
+    reach = 1
+    while reach < n:
+        reach = reach * k
+        dil_layers = dil_layers + 1
+    return [recurrent, conv_layers, dil_layers, 1]""",
+    "apply_temperature": """def apply_temperature(logits, temperature):
+    if not (temperature > 0):
+        raise ValueError("temperature has to be positive")
+    return logits * (1.0 / temperature)""",
+    "soft_lookup": """def soft_lookup(query, keys, values, temperature=1.0):
+    logits = torch.matmul(query, keys.transpose(-1, -2))
+    logits = apply_temperature(logits, temperature)
+    logits = logits - logits.amax(dim=-1, keepdim=True)
+    expd = torch.exp(logits)
+    attn = expd / expd.sum(-1, keepdim=True)
+    out = torch.matmul(attn, values)
+    return out, attn""",
+    "hard_lookup": """def hard_lookup(query, keys, values):
+    sims = torch.matmul(query, keys.transpose(-1, -2))
+    idx = sims.argmax(dim=-1)
+    picked = (idx.unsqueeze(-1) == torch.arange(keys.shape[-2])).to(values.dtype)
+    return torch.matmul(picked, values)""",
+}
+GINA = {k: v.replace("logits", "z").replace("attn", "probs").replace("expd", "ex").replace("sims", "s")
+        .replace("picked", "sel").replace("recurrent", "r").replace("conv_layers", "c")
+        .replace("dil_layers", "d").replace(":\n", ":  # my own solution\n", 1) for k, v in FRANK.items()}
+
+DAY = 86400.0
+#: practice in the students' own homes: (skill, mastered, [(days ago, correct, named mistake)])
+PRACTICE = {
+    "alice": [("soft_lookup_weights", True, [(0.2, False, "argmax_lookup"), (0.1, True, None), (0.05, True, None)]),
+              ("path_lengths", False, [(1.0, False, "argmax_lookup")])],
+    "bob": [("soft_lookup_weights", False, [(20.0, False, "argmax_lookup"), (19.5, False, "normalize_without_exp")])],
+}
+
+
+def _practise(home, learner, skills):
+    import time
+
+    from attnlab.practice.record import SkillRecord
+    from attnlab.practice.store import ProgressStore
+    store = ProgressStore(learner=learner, home=home)
+    now = time.time()
+    for name, mastered, answers in skills:
+        history = tuple((now - days * DAY, ok, 0, mistake) for days, ok, mistake in answers)
+        store.put(name, SkillRecord(attempts=len(answers), correct=sum(ok for _, ok, _ in answers),
+                                    mastered=mastered, history=history))
+
 
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("instructor")]
 
@@ -60,12 +119,19 @@ def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("instructor") / "course"
     for student, stamp in STAMPS.items():
         nb = qa.reference_submission(A, student)
-        if student == "erin":  # a written answer, so one item waits for manual grading (no grade yet)
+        if student in ("erin", "carol"):  # a written answer: an item waits for manual grading (no grade yet)
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
                 if cell.cell_type == "markdown" and meta.get("solution") and meta.get("grade"):
                     cell.source = "Because the scores grow with the dimension."
+        for gid, code in {"frank": FRANK, "gina": GINA}.get(student, {}).items():
+            qa.cell(nb, gid).source = code
         path = qa.write(root, student, A, nb)
+        if student in PRACTICE:  # the student attaches their own practice summary before submitting
+            home = tmp_path_factory.mktemp(f"home-{student}")
+            _practise(home, student, PRACTICE[student])
+            res = _run("practice-attach", path, "--home", home)
+            assert "attached your practice summary" in res.output, res.output
         (path.parent / "timestamp.txt").write_text(stamp)
         (path.parent / "submission_secret.txt").write_text(os.urandom(16).hex())
     db = f"sqlite:///{root / 'gradebook.db'}"
@@ -82,7 +148,7 @@ def course(tmp_path_factory):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(root), "-a", A, "--jobs", "2"],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "graded 5, failed 0" in proc.stdout, proc.stdout
+    assert f"graded {len(STAMPS)}, failed 0" in proc.stdout, proc.stdout
     return root, db
 
 
@@ -114,21 +180,21 @@ def test_extension_granted_after_grading_is_honoured_and_bad_files_change_nothin
     root, _ = course
     bad = root / "bad-extensions.csv"
     for text, says in [("name,days\nbob,2\n", "header"),
-                       (f"student_id,assignment,days\nbob,{A},two\n", "line 2: days and hours must be numbers"),
-                       (f"student_id,assignment,days\nbob,{A},1\nbobby,{A},1\n", "line 3: unknown student 'bobby'"),
-                       ("student_id,assignment,days\nbob,99_nope,1\n", "unknown assignment '99_nope'")]:
+                       (f"student_id,assignment,days\nivan,{A},two\n", "line 2: days and hours must be numbers"),
+                       (f"student_id,assignment,days\nivan,{A},1\nbobby,{A},1\n", "line 3: unknown student 'bobby'"),
+                       ("student_id,assignment,days\nivan,99_nope,1\n", "unknown assignment '99_nope'")]:
         bad.write_text(text)
         res = _run("extension", root, "--file", bad, ok=False)
         assert res.exit_code == 1 and says in res.output and "nothing was changed" in res.output, res.output
         assert "Traceback" not in res.output
     rows = _rows(root / "grades.csv")
     assert rows[(A, "carol")]["extension"] == "2 d", "a refused file must not touch existing extensions"
-    assert float(rows[(A, "bob")]["late_penalty"]) > 0
-    # a one-line grant after grading: bob's penalty goes without re-grading, the sheet says so
-    _run("extension", root, "-a", A, "-s", "bob", "--days", 3, "--reason", "illness")
-    bob = _rows(root / "grades.csv")[(A, "bob")]
-    assert bob["extension"] == "3 d" and bob["late_by"] == "" and float(bob["late_penalty"]) == 0
-    assert float(bob["final_score"]) == float(bob["score"])
+    assert float(rows[(A, "ivan")]["late_penalty"]) > 0
+    # a one-line grant after grading: ivan's penalty goes without re-grading, the sheet says so
+    _run("extension", root, "-a", A, "-s", "ivan", "--days", 3, "--reason", "illness")
+    ivan = _rows(root / "grades.csv")[(A, "ivan")]
+    assert ivan["extension"] == "3 d" and ivan["late_by"] == "" and float(ivan["late_penalty"]) == 0
+    assert float(ivan["final_score"]) == float(ivan["score"])
 
 
 def test_grades_sheet_merges_and_reasons_are_words(course):
@@ -198,6 +264,7 @@ def test_regrade_request_reaches_queue_with_history_and_notice(course, tmp_path,
     released = list(Path(exchange, "attnlab", "feedback").glob("*.html"))
     page = max(released, key=lambda p: p.stat().st_mtime).read_text()
     assert NOTICE_ID not in page, "a first release has nothing to announce"
+    assert "Due: 2026-12-01 00:00 UTC" in page and "on time" in page  # the student sees the due date
     with Gradebook(db, "attnlab") as gb:
         score_now = gb.find_submission(A, "erin").score
     assert f"{score_now:g} / " in page or f"Score: {score_now:g}" in page or f"{score_now}" in page
@@ -229,13 +296,13 @@ def test_autograde_reports_failure_when_it_could_not_grade(course, monkeypatch):
     del cfg.AutogradeOutcome["fail_when_kept"]  # as formgrader loads it (the pipeline turns it off)
     cfg.CourseDirectory.submitted_directory = "submitted"
     with Gradebook(db, "attnlab") as gb:
-        before = gb.find_submission(A, "alice").code_score
-    res = NbGraderAPI(config=cfg).autograde(A, "alice", force=True, create=True)
+        before = gb.find_submission(A, "hana").code_score
+    res = NbGraderAPI(config=cfg).autograde(A, "hana", force=True, create=True)
     assert not res["success"], res
     assert "not re-graded: the grader could not run" in res.get("log", "") + res.get("error", "")
     with Gradebook(db, "attnlab") as gb:
-        assert gb.find_submission(A, "alice").code_score == before, "the earlier scores are kept"
-    rep = json.loads((root / "reports" / A / "alice.json").read_text())
+        assert gb.find_submission(A, "hana").code_score == before, "the earlier scores are kept"
+    rep = json.loads((root / "reports" / A / "hana.json").read_text())
     assert rep["kept_previous"]
 
 
@@ -269,3 +336,84 @@ def test_lms_export_canvas_and_moodle(course, tmp_path):
     wrong.write_text("foo,bar\n1,2\n")
     res = _run("lms-export", root, "--format", "moodle", "--roster", wrong, ok=False)
     assert "is not a moodle grades export" in res.output and not (root / "lms-moodle.csv").exists()
+
+
+def test_rubric_applied_and_grading_queue_split(course, tmp_path, monkeypatch):
+    root, db = course
+    from nbgrader.api import Gradebook
+
+    from autograder.instructor.rubric import manual_items
+    with Gradebook(db, "attnlab") as gb:
+        (item, worth), = manual_items(gb, A).items()
+        pending = sorted(s.student.id for s in gb.assignment_submissions(A) if s.needs_manual_grade)
+    assert "carol" in pending
+    rubric = tmp_path / "rubric.csv"
+    rubric.write_text("item,key,points,comment\n"
+                      f"{item},nope,1,x\n".replace(item, "not_an_item"))
+    res = _run("rubric-define", root, "-a", A, "--file", rubric, ok=False)
+    assert "'not_an_item' is not a manually graded item" in res.output and "nothing was changed" in res.output
+    rubric.write_text("item,key,points,comment\n"
+                      f"{item},full,{worth},Names the growing variance of the scores.\n"
+                      f"{item},partial,1,Right idea but no reason given.\n"
+                      f"{item},vague,-0.5,Say what grows with the dimension.\n")
+    assert "partial (+1)" in _run("rubric-define", root, "-a", A, "--file", rubric).output
+    # the queue: deterministic, every pending submission exactly once, stable when a grader joins
+    first = _run("grading-queue", root, "-a", A, "--graders", "ta1,ta2").output
+    assert first == _run("grading-queue", root, "-a", A, "--graders", "ta1,ta2").output
+    shares = {ln.split(": ")[0]: [] if "nothing" in ln else ln.split(": ")[1].split(", ")
+              for ln in first.splitlines()}
+    assert sorted(sum(shares.values(), [])) == pending
+    three = {ln.split(": ")[0]: [] if "nothing" in ln else ln.split(": ")[1].split(", ")
+             for ln in _run("grading-queue", root, "-a", A, "--graders", "ta1,ta2,ta3").output.splitlines()}
+    for g in ("ta1", "ta2"):
+        assert set(three[g]) <= set(shares[g]), "adding a grader moved students between the others"
+    # applying: points summed, reusable comments, in nbgrader's gradebook and the history
+    monkeypatch.setenv("JUPYTERHUB_USER", "ta2")
+    bad = _run("rubric-apply", root, "-a", A, "-s", "carol", "--item", item, "--keys", "partial,typo", ok=False)
+    assert "unknown rubric key(s) typo" in bad.output
+    _run("rubric-apply", root, "-a", A, "-s", "carol", "--item", item, "--keys", "partial,vague")
+    with Gradebook(db, "attnlab") as gb:
+        assert gb.find_grade(item, A, A, "carol").manual_score == 0.5
+        assert "Right idea but no reason given. (+1)" in gb.find_comment(item, A, A, "carol").manual_comment
+        assert not gb.find_submission(A, "carol").needs_manual_grade
+    assert f"carol/{A}  {item}: — → 0.5 by ta2 (rubric: partial, vague)" in _run("history", root, "-s", "carol").output
+    assert "carol" not in _run("grading-queue", root, "-a", A, "--graders", "ta1,ta2").output
+
+
+def test_similarity_copied_pair_flagged_for_a_person_never_penalised(course):
+    root, db = course
+    from nbgrader.api import Gradebook
+    with Gradebook(db, "attnlab") as gb:
+        before = {s.student.id: (s.score, [nb.flagged for nb in s.notebooks]) for s in gb.assignment_submissions(A)}
+    res = _run("similarity", root, "-a", A)
+    pairs = json.loads((root / "reports" / A / "similarity.json").read_text())["pairs"]
+    found = {(p["a"], p["b"]): p for p in pairs}
+    assert ("frank", "gina") in found, res.output  # renamed variables and comments do not hide it
+    assert min(found[("frank", "gina")]["similarity_a"], found[("frank", "gina")]["similarity_b"]) >= 0.6
+    assert not any("frank" in k and "gina" not in k for k in found), "frank's own code matched someone else"
+    assert "frank ~ gina" in res.output and "no grade was changed" in res.output
+    page = (root / "reports" / A / "similarity.html").read_text()
+    assert "frank" in page and "nothing here changes a grade" in page
+    with Gradebook(db, "attnlab") as gb:
+        assert {s.student.id: (s.score, [nb.flagged for nb in s.notebooks]) for s in gb.assignment_submissions(A)} == before
+    assert "no graded submissions" in _run("similarity", root, "-a", "99_nope", ok=False).output
+
+
+def test_class_mastery_page_rendered_from_submitted_records(course):
+    root, _ = course
+    res = _run("class-mastery", root, "--stale-days", 7)
+    data = json.loads((root / "reports" / "class-mastery.json").read_text())
+    assert data["students"] == len(STAMPS)
+    lookup = data["skills"]["soft_lookup_weights"]
+    assert lookup["practised"] == 2 and lookup["mastered"] == 1 and lookup["attempts"] == 5 and lookup["correct"] == 2
+    assert data["skills"]["path_lengths"]["mastered"] == 0
+    top = data["mistakes"][0]
+    assert top[0] == "argmax_lookup" and top[2] == 3 and top[3] == 2  # 3 times, by 2 students
+    assert top[1] == "you did a hard lookup (all weight on the best key)"  # the catalogue's words
+    stale = dict(map(tuple, data["stale"]))
+    assert stale["bob"] >= 19 and "alice" not in stale
+    assert stale["carol"] is None  # graded, but no practice records came with the submission
+    page = (root / "reports" / "class-mastery.html").read_text()
+    assert "you did a hard lookup" in page and "bob: no practice for" in page
+    assert "carol: no practice records submitted" in page
+    assert f"{len(STAMPS)} students" in res.output
