@@ -1,7 +1,8 @@
 """Command line: ``attnlab-grade`` (installed) or ``python -m autograder`` (in a clone):
 ``{release,grade,report,check-release,clear-flag,paths}`` and the instructor commands of
 :mod:`autograder.instructor.cli` (deadline, extension, regrade-request, regrade-queue, regrade,
-history, lms-export) (see README.md)."""
+history, rubric-define, rubric-apply, grading-queue, similarity, practice-attach, class-mastery,
+lms-export) (see README.md)."""
 from __future__ import annotations
 
 import os

@@ -140,7 +140,7 @@ def regrade_request(assignment, item, reason, exchange, course_id):
 @click.option("--db", "db_url", **_DB)
 def regrade_queue(course, exchange, course_id, show_all, open_inbox, db_url):
     """Collect students' regrade requests into the gradebook and list the queue."""
-    from .regrade import ingest, make_inbox, queue
+    from .regrade import ingest, make_inbox, queue, write_page
     exchange = exchange or _nbgrader_setting("Exchange.root")
     url = _db(course, db_url)
     if open_inbox:
@@ -151,6 +151,7 @@ def regrade_queue(course, exchange, course_id, show_all, open_inbox, db_url):
     for r in queue(url, None if show_all else "open"):
         click.echo(f"#{r['id']} [{r['status']}] {r['student']}/{r['assignment']} {r['item']}: {r['reason']}"
                    + (f" -- {r['note']}" if r["note"] else ""))
+    click.echo(f"graders' page: {write_page(course, url)}")
 
 
 @click.command()
@@ -163,11 +164,12 @@ def regrade_queue(course, exchange, course_id, show_all, open_inbox, db_url):
 @click.option("--db", "db_url", **_DB)
 def regrade(course, assignment, student, item, score, reason, db_url):
     """Change one item's grade, recorded in the grade history; resolves open requests for it."""
-    from .regrade import RegradeError, change_grade
+    from .regrade import RegradeError, change_grade, write_page
     try:
         old, new = change_grade(_db(course, db_url), assignment, student, item, score, reason)
     except RegradeError as e:
         _fail(e)
+    write_page(course, _db(course, db_url))
     _reexport(course, db_url, [assignment])
     click.echo(f"{student}/{assignment} {item}: {'—' if old is None else f'{old:g}'} → {new:g}. "
                "Release feedback to let the student see it (a notice lists the change).")

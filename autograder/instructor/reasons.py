@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-_EXC = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
+_EXC = re.compile(r"^\s*[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
 
 
 def plain(text: str) -> str:
-    """``text`` without Python exception class prefixes (``SandboxUnavailable: no userns`` →
-    ``no userns``)."""
-    return _EXC.sub("", text or "").strip()
+    """``text`` without a leading Python exception class name (``SandboxUnavailable: no userns`` →
+    ``no userns``); a class name inside the sentence is left as written."""
+    return _EXC.sub("", text or "", count=1).strip()
 
 
 def kept_previous(text: str) -> str:

@@ -223,3 +223,32 @@ def change_grade(db_url: str, assignment: str, student: str, item: str, score: f
                 row.closed_by, row.closed_at = who or actor(), now()
             gb.db.commit()
     return old, float(score)
+
+
+def write_page(root: str | os.PathLike, db_url: str) -> Path:
+    """The graders' page ``COURSE/reports/regrade-queue.html``: open requests (oldest first),
+    then the requests closed and every grade change recorded, newest first."""
+    import html
+
+    from .history import changes
+    esc = html.escape
+    every = queue(db_url, None)
+    open_rows = "".join(f"<tr><td>#{r['id']}</td><td>{r['filed_at']:%Y-%m-%d %H:%M}</td><td>{esc(r['student'])}</td>"
+                        f"<td>{esc(r['assignment'])}</td><td><code>{esc(r['item'])}</code></td><td>{esc(r['reason'])}</td></tr>"
+                        for r in every if r["status"] == "open")
+    closed = "".join(f"<li>#{r['id']} {esc(r['student'])}/{esc(r['assignment'])} <code>{esc(r['item'])}</code>: "
+                     f"<strong>{r['status']}</strong> — {esc(r['note'])} (asked: {esc(r['reason'])})</li>"
+                     for r in reversed(every) if r["status"] != "open")
+    hist = "".join(f"<li>{esc(c.text())}</li>" for c in reversed(changes(db_url)))
+    page = ("<!doctype html><meta charset='utf-8'><title>Regrade queue</title><h1>Regrade queue</h1>"
+            f"<p>Generated {now():%Y-%m-%d %H:%M} UTC by <code>attnlab-grade regrade-queue</code>. Resolve a request with "
+            "<code>attnlab-grade regrade COURSE -a A -s S --item ITEM --score N --reason TEXT</code>.</p>"
+            "<h2>Open</h2>" + (f"<table border=1 cellpadding=4><tr><th>#</th><th>filed (UTC)</th><th>student</th>"
+                               f"<th>assignment</th><th>item</th><th>reason</th></tr>{open_rows}</table>"
+                               if open_rows else "<p>No open request.</p>")
+            + f"<h2>Closed</h2><ul>{closed or '<li>none</li>'}</ul>"
+            + f"<h2>Grade history (newest first)</h2><ul>{hist or '<li>no change recorded</li>'}</ul>")
+    path = Path(root) / "reports" / "regrade-queue.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path

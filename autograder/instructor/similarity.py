@@ -9,7 +9,7 @@ stubs and given code everyone shares).  Every pair whose overlap is at least ``t
 *both* submissions is listed, most alike first, with the shared lines.
 
 This never changes a grade or flags a submission: the list goes to
-``COURSE/reports/<assignment>/similarity.json`` and ``similarity.html`` and to the terminal, for
+``COURSE/reports/similarity/<assignment>.json`` and ``.html`` and to the terminal, for
 the instructor to look at.  Short or standard answers are alike by nature; the list is where
 to start reading, not a verdict.
 """
@@ -92,11 +92,12 @@ def find_pairs(root: str | os.PathLike, assignment: str, threshold: float = DEFA
 
 
 def write(root: str | os.PathLike, assignment: str, threshold: float = DEFAULT_THRESHOLD) -> tuple[Path, list[Pair]]:
-    """Find the pairs and write ``reports/<assignment>/similarity.{json,html}``; returns the HTML path."""
+    """Find the pairs and write ``reports/similarity/<assignment>.{json,html}`` (not in
+    ``reports/<assignment>/``, which holds one grade report per student); returns the HTML path."""
     pairs = find_pairs(root, assignment, threshold)
-    out = Path(root) / "reports" / assignment
+    out = Path(root) / "reports" / "similarity"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "similarity.json").write_text(json.dumps({"assignment": assignment, "threshold": threshold,
+    (out / f"{assignment}.json").write_text(json.dumps({"assignment": assignment, "threshold": threshold,
                                                      "pairs": [asdict(p) for p in pairs]}, indent=1))
     rows = "".join(
         f"<tr><td>{html.escape(p.a)}</td><td>{html.escape(p.b)}</td><td>{p.similarity_a:.0%}</td>"
@@ -110,5 +111,5 @@ def write(root: str | os.PathLike, assignment: str, threshold: float = DEFAULT_T
             + (f"<table border=1 cellpadding=4><tr><th>student</th><th>student</th><th>of first</th>"
                f"<th>of second</th><th>shared code (first's)</th></tr>{rows}</table>" if pairs
                else "<p>No pair above the threshold.</p>"))
-    (out / "similarity.html").write_text(page, encoding="utf-8")
-    return out / "similarity.html", pairs
+    (out / f"{assignment}.html").write_text(page, encoding="utf-8")
+    return out / f"{assignment}.html", pairs
