@@ -6,8 +6,9 @@ history lives and is backed up with the grades it explains.  Changes are recorde
 SQLAlchemy ``before_flush`` hook on nbgrader's :class:`nbgrader.api.Grade`, so they are caught
 whoever makes them and in the same transaction as the change:
 
-- a person in formgrader (``manual_score``/``extra_credit``; *why*: "edited in formgrader");
-- ``attnlab-grade regrade`` / ``rubric apply`` / ``clear-flag`` (*why*: the reason given);
+- a person in formgrader, or ``clear-flag`` restoring withheld credit (``manual_score``/``extra_credit``;
+  *why*: "edited in formgrader or another nbgrader tool");
+- ``attnlab-grade regrade`` / ``rubric-apply`` (*why*: the reason given, or the rubric keys);
 - a re-grade that changes an autograded score (``auto_score``; *why*: "autograded again").
 
 *who* is :func:`actor` (the hub user, else the Unix user running the process).  A second
@@ -105,6 +106,8 @@ def reason(why: str, who: str | None = None):
 
 
 _FIELDS = ("manual_score", "extra_credit", "auto_score")
+#: *why* of a change made without a reason (formgrader, ``clear-flag``, nbgrader's own API).
+OUTSIDE = "edited in formgrader or another nbgrader tool"
 
 
 def _before(state, name):
@@ -140,7 +143,7 @@ def _record(session: Session, flush_context, instances) -> None:
         if old == new:
             continue
         ctx = getattr(_local, "ctx", None)
-        why = ctx[0] if ctx else ("autograded again" if field == "auto_score" else "edited in formgrader")
+        why = ctx[0] if ctx else ("autograded again" if field == "auto_score" else OUTSIDE)
         who = (ctx[1] if ctx and ctx[1] else None) or actor()
         nb = obj.notebook
         rows.append(GradeChange(assignment=nb.assignment.assignment.name, student=nb.assignment.student.id,
