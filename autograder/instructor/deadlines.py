@@ -38,6 +38,7 @@ class DeadlineError(ValueError):
 
 
 class LatePolicyRow(Base):
+    """An assignment's late policy (table ``attnlab_late_policy``; see :class:`Policy`)."""
     __tablename__ = "attnlab_late_policy"
     assignment = Column(String(128), primary_key=True)
     percent_per_day = Column(Float, nullable=False, default=0.0)
@@ -48,6 +49,7 @@ class LatePolicyRow(Base):
 
 
 class ExtensionRow(Base):
+    """A student's extension on an assignment, in minutes (table ``attnlab_extension``)."""
     __tablename__ = "attnlab_extension"
     assignment = Column(String(128), primary_key=True)
     student = Column(String(128), primary_key=True)
@@ -243,6 +245,7 @@ class AttnlabLatePenalties(AssignLatePenalties):
     submission (so ``total_seconds_late`` counts from due date + extension)."""
 
     def preprocess(self, nb, resources):
+        """Sync the extension onto the submission, then nbgrader's penalty step."""
         info = resources["nbgrader"]
         from nbgrader.api import Gradebook
         with Gradebook(info["db_url"]) as gb:

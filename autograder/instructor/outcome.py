@@ -45,4 +45,5 @@ class AutogradeOutcome(NbGraderPreprocessor):
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
+        """Cells are left as they are."""
         return cell, resources

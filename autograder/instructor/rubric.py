@@ -36,6 +36,7 @@ class RubricError(ValueError):
 
 
 class RubricEntry(Base):
+    """One rubric entry of an item: ``key``, ``points`` (negative: a deduction), ``comment``."""
     __tablename__ = "attnlab_rubric_entry"
     id = Column(Integer, primary_key=True, autoincrement=True)
     assignment = Column(String(128), nullable=False, index=True)
@@ -46,6 +47,7 @@ class RubricEntry(Base):
 
 
 class RubricApplied(Base):
+    """Which rubric entries a grader applied to a student's item, and when."""
     __tablename__ = "attnlab_rubric_applied"
     assignment = Column(String(128), primary_key=True)
     student = Column(String(128), primary_key=True)
