@@ -113,6 +113,25 @@ def file_request(exchange_root: str | os.PathLike, course_id: str, assignment: s
     return box / name
 
 
+MAX_FILE = 16 * 1024
+
+
+def _read_small(path: Path) -> str:
+    """The text of an inbox file: a regular file (never a link, pipe or device: students write
+    into the inbox), at most 16 KiB.  Raises ``ValueError`` saying what it is instead."""
+    import stat
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_FILE:
+            raise ValueError(f"larger than {MAX_FILE // 1024} KiB")
+        return os.read(fd, MAX_FILE).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
 def _owner_ok(path: Path, student: str) -> bool:
     st = path.lstat()
     if st.st_uid == os.geteuid():  # filed by the course owner (on a student's behalf)
@@ -154,7 +173,7 @@ def ingest(exchange_root, course_id: str, db_url: str) -> list[dict]:
         ensure_tables(gb.db.connection())
         for path in files:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(_read_small(path))
                 req = Request(str(data["student"]), str(data["assignment"]), str(data["item"]),
                               str(data["reason"]), dt.datetime.fromisoformat(data["filed_at"]))
                 check_request(req.assignment, req.item, req.reason)

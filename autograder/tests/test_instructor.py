@@ -238,11 +238,19 @@ def test_regrade_request_reaches_queue_with_history_and_notice(course, tmp_path,
     _run("regrade-request", A, manual, "--reason", "please grade it", "--exchange", exchange)
     res = _run("regrade-request", A, auto, "--reason", " ", "--exchange", exchange, ok=False)
     assert "say why" in res.output
+    # what a student could drop into the inbox instead of a request: a link to a file only the
+    # course can read, and a named pipe (would block a reader); both refused, nothing hangs
+    box = Path(exchange, "attnlab", "regrade")
+    os.symlink(root / "gradebook.db", box / "erin+link.json")
+    os.mkfifo(box / "erin+fifo.json")
     monkeypatch.setenv("JUPYTERHUB_USER", "ta1")
     res = _run("regrade-queue", root, "--exchange", exchange)
+    assert res.output.count("not a readable regrade request") == 2, res.output
+    assert "OSError" in res.output or "not a regular file" in res.output
     assert f"refused erin/{A} {manual}: item {manual} of {A} has no grade yet" in res.output, res.output
     assert f"[open] erin/{A} {auto}: my routing is right for ties" in res.output
-    assert not list(Path(exchange, "attnlab", "regrade").glob("*.json")), "the inbox is emptied into the gradebook"
+    assert not list(box.glob("*.json")) and not os.path.lexists(box / "erin+link.json"), \
+        "the inbox is emptied into the gradebook"
     # the grader changes the grade: recorded who, when, old -> new, why; the request resolved
     bad = _run("regrade", root, "-a", A, "-s", "erin", "--item", auto, "--score", 999, "--reason", "r", ok=False)
     assert "outside" in bad.output
