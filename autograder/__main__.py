@@ -1,5 +1,8 @@
 """Command line: ``attnlab-grade`` (installed) or ``python -m autograder`` (in a clone):
-``{release,grade,report,check-release,clear-flag,paths}`` (see README.md)."""
+``{release,grade,report,check-release,clear-flag,paths}`` and the instructor commands of
+:mod:`autograder.instructor.cli` (deadline, extension, regrade-request, regrade-queue, regrade,
+history, rubric-define, rubric-apply, grading-queue, similarity, practice-attach, class-mastery,
+lms-export) (see README.md)."""
 from __future__ import annotations
 
 import os
@@ -112,6 +115,10 @@ def report(course, assignment, out, csv_path):
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {path}\nopen it from JupyterLab's file browser (HTML viewer) or in any browser")
 
+
+from .instructor.cli import register  # noqa: E402 - after the group it extends
+
+register(cli)
 
 if __name__ == "__main__":
     cli()

@@ -11,23 +11,31 @@ writes ``<course>/grades.csv`` with these columns.
 answers are not graded yet, so ``score`` is not final); ``flagged`` (the grader withheld
 credit for review, see ``flags``; ``python -m autograder clear-flag``; or flagged by a person in
 formgrader: nbgrader's own ``flagged`` decides, so unflagging there is seen here too); ``error``
-(not graded, ``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).
+(not graded, ``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).  The export *merges* into the sheet
+(:mod:`autograder.instructor.gradesheet`: rows keyed by assignment and student, written
+atomically under a file lock), so the sheet holds every assignment exported so far.
+``reason`` is in words for people (:mod:`autograder.instructor.reasons`).  Deadlines
+(:mod:`autograder.instructor.deadlines`): ``due`` (with the student's extension), ``extension``,
+``late_by``, ``late_penalty`` (points, nbgrader's ``late_submission_penalty``) and
+``final_score`` = ``score`` − ``late_penalty``.
 Text cells pass through :func:`autograder.intake.csv_cell` (no control characters, no
 spreadsheet formulas).
 """
 from __future__ import annotations
 
-import csv
 import os
 
 from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
 from .grade_report import read_report
+from .instructor.deadlines import describe
+from .instructor.gradesheet import merge
+from .instructor.reasons import reason_text
 from .intake import csv_cell
 
 FIELDS = ["assignment", "student_id", "score", "max_score", "autograded_score", "status",
-          "flags", "reason"]
+          "flags", "reason", "due", "extension", "late_by", "late_penalty", "final_score"]
 
 
 def status_of(report: dict | None, submission) -> str:
@@ -60,45 +68,45 @@ class AttnlabCsvExport(ExportPlugin):
         return coursedir.root
 
     def export(self, gradebook):
-        """Write the CSV to ``to`` (default ``<course>/grades.csv``); returns its path."""
+        """Merge this export's rows into ``to`` (default ``<course>/grades.csv``); returns its path."""
         root = self._root()
         dest = self.to or os.path.join(root, "grades.csv")
-        with open(dest, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=FIELDS)
-            writer.writeheader()
-            for assignment in gradebook.assignments:
-                if self.assignment and assignment.name not in self.assignment:
+        rows = []
+        for assignment in gradebook.assignments:
+            if self.assignment and assignment.name not in self.assignment:
+                continue
+            # students the gradebook knows, and those refused before nbgrader saw them
+            reports = os.path.join(root, "reports", assignment.name)
+            ids = {s.id for s in gradebook.students} | (
+                {n[:-5] for n in os.listdir(reports) if n.endswith(".json")} if os.path.isdir(reports) else set())
+            for student_id in sorted(ids):
+                if self.student and student_id not in self.student:
                     continue
-                # students the gradebook knows, and those refused before nbgrader saw them
-                reports = os.path.join(root, "reports", assignment.name)
-                ids = {s.id for s in gradebook.students} | (
-                    {n[:-5] for n in os.listdir(reports) if n.endswith(".json")} if os.path.isdir(reports) else set())
-                for student_id in sorted(ids):
-                    if self.student and student_id not in self.student:
-                        continue
-                    rep = read_report(root, assignment.name, student_id)
-                    try:
-                        sub = gradebook.find_submission(assignment.name, student_id)
-                        score, auto = sub.score, sub.code_score
-                    except Exception:  # noqa: BLE001 - nbgrader raises MissingEntry
-                        sub, score, auto = None, 0.0, 0.0
-                    if sub is None and rep is None:
-                        continue
-                    status = status_of(rep, sub)
-                    reason = rep.get("reason", "") if rep else ""
-                    extra = ([rep["kept_previous"]] if rep and rep.get("kept_previous") else []) \
-                        + (list(rep.get("notes", [])) if rep else [])
-                    if status == "manual_pending":
-                        extra.append("manually graded answers not graded yet (formgrader)")
-                    if rep and rep.get("status") == "flagged" and status != "flagged":
-                        extra.append("flag cleared in formgrader")
-                    elif status == "flagged" and not (rep and rep.get("flags")):
-                        extra.append("flagged in formgrader")
-                    writer.writerow({
-                        "assignment": csv_cell(assignment.name), "student_id": csv_cell(student_id),
-                        "score": score if status != "error" else "",
-                        "max_score": assignment.max_score, "autograded_score": auto if status != "error" else "",
-                        "status": status,
-                        "flags": csv_cell(" | ".join(rep.get("flags", []))) if rep else "",
-                        "reason": csv_cell(" | ".join([reason] * bool(reason) + extra))})
+                rep = read_report(root, assignment.name, student_id)
+                try:
+                    sub = gradebook.find_submission(assignment.name, student_id)
+                    score, auto = sub.score, sub.code_score
+                except Exception:  # noqa: BLE001 - nbgrader raises MissingEntry
+                    sub, score, auto = None, 0.0, 0.0
+                late = describe(sub) if sub is not None else {"late_penalty": 0.0}
+                if sub is None and rep is None:
+                    continue
+                status = status_of(rep, sub)
+                extra = []
+                if status == "manual_pending":
+                    extra.append("manually graded answers not graded yet (formgrader)")
+                if rep and rep.get("status") == "flagged" and status != "flagged":
+                    extra.append("flag cleared in formgrader")
+                elif status == "flagged" and not (rep and rep.get("flags")):
+                    extra.append("flagged in formgrader")
+                rows.append({
+                    "assignment": csv_cell(assignment.name), "student_id": csv_cell(student_id),
+                    "score": score if status != "error" else "",
+                    "max_score": assignment.max_score, "autograded_score": auto if status != "error" else "",
+                    "status": status,
+                    "flags": csv_cell(" | ".join(rep.get("flags", []))) if rep else "",
+                    "reason": csv_cell(reason_text(rep, extra)),
+                    **late, "final_score": round(max(0.0, score - late["late_penalty"]), 6)
+                    if status != "error" else ""})
+        merge(dest, rows, FIELDS)
         return dest

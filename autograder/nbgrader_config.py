@@ -7,18 +7,23 @@ autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place o
 
     sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
                OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
-    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-               CheckCellMetadata                          (SandboxGrade replaces Execute)
+    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AttnlabLatePenalties,
+               CheckCellMetadata, AutogradeOutcome        (SandboxGrade replaces Execute;
+               AutogradeOutcome fails a run that could not grade: autograder/instructor/outcome.py)
 
 One step per module: ``autograder/verify.py``, ``autograder/sandbox_grade.py``; every setting is
 a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths``,
 ``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
 """
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests,
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
                                     ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from autograder.export import AttnlabCsvExport
+from autograder.instructor import history
+from autograder.instructor.deadlines import AttnlabLatePenalties, LatePolicy
+from autograder.instructor.outcome import AutogradeOutcome
+from autograder.instructor.release import CurrentReleaseFeedback
 from autograder.sandbox_grade import SandboxGrade
 from autograder.verify import VerifySubmission
 
@@ -36,7 +41,14 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
                                       OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
 c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades,
-                                       AssignLatePenalties, CheckCellMetadata]
+                                       AttnlabLatePenalties, CheckCellMetadata, AutogradeOutcome]
+# Deadlines (autograder/instructor/deadlines.py): nbgrader's late-penalty step and plugin, after
+# copying the student's extension onto the submission; the policy is per assignment in the gradebook.
+c.AssignLatePenalties.plugin_class = LatePolicy
+# "Release feedback" first regenerates feedback from the current grades (never stale scores) and
+# adds a notice of changed grades (autograder/instructor/release.py, history.py).
+c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
+history.install()  # every grade change (formgrader, regrade, rubric) is recorded in the gradebook
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests,
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
 c.LimitOutput.max_lines = 200

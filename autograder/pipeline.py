@@ -209,6 +209,10 @@ def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths,
     check_gradebook(db_url)  # a bad --db URL or a stopped server: one clear error, nothing graded
     t0 = time.perf_counter()
     root = os.path.abspath(submissions_dir)
+    # several graders may share the gradebook: create its schema and these students one at a time
+    from .instructor.gradebook_init import prepare
+    prepare(load_config(root, db_url).CourseDirectory.db_url,
+            sorted({s for a in assignments for s in submission_folders(root, a)}))
     # generate=False: the caller already ran generate_many(root, ...) (e.g. the QA tests, which
     # also compare that release with exercises/)
     errors = generate_many(root, list(assignments), db_url) if generate else {}

@@ -1,0 +1,319 @@
+"""The instructor commands of ``attnlab-grade`` (registered on the main group by
+:func:`register`): deadlines, extensions, regrade requests and grade history, LMS exports and
+the instructor page.  Every command takes the course folder and ``--db`` as ``grade`` does;
+bad input is one sentence and changes nothing."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+_DB = dict(default=None, envvar="ATTNLAB_DB", show_envvar=True,
+           help="Gradebook URL, as for grade (default sqlite:///COURSE/gradebook.db).")
+
+
+def _db(course: str, db_url: str | None) -> str:
+    from ..course import load_config
+    return load_config(course, db_url).CourseDirectory.db_url
+
+
+def _nbgrader_setting(name: str) -> str:
+    """``Exchange.root`` or ``CourseDirectory.course_id`` as this user's nbgrader config says."""
+    from ..course import _quiet_imports
+    _quiet_imports()
+    from nbgrader.apps import NbGrader
+    app = NbGrader()
+    app.load_config_file()
+    section, key = name.split(".")
+    value = app.config[section].get(key)
+    if value:
+        return str(value)
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default.exchange import Exchange
+    return str(getattr(Exchange() if section == "Exchange" else CourseDirectory(), key))
+
+
+def _reexport(course: str, db_url: str | None, assignments) -> None:
+    """Merge the changed assignments' rows into COURSE/grades.csv (lateness, penalties, scores)."""
+    from ..pipeline import export
+    export(course, sorted(set(assignments)), db_url)
+
+
+def _fail(err: Exception):
+    raise click.ClickException(str(err)) from None
+
+
+def register(cli: click.Group) -> None:
+    """Add the instructor commands to ``cli``."""
+    for command in (deadline, extension, regrade_request, regrade_queue, regrade, history_cmd, lms_export,
+                    rubric_define, rubric_apply, grading_queue, similarity, practice_attach, class_mastery):
+        cli.add_command(command)
+
+
+@click.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--due", required=True, help="'2026-12-01 23:59' (UTC) or '2026-12-01T23:59+01:00'.")
+@click.option("--per-day", type=float, default=0.0, show_default=True, help="Percent of the score taken per started day late.")
+@click.option("--cap", type=float, default=100.0, show_default=True, help="At most this percent in all.")
+@click.option("--zero-after", type=float, default=None, help="Score 0 when more than this many days late (hard deadline).")
+@click.option("--db", "db_url", **_DB)
+def deadline(course, assignment, due, per_day, cap, zero_after, db_url):
+    """Set ASSIGNMENT's due date and late policy (nbgrader's duedate; penalties re-applied)."""
+    from .deadlines import DeadlineError, Policy, parse_due, set_deadline
+    try:
+        policy = Policy(per_day, cap, zero_after)
+        when = parse_due(due)
+        set_deadline(_db(course, db_url), assignment, when, policy)
+    except DeadlineError as e:
+        _fail(e)
+    _reexport(course, db_url, [assignment])
+    click.echo(f"{assignment}: due {when:%Y-%m-%d %H:%M} UTC; {policy.text()}")
+
+
+@click.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", default=None)
+@click.option("--student", "-s", default=None)
+@click.option("--days", type=float, default=0.0)
+@click.option("--hours", type=float, default=0.0)
+@click.option("--reason", default="", help="e.g. 'accommodation: 1.5x time' (instructors only see it).")
+@click.option("--file", "path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CSV 'student_id,assignment,days,hours,reason': every line checked, then all applied.")
+@click.option("--db", "db_url", **_DB)
+def extension(course, assignment, student, days, hours, reason, path, db_url):
+    """Grant extensions: one (-a, -s, --days/--hours; 0 removes it) or a whole file (--file)."""
+    from nbgrader.api import Gradebook
+
+    from .deadlines import DeadlineError, grant, parse_extensions
+    url = _db(course, db_url)
+    with Gradebook(url, "attnlab") as gb:
+        known_a = {a.name for a in gb.assignments}
+        known_s = {s.id for s in gb.students}
+    try:
+        if path:
+            if assignment or student:
+                raise DeadlineError("give either --file or -a/-s, not both")
+            with open(path, encoding="utf-8") as fh:
+                exts = parse_extensions(fh.read(), known_a, known_s)
+        else:
+            if not (assignment and student):
+                raise DeadlineError("name the student and the assignment (-a A -s S --days N), or give --file")
+            import csv
+            import io
+            buf = io.StringIO()
+            csv.writer(buf).writerows([["student_id", "assignment", "days", "hours", "reason"],
+                                       [student, assignment, days, hours, reason]])
+            exts = parse_extensions(buf.getvalue(), known_a, known_s)
+        grant(url, exts)
+    except (DeadlineError, UnicodeDecodeError) as e:
+        _fail(e)
+    _reexport(course, db_url, [e.assignment for e in exts])
+    for e in exts:
+        click.echo(f"{e.student}/{e.assignment}: " + (f"extension {e.minutes / 1440:g} day(s)" if e.minutes else "extension removed"))
+
+
+@click.command("regrade-request")
+@click.argument("assignment")
+@click.argument("item")
+@click.option("--reason", required=True, help="Why the item deserves another look (up to 2000 characters).")
+@click.option("--exchange", default=None, help="The course exchange (default: nbgrader's Exchange.root).")
+@click.option("--course", "course_id", default=None, help="Course id (default: nbgrader's course_id).")
+def regrade_request(assignment, item, reason, exchange, course_id):
+    """(Students) ask for a regrade of ITEM of ASSIGNMENT, with a reason."""
+    from .regrade import RegradeError, file_request
+    try:
+        file_request(exchange or _nbgrader_setting("Exchange.root"),
+                     course_id or _nbgrader_setting("CourseDirectory.course_id"), assignment, item, reason)
+    except (RegradeError, OSError) as e:
+        _fail(e)
+    click.echo(f"regrade request for {item} of {assignment} sent; you get a notice with your updated feedback")
+
+
+@click.command("regrade-queue")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--exchange", default=None, help="The course exchange (default: nbgrader's Exchange.root).")
+@click.option("--course-id", default="attnlab", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="Also refused and resolved requests.")
+@click.option("--open-inbox", is_flag=True, help="Create the exchange's regrade inbox (students may write, not read).")
+@click.option("--db", "db_url", **_DB)
+def regrade_queue(course, exchange, course_id, show_all, open_inbox, db_url):
+    """Collect students' regrade requests into the gradebook and list the queue."""
+    from .regrade import ingest, make_inbox, queue, write_page
+    exchange = exchange or _nbgrader_setting("Exchange.root")
+    url = _db(course, db_url)
+    if open_inbox:
+        click.echo(f"inbox: {make_inbox(exchange, course_id)}")
+    for row in ingest(exchange, course_id, url):
+        if row["status"] == "refused":
+            click.echo(f"refused {row['student']}/{row['assignment']} {row['item']}: {row['note']}")
+    for r in queue(url, None if show_all else "open"):
+        click.echo(f"#{r['id']} [{r['status']}] {r['student']}/{r['assignment']} {r['item']}: {r['reason']}"
+                   + (f" -- {r['note']}" if r["note"] else ""))
+    click.echo(f"graders' page: {write_page(course, url)}")
+
+
+@click.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--student", "-s", required=True)
+@click.option("--item", required=True, help="The graded item's id (grade_id).")
+@click.option("--score", type=float, required=True, help="New points for the item.")
+@click.option("--reason", required=True, help="Why (recorded and shown to the student).")
+@click.option("--db", "db_url", **_DB)
+def regrade(course, assignment, student, item, score, reason, db_url):
+    """Change one item's grade, recorded in the grade history; resolves open requests for it."""
+    from .regrade import RegradeError, change_grade, write_page
+    try:
+        old, new = change_grade(_db(course, db_url), assignment, student, item, score, reason)
+    except RegradeError as e:
+        _fail(e)
+    write_page(course, _db(course, db_url))
+    _reexport(course, db_url, [assignment])
+    click.echo(f"{student}/{assignment} {item}: {'—' if old is None else f'{old:g}'} → {new:g}. "
+               "Release feedback to let the student see it (a notice lists the change).")
+
+
+@click.command("history")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", default=None)
+@click.option("--student", "-s", default=None)
+@click.option("--db", "db_url", **_DB)
+def history_cmd(course, assignment, student, db_url):
+    """Every recorded grade change: when, who, item, old → new, why."""
+    from .history import changes
+    for c in changes(_db(course, db_url), assignment, student):
+        click.echo(c.text())
+
+
+@click.command("lms-export")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["canvas", "moodle"]), required=True)
+@click.option("--roster", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="The LMS's roster/grade export (Canvas: its Grades CSV; Moodle: its grade export CSV).")
+@click.option("--out", default=None, help="Default COURSE/lms-<format>.csv.")
+@click.option("--csv", "csv_path", default=None, help="Grades sheet (default COURSE/grades.csv).")
+@click.option("--column", "columns", multiple=True, metavar="ASSIGNMENT=LMS COLUMN",
+              help="The LMS column of an assignment (default: its name).")
+def lms_export(course, fmt, roster, out, csv_path, columns):
+    """Write the grades sheet in the import format of Canvas or Moodle."""
+    from .lms import LmsError, export
+    try:
+        mapping = dict(c.split("=", 1) for c in columns)
+    except ValueError:
+        _fail(ValueError("--column takes ASSIGNMENT=LMS COLUMN, e.g. 03_masks='Masks (123)'"))
+    try:
+        path, skipped = export(fmt, csv_path or os.path.join(course, "grades.csv"), roster,
+                               out or os.path.join(course, f"lms-{fmt}.csv"), mapping)
+    except LmsError as e:
+        _fail(e)
+    for line in skipped:
+        click.echo(f"not exported: {line}", err=True)
+    click.echo(f"wrote {path}")
+    sys.stdout.flush()
+
+
+@click.command("rubric-define")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--file", "path", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="CSV 'item,key,points,comment' (replaces the assignment's rubrics).")
+@click.option("--db", "db_url", **_DB)
+def rubric_define(course, assignment, path, db_url):
+    """Store ASSIGNMENT's rubrics (entries with points and reusable comments) in the gradebook."""
+    from .rubric import RubricError, define
+    try:
+        with open(path, encoding="utf-8") as fh:
+            out = define(_db(course, db_url), assignment, fh.read())
+    except (RubricError, UnicodeDecodeError) as e:
+        _fail(e)
+    for item, entries in out.items():
+        click.echo(f"{item}: " + ", ".join(f"{k} ({p:+g})" for k, p, _ in entries))
+
+
+@click.command("rubric-apply")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--student", "-s", required=True)
+@click.option("--item", required=True)
+@click.option("--keys", required=True, help="Rubric entries that apply, e.g. scale,variance.")
+@click.option("--note", default="", help="An extra comment for this student.")
+@click.option("--db", "db_url", **_DB)
+def rubric_apply(course, assignment, student, item, keys, note, db_url):
+    """Grade one written answer with rubric entries (score and comment, in the grade history)."""
+    from .rubric import RubricError, apply
+    try:
+        score, _ = apply(_db(course, db_url), assignment, student, item,
+                         [k.strip() for k in keys.split(",") if k.strip()], note)
+    except RubricError as e:
+        _fail(e)
+    _reexport(course, db_url, [assignment])
+    click.echo(f"{student}/{assignment} {item}: {score:g} points ({keys})")
+
+
+@click.command("grading-queue")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--graders", required=True, help="Comma-separated, e.g. ta1,ta2,prof.")
+@click.option("--me", default=None, help="Show only this grader's share.")
+@click.option("--db", "db_url", **_DB)
+def grading_queue(course, assignment, graders, me, db_url):
+    """Split the submissions still needing manual grading between graders (deterministic)."""
+    from .rubric import RubricError, split_queue
+    try:
+        split = split_queue(_db(course, db_url), assignment, graders.split(","))
+    except RubricError as e:
+        _fail(e)
+    if me and me not in split:
+        _fail(ValueError(f"{me} is not one of --graders {graders}"))
+    for grader, students in split.items():
+        if me in (None, grader):
+            click.echo(f"{grader}: {', '.join(students) or '(nothing to grade)'}")
+
+
+@click.command()
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--threshold", type=float, default=0.6, show_default=True,
+              help="List pairs sharing at least this fraction of each one's answer code.")
+def similarity(course, assignment, threshold):
+    """List pairs of graded submissions whose code is suspiciously alike (for a person to judge)."""
+    from .similarity import SimilarityError, write
+    try:
+        path, pairs = write(course, assignment, threshold)
+    except SimilarityError as e:
+        _fail(e)
+    for p in pairs:
+        click.echo(f"{p.a} ~ {p.b}: {p.similarity_a:.0%} / {p.similarity_b:.0%} of their code shared")
+    click.echo(f"{len(pairs)} pair(s) at or above {threshold:.0%}; wrote {path} (no grade was changed)")
+
+
+@click.command("practice-attach")
+@click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
+@click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
+def practice_attach(notebook, home):
+    """(Students) put a summary of your practice progress into NOTEBOOK before you submit it."""
+    from .mastery import MasteryError, attach
+    try:
+        summary = attach(notebook, home=home)
+    except MasteryError as e:
+        _fail(e)
+    done = sum(s["mastered"] for s in summary["skills"].values())
+    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered) to {notebook}; "
+               "close and reopen it in JupyterLab before editing again, then submit")
+
+
+@click.command("class-mastery")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--stale-days", type=float, default=7.0, show_default=True,
+              help="List students whose last practice answer is older than this.")
+def class_mastery(course, stale_days):
+    """Render the class's practice mastery from the summaries submitted with the notebooks."""
+    from .mastery import MasteryError, write
+    try:
+        path, cm = write(course, stale_days)
+    except MasteryError as e:
+        _fail(e)
+    click.echo(f"{cm.students} students, {len(cm.skills)} skills practised, {len(cm.stale)} without progress "
+               f"for {stale_days:g} days; wrote {path}")
