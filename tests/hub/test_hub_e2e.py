@@ -7,12 +7,12 @@ The hub runs the committed configuration (``jupyterhub_config.py`` through
 after it:
 
 =================  ===========================================================================
-attnhub-s1, -s2    students: log in with the password form, get their JupyterLab started,
+ah<run>s1, s2      students: log in with the password form, get their JupyterLab started,
                    pull the lessons with nbgitpuller, fetch the exercise, fill it, submit it,
                    fetch their feedback -- every step through the hub and their server's API
-attnhub-inst       an instructor (hub group formgrade-attnlab): releases and collects through
+ah<run>in          an instructor (hub group formgrade-attnlab): releases and collects through
                    formgrader, which runs as the hub service ``attnlab``
-attnhub-grader     the shared grader account the formgrader service runs as; grading is its
+ah<run>gr          the shared grader account the formgrader service runs as; grading is its
                    documented command ``python -m autograder grade`` run as that user (no root)
 =================  ===========================================================================
 
@@ -29,7 +29,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -46,10 +45,12 @@ COURSE_ENV = HUB_HOME / "course-env"
 ARTIFACTS = ROOT / "artifacts" / "hub"
 A = "02_scaled_dot_product_attention"
 COURSE_ID = "attnlab"
-STUDENTS = ("attnhub-s1", "attnhub-s2")
-INSTRUCTOR, GRADER = "attnhub-inst", "attnhub-grader"
+#: names unique to this run (``ah<6 hex>``...): two runs on one machine never touch each other's users
+RUN = secrets.token_hex(3)
+STUDENTS = (f"ah{RUN}s1", f"ah{RUN}s2")
+INSTRUCTOR, GRADER = f"ah{RUN}in", f"ah{RUN}gr"
 #: what each student submits: the reference answers, or the reference with one QA mistake
-SUBMISSION = {"attnhub-s1": None, "attnhub-s2": "scores_no_scale"}
+SUBMISSION = {STUDENTS[0]: None, STUDENTS[1]: "scores_no_scale"}
 ROOTLESS = "rootless grading is not available in this checkout"
 
 
@@ -132,14 +133,6 @@ def hub():
         homes = base / "home"
         homes.mkdir(mode=0o755)
         for u in users:
-            # a leftover of a killed run: its servers may still run as the user, and userdel
-            # refuses a user with processes, so end them first
-            subprocess.run(["pkill", "-KILL", "-u", u], capture_output=True)
-            for _ in range(50):
-                if subprocess.run(["pgrep", "-u", u], capture_output=True).returncode != 0:
-                    break
-                time.sleep(0.1)
-            subprocess.run(["userdel", "-r", u], capture_output=True)
             r = subprocess.run(["useradd", "-M", "-d", str(homes / u), "-s", "/bin/bash", "-K", "UMASK=022", u],
                                capture_output=True, text=True)
             assert r.returncode == 0, f"useradd {u}: {r.stderr}"
@@ -150,7 +143,9 @@ def hub():
         course = grader_home / "course"
         r = _as(GRADER, "mkdir", "-p", course / "source")
         assert r.returncode == 0, r.stderr
-        r = _as(GRADER, "cp", DEPLOY / "grader_nbgrader_config.py", grader_home / "nbgrader_config.py")
+        # from the root-made, world-readable copy: the clone itself may sit in a private (0700) folder
+        r = _as(GRADER, "cp", clone / "deploy" / "jupyterhub" / "grader_nbgrader_config.py",
+                grader_home / "nbgrader_config.py")
         assert r.returncode == 0, r.stderr
         # lessons, served by `git daemon` on loopback (nbgitpuller clones as from any git host;
         # its shallow clone needs a smart protocol, which git's dumb HTTP is not)
@@ -180,7 +175,7 @@ def hub():
         t0 = time.monotonic()
         with open(log, "wb") as fh:
             proc = subprocess.Popen([str(HUB_HOME / "hub" / "bin" / "jupyterhub"), "-f",
-                                     str(DEPLOY / "jupyterhub_config_test.py")], cwd=state, env=env,
+                                     str(clone / "deploy" / "jupyterhub" / "jupyterhub_config_test.py")], cwd=state, env=env,
                                     stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         h = Hub(base, f"http://127.0.0.1:{port}", token, password, proc, log)
@@ -198,12 +193,7 @@ def hub():
         h.timings["hub_start_s"] = time.monotonic() - t0
         yield h
     finally:
-        if proc is not None:
-            proc.terminate()  # the hub stops the proxy, the servers and the formgrader service
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
+        stop_hub(proc, base / "state")
         if git_daemon is not None:
             git_daemon.terminate()
             git_daemon.wait(timeout=10)
@@ -212,7 +202,37 @@ def hub():
         for u in created:
             _kill_processes_of(u)  # what the hub left running as this test's users
             subprocess.run(["userdel", u], capture_output=True)
+            subprocess.run(["groupdel", u], capture_output=True)  # useradd's user group, if userdel kept it
         shutil.rmtree(base, ignore_errors=True)
+
+
+def stop_hub(proc, state: Path) -> None:
+    """Stop a hub started with ``start_new_session``: SIGTERM (it stops its servers, services and
+    proxy), then SIGKILL to its process group after 60 s; then the proxy it started, which runs in a
+    session of its own (its pid is in ``state/jupyterhub-proxy.pid``)."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                pass
+            proc.wait(timeout=10)
+    pid_file = state / "jupyterhub-proxy.pid"
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    if "configurable-http-proxy" in _cmdline(pid):
+        try:
+            os.killpg(pid, 9)
+        except OSError:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
 
 
 def _pids_of(user: str) -> list[int]:
@@ -467,7 +487,7 @@ def test_a_class_on_jupyterhub(hub: Hub):
         h.timings["grading_refused"] = out.strip().splitlines()[-1][:300]
     else:
         grades = (h.course / "grades.csv").read_text()
-        assert "attnhub-s1" in grades and "attnhub-s2" in grades, grades
+        assert STUDENTS[0] in grades and STUDENTS[1] in grades, grades
         res = formgrader(h, "POST", f"assignment/{A}/release_feedback", "release feedback")
         assert res.get("success"), res
         for u in STUDENTS:
