@@ -149,7 +149,7 @@ uninstall() {
       [ -d "$3" ] && chmod "$2" "$3" ;;
     esac
   done < "$MANIFEST"
-  if made "postgres-started"; then
+  if grep -q "^postgres-started " "$MANIFEST"; then
     local others
     others="$(runuser -u postgres -- psql -Atq -c "SELECT count(*) FROM pg_database WHERE datname NOT IN ('postgres','template0','template1')" 2>/dev/null || echo 1)"
     if [ "$others" = "0" ]; then
@@ -276,6 +276,9 @@ if [ ! -d "$LESSONS" ]; then
   rm -rf "$work"
   chmod -R a+rX "$LESSONS"
 fi
+# git (run by nbgitpuller as each student) reads this instead of /etc/gitconfig, which it includes
+printf '[include]\n\tpath = /etc/gitconfig\n[safe]\n\tdirectory = %s\n' "$LESSONS" > "$SRV/gitconfig"
+chmod 644 "$SRV/gitconfig"
 
 # nbgrader's filesystem exchange: world-writable with the sticky bit (nbgrader sets the rest)
 mkdir -p "$SRV/exchange"; chmod 1777 "$SRV/exchange"
@@ -324,7 +327,7 @@ fi
 
 # the hub's settings for this class (read by jupyterhub_config.py; ports kept across runs)
 keep() { [ -f "$ENVFILE" ] && sed -n "s/^$1=//p" "$ENVFILE" | grep . || "${@:2}"; }
-settings_before="$(cat "$ENVFILE" "$STATE/jupyterhub_config.py" 2>/dev/null | sha256sum)"
+settings_before="$({ cat "$ENVFILE" "$STATE/jupyterhub_config.py" 2>/dev/null || true; } | sha256sum)"
 HUB_PORT="$(keep ATTNLAB_HUB_PORT free_port)"
 PROXY_API_PORT="$(keep ATTNLAB_PROXY_API_PORT free_port)"
 FORMGRADER_PORT="$(keep ATTNLAB_FORMGRADER_PORT free_port)"
@@ -343,6 +346,7 @@ ATTNLAB_GRADER_USER=$GRADER
 ATTNLAB_GRADER_HOME=$GH
 ATTNLAB_EXCHANGE=$SRV/exchange
 ATTNLAB_CLONE=$CLONE
+ATTNLAB_GIT_SYSTEM_CONFIG=$SRV/gitconfig
 ATTNLAB_DB=$DB
 ATTNLAB_CULL_TIMEOUT=$CULL_TIMEOUT
 EOF

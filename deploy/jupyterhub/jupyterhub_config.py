@@ -90,6 +90,13 @@ PASS_ON = {k: os.environ[k] for k in ("ATTNLAB_EXCHANGE", "ATTNLAB_COURSE_ID", "
                                       "ATTNLAB_DB") if k in os.environ}
 # students get neither the gradebook URL nor the course repository's path
 c.Spawner.environment.update({k: v for k, v in PASS_ON.items() if k in ("ATTNLAB_EXCHANGE", "ATTNLAB_COURSE_ID")})
+GIT_SYSTEM_CONFIG = os.environ.get("ATTNLAB_GIT_SYSTEM_CONFIG")
+if GIT_SYSTEM_CONFIG:
+    # nbgitpuller runs git as the student; git refuses the root-owned lessons repository unless
+    # safe.directory names it in a protected (system or global) configuration, and its file://
+    # transport drops command-line settings: install.sh writes a system configuration that
+    # includes /etc/gitconfig and adds the lessons repository
+    c.Spawner.environment["GIT_CONFIG_SYSTEM"] = GIT_SYSTEM_CONFIG
 
 # ---------------------------------------------------------------- nbgrader: one class, several graders
 c.JupyterHub.load_groups = {
