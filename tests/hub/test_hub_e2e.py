@@ -424,6 +424,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
         r = as_user(st, "cat", str(path))
         assert r.returncode != 0 and "Permission denied" in r.stderr, f"{st} read {path}"
     assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
+    # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
+    tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
+    out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo READ-{i}" for i, p in enumerate(tried)))
+    assert out.count("Permission denied") >= len(tried) and "READ-" not in out.replace("echo READ-", ""), out[-800:]
     for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
