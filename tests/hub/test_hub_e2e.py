@@ -426,8 +426,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
     assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
     # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
     tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
-    out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo READ-{i}" for i, p in enumerate(tried)))
-    assert out.count("Permission denied") >= len(tried) and "READ-" not in out.replace("echo READ-", ""), out[-800:]
+    out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo LEAK$((7*{i + 1}))"
+                                                   for i, p in enumerate(tried)))  # the echoed line has no LEAK7
+    assert out.count("Permission denied") >= len(tried), out[-800:]
+    assert not [p for i, p in enumerate(tried) if f"LEAK{7 * (i + 1)}" in out], out[-800:]
     for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
