@@ -264,18 +264,28 @@ chmod -R u+rwX,g+rX,g-w,o-rwx "$CLONE.new"
 chmod 750 "$CLONE.new"
 rm -rf "$CLONE" && mv "$CLONE.new" "$CLONE"
 
-# the lessons, as a git repository without solutions (nbgitpuller clones it as each student)
+# the lessons, as a git repository without solutions (nbgitpuller clones it as each student);
+# a later run with newer lessons adds a commit, which nbgitpuller merges into students' copies
 LESSONS="$SRV/lessons.git"
-if [ ! -d "$LESSONS" ]; then
-  work="$(mktemp -d)"
-  cp -r "$CLONE/lessons" "$work/lessons"
-  find "$work/lessons" \( -name __pycache__ -o -name .ipynb_checkpoints -o -name solutions \) -prune -exec rm -rf {} +
-  (cd "$work/lessons" && git -c init.defaultBranch=main init -q && git add -A &&
-   git -c user.name=attnlab -c user.email=attnlab@localhost commit -qm "attnlab lessons" &&
-   git clone -q --bare . "$LESSONS")
-  rm -rf "$work"
-  chmod -R a+rX "$LESSONS"
+work="$(mktemp -d)"
+git_="git -c user.name=attnlab -c user.email=attnlab@localhost -c init.defaultBranch=main"
+if [ -d "$LESSONS" ]; then
+  $git_ clone -q "$LESSONS" "$work/lessons"
+  find "$work/lessons" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+else
+  mkdir "$work/lessons" && $git_ -C "$work/lessons" init -q
 fi
+cp -r "$CLONE/lessons/." "$work/lessons/"
+find "$work/lessons" \( -name __pycache__ -o -name .ipynb_checkpoints -o -name solutions -o -name grading.py \) \
+  -prune -exec rm -rf {} +
+$git_ -C "$work/lessons" add -A
+if ! $git_ -C "$work/lessons" diff --cached --quiet 2>/dev/null || [ ! -d "$LESSONS" ]; then
+  $git_ -C "$work/lessons" commit -qm "attnlab lessons"
+  if [ -d "$LESSONS" ]; then $git_ -C "$work/lessons" push -q origin HEAD:main
+  else $git_ clone -q --bare "$work/lessons" "$LESSONS"; fi
+fi
+rm -rf "$work"
+chmod -R a+rX "$LESSONS"
 # git (run by nbgitpuller as each student) reads this instead of /etc/gitconfig, which it includes
 printf '[include]\n\tpath = /etc/gitconfig\n[safe]\n\tdirectory = %s\n' "$LESSONS" > "$SRV/gitconfig"
 chmod 644 "$SRV/gitconfig"
