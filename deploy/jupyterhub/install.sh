@@ -17,6 +17,8 @@
 #   ATTNLAB_SRV       [/srv/attnlab-<course>]  everything of this class (see README.md)
 #   ATTNLAB_BIND_IP   [127.0.0.1]          where the hub listens (TLS belongs to a reverse proxy)
 #   ATTNLAB_CULL_TIMEOUT [3600]            seconds of inactivity before a user's server is stopped
+#   ATTNLAB_MEM_LIMIT [2G], ATTNLAB_CPU_LIMIT [1]  per-user limits (enforced under systemd)
+# (the last three are kept in the class's settings: a later run without them keeps their values)
 set -euo pipefail
 umask 022
 
@@ -26,7 +28,7 @@ COURSE="${ATTNLAB_COURSE_ID:-attnlab}"
 HUB_HOME="${ATTNLAB_HUB_HOME:-/opt/attnlab-hub}"
 SRV="${ATTNLAB_SRV:-/srv/attnlab-$COURSE}"
 BIND_IP="${ATTNLAB_BIND_IP:-127.0.0.1}"
-CULL_TIMEOUT="${ATTNLAB_CULL_TIMEOUT:-3600}"
+CULL_TIMEOUT="${ATTNLAB_CULL_TIMEOUT:-}"
 GRADER="grader-$COURSE"
 STUDENTS_GROUP="$COURSE-students"
 STAFF_GROUP="formgrade-$COURSE"
@@ -69,6 +71,7 @@ hub_pid() {  # the pid of this class's running hub (background mode), else nothi
   [[ "$pid" =~ ^[0-9]+$ ]] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "jupyterhub -f $STATE/" && echo "$pid"
   return 0
 }
+alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }  # not a zombie
 hub_running() {
   if systemd_runs && [ -f "$UNIT_FILE" ]; then systemctl is-active --quiet "$UNIT"; else [ -n "$(hub_pid)" ]; fi
 }
@@ -196,6 +199,7 @@ for role in instructors graders students; do
     ROLE_OF[$u]=$role
   done
 done
+[ -z "$CULL_TIMEOUT" ] || [[ "$CULL_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "ATTNLAB_CULL_TIMEOUT '$CULL_TIMEOUT' is not a whole number of seconds; set it to e.g. 3600."
 [ -n "$(split "$INSTRUCTORS")" ] || die "--instructors is empty; name at least one instructor."
 missing=()  # Debian packages whose programs are needed (npm and python3-venv only to build the envs)
 command -v git >/dev/null || missing+=(git)
@@ -341,6 +345,7 @@ settings_before="$({ cat "$ENVFILE" "$STATE/jupyterhub_config.py" 2>/dev/null ||
 HUB_PORT="$(keep ATTNLAB_HUB_PORT free_port)"
 PROXY_API_PORT="$(keep ATTNLAB_PROXY_API_PORT free_port)"
 FORMGRADER_PORT="$(keep ATTNLAB_FORMGRADER_PORT free_port)"
+CULL_TIMEOUT="${CULL_TIMEOUT:-$(keep ATTNLAB_CULL_TIMEOUT echo 3600)}"
 cat > "$ENVFILE.new" <<EOF
 ATTNLAB_COURSE_ID=$COURSE
 ATTNLAB_HUB_HOME=$HUB_HOME
@@ -359,6 +364,8 @@ ATTNLAB_CLONE=$CLONE
 ATTNLAB_GIT_SYSTEM_CONFIG=$SRV/gitconfig
 ATTNLAB_DB=$DB
 ATTNLAB_CULL_TIMEOUT=$CULL_TIMEOUT
+ATTNLAB_MEM_LIMIT=${ATTNLAB_MEM_LIMIT:-$(keep ATTNLAB_MEM_LIMIT echo 2G)}
+ATTNLAB_CPU_LIMIT=${ATTNLAB_CPU_LIMIT:-$(keep ATTNLAB_CPU_LIMIT echo 1)}
 EOF
 chmod 600 "$ENVFILE.new"; mv "$ENVFILE.new" "$ENVFILE"
 
@@ -390,6 +397,7 @@ elif [ "$START" = 1 ]; then
     say "the hub of course '$COURSE' runs with other settings; restarting it (users' servers stop, their files stay)"
     stop_hub
   fi
+  started=""
   if systemd_runs; then
     cat > "$UNIT_FILE" <<EOF
 [Unit]
@@ -410,19 +418,22 @@ EOF
   else
     (cd "$STATE" && set -a && . "$ENVFILE" && set +a &&
      exec setsid "${start_cmd[@]}" >> "$STATE/jupyterhub.log" 2>&1 < /dev/null) &
-    echo $! > "$PIDFILE"
+    started=$!
+    echo "$started" > "$PIDFILE"
   fi
   health="http://127.0.0.1:$PORT/hub/health"
   [ "$BIND_IP" = "0.0.0.0" ] || health="http://$BIND_IP:$PORT/hub/health"
-  for i in $(seq 1 1800); do
+  deadline=$((SECONDS + 180))
+  while :; do
     if python3 -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('$health', timeout=2).status != 200)" 2>/dev/null; then
       break
     fi
-    if ! hub_running; then
-      tail -n 30 "$STATE/jupyterhub.log" >&2 2>/dev/null || journalctl -u "$UNIT" -n 30 >&2 || true
+    if { [ -n "$started" ] && ! alive "$started"; } || { [ -z "$started" ] && ! hub_running; }; then
+      if [ -n "$started" ]; then tail -n 30 "$STATE/jupyterhub.log" >&2 || true
+      else journalctl -u "$UNIT" -n 30 >&2 || true; fi
       die "the hub exited while starting (its log is above); fix the cause and run install.sh again."
     fi
-    [ "$i" = 1800 ] && die "the hub did not answer $health within 180 s; see $STATE/jupyterhub.log."
+    [ "$SECONDS" -lt "$deadline" ] || die "the hub did not answer $health within 180 s; see $STATE/jupyterhub.log."
     sleep 0.1
   done
   say "the hub of course '$COURSE' answers at http://$BIND_IP:$PORT/ (put a TLS reverse proxy in front; see README.md)"

@@ -338,6 +338,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
     r = k.request("GET", f"/services/{COURSE}/formgrader/api/assignments", STUDENTS[0])
     assert r.status_code in (401, 403), f"a student reached formgrader: HTTP {r.status_code}"
 
+    # -- the idle culler runs as a hub service and may list the users (its role's scopes)
+    log = (k.srv / "hub" / "jupyterhub.log").read_text(errors="replace")
+    assert re.search(r"200 GET /hub/api/users\S* \(idle-culler@", log), "the idle culler did not list the users"
+
     # -- the TA (and the instructor) have the formgrader role only
     for who in (TA, INSTRUCTOR):
         r = k.sessions[who].get(k.url + "/hub/admin", allow_redirects=False, timeout=60)  # the page: cookies
