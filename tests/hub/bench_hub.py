@@ -1,6 +1,6 @@
 """Sizing benchmark for a one-machine class (the figures of ``deploy/SIZING.md``); not a test.
 
-    sudo .venv/bin/python tests/hub/bench_hub.py --students 3 --submissions 40 --jobs 2
+    .venv/bin/python tests/hub/bench_hub.py --students 3 --submissions 40 --jobs 2    # as root
 
 As root, with the environments of ``scripts/ensure_hub.sh``: makes accounts unique to the run,
 installs a class with ``deploy/jupyterhub/install.sh --start`` (PostgreSQL gradebook where Debian's
