@@ -517,6 +517,18 @@ def test_bad_input_is_refused_in_one_sentence_and_changes_nothing(tmp_path):
             assert not srv.exists(), f"{what}: install.sh made {srv} before refusing"
             for g in (f"{course}-students", f"formgrade-{course}"):
                 assert subprocess.run(["getent", "group", g], capture_output=True).returncode != 0, what
+    # a missing Debian package: the same machine with git and node hidden from PATH
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for d in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        for f in Path(d).glob("*") if Path(d).is_dir() else ():
+            if f.name not in ("git", "node", "nodejs") and not (bin_ / f.name).exists():
+                (bin_ / f.name).symlink_to(f)
+    r = subprocess.run(["bash", str(INSTALL), "--instructors", "daemon", "--graders", "", "--students", "nobody",
+                        "--port", "8000"], env={**env, "PATH": str(bin_)}, capture_output=True, text=True, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "git nodejs" in lines[0] and "apt-get install" in lines[0], r.stderr
+    assert not srv.exists()
     # uninstall of nothing, and of a half-made install (a record of a group that was made, an
     # account that never was): it removes what exists, says nothing wrong, and exits 0
     r = run("--uninstall")
