@@ -66,7 +66,7 @@ if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
     c.SystemdSpawner.isolate_tmp = True
     c.SystemdSpawner.isolate_devices = True
     c.SystemdSpawner.disable_user_sudo = True
-    c.SystemdSpawner.unit_name_template = "jupyter-{USERNAME}"
+    c.SystemdSpawner.unit_name_template = f"jupyter-{COURSE_ID}-{{USERNAME}}"  # several classes per host
 else:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 c.Spawner.cmd = [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")]
