@@ -10,12 +10,14 @@ starts the hub with them. Production choices:
   and CPU limits are enforced by cgroups; LocalProcessSpawner otherwise: limits are advisory),
   from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all), with
   one BLAS/OpenMP thread per kernel and the hub user name as the learner id;
-* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...``);
-* assignments go through nbgrader's filesystem exchange at ``/srv/nbgrader/exchange``;
+* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...&urlpath=lab/...``)
+  from a repository of the lessons only (no solutions);
+* assignments go through nbgrader's filesystem exchange (``ATTNLAB_EXCHANGE``; install.sh puts it in
+  the class folder);
 * one class, several graders (nbgrader's documented set-up): formgrader runs as a hub service
   named after the course, as the shared grader account ``grader-<course>``, reachable by the
   members of the hub group ``formgrade-<course>`` and nobody else (no admin rights, no access to
-  students' servers, no user list); the gradebook is PostgreSQL;
+  students' servers, no user list); the gradebook is PostgreSQL where Debian's package is installed;
 * students' servers hide nbgrader's instructor tools (the course environment's defaults, see
   ``scripts/ensure_hub.sh``); the formgrader service turns them on with its own config path;
 * jupyterhub-idle-culler stops servers idle for ``ATTNLAB_CULL_TIMEOUT`` seconds.
@@ -39,7 +41,7 @@ HUB_PORT = int(os.environ.get("ATTNLAB_HUB_PORT", "8081"))
 PROXY_API_PORT = int(os.environ.get("ATTNLAB_PROXY_API_PORT", "8001"))
 CULL_TIMEOUT = int(os.environ.get("ATTNLAB_CULL_TIMEOUT", "3600"))
 STATE = os.environ.get("ATTNLAB_HUB_STATE", "/srv/jupyterhub")  # cookie secret, hub database
-MEM_LIMIT = os.environ.get("ATTNLAB_MEM_LIMIT", "2G")  # measured ~0.55 GiB per active student; see SIZING.md
+MEM_LIMIT = os.environ.get("ATTNLAB_MEM_LIMIT", "2G")  # measured <= 0.7 GiB with two notebooks open; SIZING.md
 CPU_LIMIT = float(os.environ.get("ATTNLAB_CPU_LIMIT", "1"))
 
 # ---------------------------------------------------------------- hub, proxy, state
