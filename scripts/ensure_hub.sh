@@ -6,7 +6,9 @@
 #   course-env/  the shared course environment every user's server runs in: Debian's python3
 #                (a Python every user can execute; a pyenv under /root is not), attnlab installed
 #                non-editable with the course's constraints.txt, plus jupyterhub-singleuser and
-#                nbgitpuller (deploy/jupyterhub/requirements-singleuser.txt)
+#                nbgitpuller (deploy/jupyterhub/requirements-singleuser.txt); its defaults are what a
+#                student may see: nbgrader's formgrader, create-assignment and course list are off
+#   grader-jupyter/  a Jupyter config path that turns them back on, for the formgrader service only
 # Idempotent: each part is rebuilt only when its pin files changed (a stamp holds their hash).
 # Never fails the test run: tests/hub skips, naming what is missing, when this could not install.
 set -u
@@ -19,7 +21,28 @@ say() { echo "ensure_hub: $*" >&2; }
 
 if [ "$(id -u)" != "0" ] && [ ! -w "$(dirname "$HUB_HOME")" ] && [ ! -w "$HUB_HOME" ]; then
   say "cannot write $HUB_HOME (not root); the hub test will skip. Set ATTNLAB_HUB_HOME to a writable folder."
-  exit 0
+  
+# --- who sees what (cheap: applied on every run) -------------------------------------------------
+# Students' servers: no instructor menus or endpoints (formgrader, create-assignment, course list).
+# The formgrader service runs with JUPYTER_CONFIG_PATH=$HUB_HOME/grader-jupyter, which Jupyter reads
+# before the environment's own folder, so there they are on again.
+if [ -f "$ENV/.attnlab-stamp" ]; then
+  mkdir -p "$ENV/etc/jupyter/labconfig" "$ENV/etc/jupyter/jupyter_server_config.d" \
+           "$HUB_HOME/grader-jupyter/labconfig"
+  instructor_ext='"@jupyter/nbgrader:formgrader": %s, "@jupyter/nbgrader:create-assignment": %s, "@jupyter/nbgrader:course-list": %s'
+  instructor_srv='"nbgrader.server_extensions.formgrader": %s, "nbgrader.server_extensions.course_list": %s'
+  # shellcheck disable=SC2059
+  printf "{\"disabledExtensions\": {$instructor_ext}}\n" true true true > "$ENV/etc/jupyter/labconfig/page_config.json"
+  # shellcheck disable=SC2059
+  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" false false \
+    > "$ENV/etc/jupyter/jupyter_server_config.d/zz-attnlab-students.json"
+  # shellcheck disable=SC2059
+  printf "{\"disabledExtensions\": {$instructor_ext}}\n" false false false > "$HUB_HOME/grader-jupyter/labconfig/page_config.json"
+  # shellcheck disable=SC2059
+  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" true true \
+    > "$HUB_HOME/grader-jupyter/jupyter_server_config.json"
+fi
+exit 0
 fi
 if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
@@ -111,5 +134,26 @@ if ! stamp_ok "$ENV" "$want"; then
   else
     say "$PY -m venv failed (see $log); the hub test will skip"
   fi
+fi
+
+# --- who sees what (cheap: applied on every run) -------------------------------------------------
+# Students' servers: no instructor menus or endpoints (formgrader, create-assignment, course list).
+# The formgrader service runs with JUPYTER_CONFIG_PATH=$HUB_HOME/grader-jupyter, which Jupyter reads
+# before the environment's own folder, so there they are on again.
+if [ -f "$ENV/.attnlab-stamp" ]; then
+  mkdir -p "$ENV/etc/jupyter/labconfig" "$ENV/etc/jupyter/jupyter_server_config.d" \
+           "$HUB_HOME/grader-jupyter/labconfig"
+  instructor_ext='"@jupyter/nbgrader:formgrader": %s, "@jupyter/nbgrader:create-assignment": %s, "@jupyter/nbgrader:course-list": %s'
+  instructor_srv='"nbgrader.server_extensions.formgrader": %s, "nbgrader.server_extensions.course_list": %s'
+  # shellcheck disable=SC2059
+  printf "{\"disabledExtensions\": {$instructor_ext}}\n" true true true > "$ENV/etc/jupyter/labconfig/page_config.json"
+  # shellcheck disable=SC2059
+  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" false false \
+    > "$ENV/etc/jupyter/jupyter_server_config.d/zz-attnlab-students.json"
+  # shellcheck disable=SC2059
+  printf "{\"disabledExtensions\": {$instructor_ext}}\n" false false false > "$HUB_HOME/grader-jupyter/labconfig/page_config.json"
+  # shellcheck disable=SC2059
+  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" true true \
+    > "$HUB_HOME/grader-jupyter/jupyter_server_config.json"
 fi
 exit 0

@@ -1,21 +1,26 @@
 """JupyterHub for one attnlab class on one machine (see deploy/jupyterhub/README.md).
 
-Production choices, each overridable with an environment variable read below:
+``install.sh`` writes the environment variables read below into ``<class>/hub/class.env`` and
+starts the hub with them. Production choices:
 
-* users log in with their machine accounts (PAM); members of ``ATTNLAB_STUDENTS_GROUP``
-  and the instructors may log in;
+* users log in with their machine accounts (PAM); the members of two Unix groups may log in:
+  ``ATTNLAB_STUDENTS_GROUP`` (students) and ``formgrade-<course>`` (instructors and graders);
+  nobody is a hub admin;
 * each user's JupyterLab runs as that user (SystemdSpawner when the host runs systemd: memory
   and CPU limits are enforced by cgroups; LocalProcessSpawner otherwise: limits are advisory),
   from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all), with
   one BLAS/OpenMP thread per kernel and the hub user name as the learner id;
-* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...``);
-* assignments go through nbgrader's filesystem exchange at ``/srv/nbgrader/exchange``;
+* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...&urlpath=lab/...``)
+  from a repository of the lessons only (no solutions);
+* assignments go through nbgrader's filesystem exchange (``ATTNLAB_EXCHANGE``; install.sh puts it in
+  the class folder);
 * one class, several graders (nbgrader's documented set-up): formgrader runs as a hub service
   named after the course, as the shared grader account ``grader-<course>``, reachable by the
-  members of the hub group ``formgrade-<course>``; the gradebook is PostgreSQL.
-
-``jupyterhub_config_test.py`` loads this file and swaps only what a throwaway test needs
-(a password authenticator, loopback ports, a temporary state folder).
+  members of the hub group ``formgrade-<course>`` and nobody else (no admin rights, no access to
+  students' servers, no user list); the gradebook is PostgreSQL where Debian's package is installed;
+* students' servers hide nbgrader's instructor tools (the course environment's defaults, see
+  ``scripts/ensure_hub.sh``); the formgrader service turns them on with its own config path;
+* jupyterhub-idle-culler stops servers idle for ``ATTNLAB_CULL_TIMEOUT`` seconds.
 """
 import os
 import shutil
@@ -28,15 +33,23 @@ COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
 GRADER = os.environ.get("ATTNLAB_GRADER_USER", f"grader-{COURSE_ID}")
 GRADER_HOME = os.environ.get("ATTNLAB_GRADER_HOME", f"/home/{GRADER}")
 INSTRUCTORS = [u for u in os.environ.get("ATTNLAB_INSTRUCTORS", "").split(",") if u]
+GRADERS = [u for u in os.environ.get("ATTNLAB_GRADERS", "").split(",") if u]
+STAFF = sorted(set(INSTRUCTORS) | set(GRADERS))  # same hub rights: formgrader for this course
 STUDENTS_GROUP = os.environ.get("ATTNLAB_STUDENTS_GROUP", "attnlab-students")
 FORMGRADER_PORT = int(os.environ.get("ATTNLAB_FORMGRADER_PORT", "9999"))
+HUB_PORT = int(os.environ.get("ATTNLAB_HUB_PORT", "8081"))
+PROXY_API_PORT = int(os.environ.get("ATTNLAB_PROXY_API_PORT", "8001"))
+CULL_TIMEOUT = int(os.environ.get("ATTNLAB_CULL_TIMEOUT", "3600"))
 STATE = os.environ.get("ATTNLAB_HUB_STATE", "/srv/jupyterhub")  # cookie secret, hub database
-MEM_LIMIT = os.environ.get("ATTNLAB_MEM_LIMIT", "2G")  # measured ~0.55 GiB per active student; see SIZING.md
+MEM_LIMIT = os.environ.get("ATTNLAB_MEM_LIMIT", "2G")  # measured <= 0.7 GiB with two notebooks open; SIZING.md
 CPU_LIMIT = float(os.environ.get("ATTNLAB_CPU_LIMIT", "1"))
 
 # ---------------------------------------------------------------- hub, proxy, state
 c.JupyterHub.bind_url = os.environ.get("ATTNLAB_HUB_URL", "http://127.0.0.1:8000")  # TLS at a reverse proxy
 c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = HUB_PORT
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PROXY_API_PORT}"
+c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "jupyterhub-proxy.pid")
 c.ConfigurableHTTPProxy.command = [os.path.join(HUB_HOME, "proxy", "node_modules", ".bin",
                                                 "configurable-http-proxy")]
 c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
@@ -46,7 +59,7 @@ c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
 # ---------------------------------------------------------------- who may log in
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allowed_groups = {STUDENTS_GROUP, f"formgrade-{COURSE_ID}"}  # PAM/local groups
-c.Authenticator.admin_users = set(INSTRUCTORS)
+c.Authenticator.admin_users = set()  # least privilege: no hub admin (root manages the hub)
 c.PAMAuthenticator.open_sessions = False  # no systemd-logind session per login
 
 # ---------------------------------------------------------------- each user's server
@@ -55,7 +68,7 @@ if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
     c.SystemdSpawner.isolate_tmp = True
     c.SystemdSpawner.isolate_devices = True
     c.SystemdSpawner.disable_user_sudo = True
-    c.SystemdSpawner.unit_name_template = "jupyter-{USERNAME}"
+    c.SystemdSpawner.unit_name_template = f"jupyter-{COURSE_ID}-{{USERNAME}}"  # several classes per host
 else:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 c.Spawner.cmd = [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")]
@@ -77,11 +90,19 @@ c.Spawner.environment = {
 #: to every user's server and to formgrader when the hub was started with them
 PASS_ON = {k: os.environ[k] for k in ("ATTNLAB_EXCHANGE", "ATTNLAB_COURSE_ID", "ATTNLAB_CLONE",
                                       "ATTNLAB_DB") if k in os.environ}
-c.Spawner.environment.update({k: v for k, v in PASS_ON.items() if k != "ATTNLAB_DB"})
+# students get neither the gradebook URL nor the course repository's path
+c.Spawner.environment.update({k: v for k, v in PASS_ON.items() if k in ("ATTNLAB_EXCHANGE", "ATTNLAB_COURSE_ID")})
+GIT_SYSTEM_CONFIG = os.environ.get("ATTNLAB_GIT_SYSTEM_CONFIG")
+if GIT_SYSTEM_CONFIG:
+    # nbgitpuller runs git as the student; git refuses the root-owned lessons repository unless
+    # safe.directory names it in a protected (system or global) configuration, and its file://
+    # transport drops command-line settings: install.sh writes a system configuration that
+    # includes /etc/gitconfig and adds the lessons repository
+    c.Spawner.environment["GIT_CONFIG_SYSTEM"] = GIT_SYSTEM_CONFIG
 
 # ---------------------------------------------------------------- nbgrader: one class, several graders
 c.JupyterHub.load_groups = {
-    f"formgrade-{COURSE_ID}": {"users": sorted(set(INSTRUCTORS) | {GRADER})},
+    f"formgrade-{COURSE_ID}": {"users": STAFF},
     f"nbgrader-{COURSE_ID}": {"users": []},
 }
 c.JupyterHub.load_roles = [
@@ -90,15 +111,28 @@ c.JupyterHub.load_roles = [
                 f"read:services!service={COURSE_ID}"]},
     # the course_list extension in a user's server asks the hub which course services exist
     {"name": "server", "scopes": ["inherit"]},
+    # jupyterhub-idle-culler: exactly the scopes its README lists for culling servers
+    {"name": "idle-culler", "services": ["idle-culler"],
+     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
 ]
 c.JupyterHub.services = [{
     "name": COURSE_ID,
     "url": f"http://127.0.0.1:{FORMGRADER_PORT}",
-    "command": [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")],  # listens on "url"
+    # listens on "url"; umask 077: what formgrader writes (submissions, grades) is the grader's only
+    # (nbgrader sets the modes of what it releases into the exchange itself)
+    "command": ["/bin/sh", "-c", 'umask 077 && exec "$0" "$@"',
+                os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")],
     "user": GRADER,
     "cwd": GRADER_HOME,
     "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab", "OMP_NUM_THREADS": "1", "HOME": GRADER_HOME,
+                    "SHELL": "/bin/bash",
+                    # nbgrader's formgrader and create-assignment on (students' servers have them off)
+                    "JUPYTER_CONFIG_PATH": os.path.join(HUB_HOME, "grader-jupyter"),
                     "ATTNLAB_COURSE": os.path.join(GRADER_HOME, "course"),
                     "PATH": f"{os.path.join(COURSE_ENV, 'bin')}:/usr/local/bin:/usr/bin:/bin", **PASS_ON},
     "oauth_no_confirm": True,
+}, {
+    # stops users' servers idle for CULL_TIMEOUT seconds (their files stay; a login starts them again)
+    "name": "idle-culler",
+    "command": [os.path.join(HUB_HOME, "hub", "bin", "jupyterhub-idle-culler"), f"--timeout={CULL_TIMEOUT}"],
 }]

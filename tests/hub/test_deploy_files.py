@@ -33,36 +33,32 @@ def _load(config: Path, env: dict, monkeypatch):
     return PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
 
 
-PROD_ENV = {"ATTNLAB_HUB_HOME": "/opt/attnlab-hub", "ATTNLAB_INSTRUCTORS": "alice,bob",
-            "ATTNLAB_EXCHANGE": "/srv/nbgrader/exchange", "ATTNLAB_DB": "postgresql:///gradebook"}
+PROD_ENV = {"ATTNLAB_HUB_HOME": "/opt/attnlab-hub", "ATTNLAB_INSTRUCTORS": "alice", "ATTNLAB_GRADERS": "bob",
+            "ATTNLAB_EXCHANGE": "/srv/nbgrader/exchange", "ATTNLAB_DB": "postgresql:///gradebook",
+            "ATTNLAB_CLONE": "/srv/attnlab-attnlab/course-repo"}
 
 
 def test_hub_config_is_pam_course_env_limits_and_one_formgrader_service(monkeypatch):
     c = _load(HUB / "jupyterhub_config.py", PROD_ENV, monkeypatch)
     assert c.JupyterHub.authenticator_class == "pam"
+    assert c.Authenticator.allowed_groups == {"attnlab-students", "formgrade-attnlab"}
+    assert not c.Authenticator.admin_users, "nobody is a hub admin"
     assert c.Spawner.cmd == ["/opt/attnlab-hub/course-env/bin/jupyterhub-singleuser"]
     assert c.Spawner.environment["OMP_NUM_THREADS"] == "1" and c.Spawner.mem_limit
     learner = c.Spawner.environment["ATTNLAB_LEARNER"]
     assert learner(SimpleNamespace(user=SimpleNamespace(name="stu7"))) == "stu7"
-    assert "ATTNLAB_DB" not in c.Spawner.environment  # students never get the gradebook URL
-    (service,) = c.JupyterHub.services
+    # students never get the gradebook URL or the path of the course repository
+    assert "ATTNLAB_DB" not in c.Spawner.environment and "ATTNLAB_CLONE" not in c.Spawner.environment
+    service, culler = c.JupyterHub.services
     assert service["name"] == "attnlab" and service["user"] == "grader-attnlab"
     assert service["environment"]["ATTNLAB_DB"] == "postgresql:///gradebook"
-    assert c.JupyterHub.load_groups["formgrade-attnlab"]["users"] == ["alice", "bob", "grader-attnlab"]
+    assert culler["name"] == "idle-culler" and "--timeout=3600" in culler["command"]
+    assert c.JupyterHub.load_groups["formgrade-attnlab"]["users"] == ["alice", "bob"]
     role = next(r for r in c.JupyterHub.load_roles if r["name"] == "formgrade-attnlab")
     assert "access:services!service=attnlab" in role["scopes"]
+    assert not any("admin" in sc or sc.startswith(("access:servers", "list:users")) for sc in role["scopes"])
     proxy = Path(c.ConfigurableHTTPProxy.command[0])
     assert proxy.parts[-3:] == ("node_modules", ".bin", "configurable-http-proxy")
-
-
-def test_test_config_only_swaps_the_authenticator_ports_and_admin_token(monkeypatch):
-    env = {**PROD_ENV, "ATTNLAB_HUB_TEST_PASSWORD": "pw", "ATTNLAB_HUB_TEST_USERS": "a,b",
-           "ATTNLAB_HUB_TEST_TOKEN": "t", "ATTNLAB_PROXY_API_URL": "http://127.0.0.1:1", "ATTNLAB_HUB_PORT": "2"}
-    c = _load(HUB / "jupyterhub_config_test.py", env, monkeypatch)
-    assert c.JupyterHub.authenticator_class == "dummy" and c.DummyAuthenticator.password == "pw"
-    assert [s["name"] for s in c.JupyterHub.services] == ["attnlab", "attnlab-test-admin"]
-    assert c.Spawner.cmd == ["/opt/attnlab-hub/course-env/bin/jupyterhub-singleuser"]
-    assert "pam" not in (HUB / "jupyterhub_config_test.py").read_text().lower().replace("pam logins", "")
 
 
 def test_pins_agree():
@@ -96,9 +92,15 @@ def test_kubernetes_files_parse_and_point_at_what_exists():
     assert "nbgrader_config_global.py" in docker  # one nbgrader setting for the VM and the cluster
 
 
-def test_ensure_hub_script_parses():
-    r = subprocess.run(["bash", "-n", str(ROOT / "scripts" / "ensure_hub.sh")], capture_output=True, text=True)
+@pytest.mark.parametrize("script", ["scripts/ensure_hub.sh", "deploy/jupyterhub/install.sh"])
+def test_hub_scripts_parse(script):
+    r = subprocess.run(["bash", "-n", str(ROOT / script)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_install_script_refuses_without_root_or_with_a_bad_option():
+    r = subprocess.run(["bash", str(HUB / "install.sh"), "--frobnicate"], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--frobnicate" in r.stderr
 
 
 @pytest.mark.parametrize("name", ["nbgrader_config_global.py", "grader_nbgrader_config.py"])

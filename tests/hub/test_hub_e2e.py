@@ -1,38 +1,40 @@
-"""A class on JupyterHub, end to end over real HTTP (deploy/jupyterhub/, see its README).
+"""A class installed by ``deploy/jupyterhub/install.sh`` and used over real HTTP as each role.
 
-The hub runs the committed configuration (``jupyterhub_config.py`` through
-``jupyterhub_config_test.py``, which swaps in a password authenticator and loopback ports) on
-127.0.0.1, with configurable-http-proxy from npm and the shared course environment built by
-``scripts/ensure_hub.sh``. Real local users are created for the test (``useradd``) and removed
-after it:
+One install (the production configuration: PAM logins with real passwords, the formgrader
+service, the idle culler, PostgreSQL where Debian's package is installed), many checks, then
+``install.sh --uninstall``; everything is named after this run (course ``c<hex>``, users
+``c<hex>s1`` ...), so two runs on one machine never meet, and the fixture removes what the run made
+even when a check fails.
 
-=================  ===========================================================================
-attnhub-s1, -s2    students: log in with the password form, get their JupyterLab started,
-                   pull the lessons with nbgitpuller, fetch the exercise, fill it, submit it,
-                   fetch their feedback -- every step through the hub and their server's API
-attnhub-inst       an instructor (hub group formgrade-attnlab): releases and collects through
-                   formgrader, which runs as the hub service ``attnlab``
-attnhub-grader     the shared grader account the formgrader service runs as; grading is its
-                   documented command ``python -m autograder grade`` run as that user (no root)
-=================  ===========================================================================
+=============  =================================================================================
+c<hex>s1, s2   students: log in with their passwords, get JupyterLab without instructor tools,
+               pull the lessons (no solutions) with nbgitpuller, fetch, fill and submit the
+               exercise, fetch their feedback; every protected file is then read *as them* and
+               must be refused
+c<hex>in       the instructor: releases, collects, generates and returns feedback in formgrader;
+               checks that formgrader's terminal finds ``python`` and ``nbgrader``
+c<hex>ta       a grader (TA): reaches formgrader, gets 403 on the hub's admin page and user list
+               and cannot reach a student's server
+grader-c<hex>  the account install.sh makes; formgrader runs as it and it grades with the
+               documented command in a login shell (as in formgrader's terminal)
+=============  =================================================================================
 
-Finally no file in a home, the course folder or the exchange is owned by the wrong user. The
-timings (hub start, user-server start, grading, memory of a student with lesson 02 running) are
-written to ``artifacts/hub/measurements.json``.
+Timings go to ``artifacts/hub/measurements.json`` (figures for planning: ``deploy/SIZING.md``).
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -40,26 +42,28 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hub")]
 
 ROOT = Path(__file__).resolve().parents[2]
-DEPLOY = ROOT / "deploy" / "jupyterhub"
+INSTALL = ROOT / "deploy" / "jupyterhub" / "install.sh"
 HUB_HOME = Path(os.environ.get("ATTNLAB_HUB_HOME", "/opt/attnlab-hub"))
 COURSE_ENV = HUB_HOME / "course-env"
 ARTIFACTS = ROOT / "artifacts" / "hub"
 A = "02_scaled_dot_product_attention"
-COURSE_ID = "attnlab"
-STUDENTS = ("attnhub-s1", "attnhub-s2")
-INSTRUCTOR, GRADER = "attnhub-inst", "attnhub-grader"
+#: names unique to this run: two runs on one machine never touch each other's users or class
+RUN = secrets.token_hex(3)
+COURSE = f"c{RUN}"
+STUDENTS = (f"{COURSE}s1", f"{COURSE}s2")
+INSTRUCTOR, TA = f"{COURSE}in", f"{COURSE}ta"
+GRADER = f"grader-{COURSE}"
 #: what each student submits: the reference answers, or the reference with one QA mistake
-SUBMISSION = {"attnhub-s1": None, "attnhub-s2": "scores_no_scale"}
-ROOTLESS = "rootless grading is not available in this checkout"
+SUBMISSION = {STUDENTS[0]: None, STUDENTS[1]: "scores_no_scale"}
 
 
 def _missing() -> str | None:
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "needs root: the test creates local users (useradd) and the hub spawns servers as them"
-    for tool in ("useradd", "userdel", "runuser", "git"):
+        return "needs root: install.sh creates accounts and groups and the hub spawns servers as the users"
+    for tool in ("useradd", "userdel", "chpasswd", "runuser", "git", "dpkg-query"):
         if not shutil.which(tool):
             return f"{tool} not found"
-    for path, what in ((HUB_HOME / "hub" / "bin" / "jupyterhub", "JupyterHub"),
+    for path, what in ((HUB_HOME / "hub" / "bin" / "jupyterhub-idle-culler", "JupyterHub"),
                        (HUB_HOME / "proxy" / "node_modules" / ".bin" / "configurable-http-proxy",
                         "configurable-http-proxy"),
                        (COURSE_ENV / ".attnlab-stamp", "the shared course environment")):
@@ -74,149 +78,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _as(user: str, *cmd, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
-    """Run ``cmd`` as ``user`` (runuser, a login-like environment without root's)."""
-    pw = pwd.getpwnam(user)
-    base = {"HOME": pw.pw_dir, "USER": user, "LOGNAME": user, "PATH": f"{COURSE_ENV}/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
-    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", *[f"{k}={v}" for k, v in
-                           {**base, **(env or {})}.items()], *map(str, cmd)],
-                          cwd=cwd or "/", capture_output=True, text=True, timeout=timeout)
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-class Hub:
-    """A running hub: ``api(path)`` and ``user_api(user, path)`` speak HTTP to it."""
-
-    def __init__(self, base: Path, url: str, admin_token: str, password: str, proc, log: Path):
-        self.base, self.url, self.admin_token, self.password, self.proc, self.log = (
-            base, url, admin_token, password, proc, log)
-        self.tokens: dict[str, str] = {}
-        self.timings: dict[str, float] = {}
-
-    def request(self, method: str, path: str, token: str | None = None, **kw):
-        import requests
-        headers = kw.pop("headers", {})
-        if token:
-            headers["Authorization"] = f"token {token}"
-        r = requests.request(method, self.url + path, headers=headers, timeout=kw.pop("timeout", 120), **kw)
-        return r
-
-    def log_tail(self, n=40) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
-
-    def check(self, r, what: str):
-        assert r.status_code < 400, f"{what}: HTTP {r.status_code} {r.text[:800]}\nhub log:\n{self.log_tail()}"
-        return r
+def _uids() -> dict[str, int]:
+    out = {}
+    for u in (*STUDENTS, INSTRUCTOR, TA, GRADER):
+        try:
+            out[u] = pwd.getpwnam(u).pw_uid
+        except KeyError:
+            pass
+    return out
 
 
-@pytest.fixture(scope="module")
-def hub():
-    reason = _missing()
-    if reason:
-        pytest.skip(f"hub e2e: {reason}")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    base = Path(tempfile.mkdtemp(prefix="attnlab-hub-"))
-    base.chmod(0o755)
-    users = [*STUDENTS, INSTRUCTOR, GRADER]
-    created: list[str] = []
-    proc = git_daemon = None
-    try:
-        # the course repository, readable by everyone (the grader account reads it)
-        clone = base / "course-repo"
-        shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "artifacts", "__pycache__", ".pytest_cache", "course", "*.db", "node_modules"))
-        subprocess.run(["chmod", "-R", "a+rX", str(clone)], check=True)
-        exchange = base / "exchange"
-        exchange.mkdir()
-        exchange.chmod(0o1777)  # nbgrader's filesystem exchange: world-writable, sticky
-        homes = base / "home"
-        homes.mkdir(mode=0o755)
-        for u in users:
-            # a leftover of a killed run: its servers may still run as the user, and userdel
-            # refuses a user with processes, so end them first
-            subprocess.run(["pkill", "-KILL", "-u", u], capture_output=True)
-            for _ in range(50):
-                if subprocess.run(["pgrep", "-u", u], capture_output=True).returncode != 0:
-                    break
-                time.sleep(0.1)
-            subprocess.run(["userdel", "-r", u], capture_output=True)
-            r = subprocess.run(["useradd", "-M", "-d", str(homes / u), "-s", "/bin/bash", "-K", "UMASK=022", u],
-                               capture_output=True, text=True)
-            assert r.returncode == 0, f"useradd {u}: {r.stderr}"
-            created.append(u)
-            (homes / u).mkdir(mode=0o755)
-            shutil.chown(homes / u, u, u)
-        grader_home = homes / GRADER
-        course = grader_home / "course"
-        r = _as(GRADER, "mkdir", "-p", course / "source")
-        assert r.returncode == 0, r.stderr
-        r = _as(GRADER, "cp", DEPLOY / "grader_nbgrader_config.py", grader_home / "nbgrader_config.py")
-        assert r.returncode == 0, r.stderr
-        # lessons, served by `git daemon` on loopback (nbgitpuller clones as from any git host;
-        # its shallow clone needs a smart protocol, which git's dumb HTTP is not)
-        lessons_git = _lessons_repo(base)
-        git_port = _free_port()
-        git_daemon = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", f"--port={git_port}",
-             f"--base-path={lessons_git.parent}", str(lessons_git.parent)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        git_url = f"git://127.0.0.1:{git_port}/{lessons_git.name}"
-
-        state = base / "state"
-        state.mkdir(mode=0o700)
-        port, token, password = _free_port(), secrets.token_hex(24), secrets.token_urlsafe(12)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "VIRTUAL_ENV", "ATTNLAB_"))}
-        env.update({
-            "ATTNLAB_HUB_HOME": str(HUB_HOME), "ATTNLAB_HUB_STATE": str(state),
-            "ATTNLAB_HUB_URL": f"http://127.0.0.1:{port}", "ATTNLAB_HUB_PORT": str(_free_port()),
-            "ATTNLAB_PROXY_API_URL": f"http://127.0.0.1:{_free_port()}",
-            "ATTNLAB_FORMGRADER_PORT": str(_free_port()), "ATTNLAB_GRADER_USER": GRADER,
-            "ATTNLAB_GRADER_HOME": str(grader_home), "ATTNLAB_INSTRUCTORS": INSTRUCTOR,
-            "ATTNLAB_EXCHANGE": str(exchange), "ATTNLAB_CLONE": str(clone), "ATTNLAB_COURSE_ID": COURSE_ID,
-            "ATTNLAB_HUB_TEST_PASSWORD": password, "ATTNLAB_HUB_TEST_USERS": ",".join(users),
-            "ATTNLAB_HUB_TEST_TOKEN": token,
-        })
-        log = base / "jupyterhub.log"
-        t0 = time.monotonic()
-        with open(log, "wb") as fh:
-            proc = subprocess.Popen([str(HUB_HOME / "hub" / "bin" / "jupyterhub"), "-f",
-                                     str(DEPLOY / "jupyterhub_config_test.py")], cwd=state, env=env,
-                                    stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        h = Hub(base, f"http://127.0.0.1:{port}", token, password, proc, log)
-        h.clone, h.course, h.exchange, h.homes, h.git_url = clone, course, exchange, homes, git_url
-        deadline = time.monotonic() + 120  # imports on a loaded 2-core machine: 19-27 s measured
-        while True:
-            assert proc.poll() is None, f"jupyterhub exited with {proc.returncode}:\n{h.log_tail()}"
-            try:
-                if h.request("GET", "/hub/api/", timeout=2).status_code == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"the hub did not answer within 120 s:\n{h.log_tail()}"
-            time.sleep(0.2)
-        h.timings["hub_start_s"] = time.monotonic() - t0
-        yield h
-    finally:
-        if proc is not None:
-            proc.terminate()  # the hub stops the proxy, the servers and the formgrader service
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-        if git_daemon is not None:
-            git_daemon.terminate()
-            git_daemon.wait(timeout=10)
-        if (base / "jupyterhub.log").exists():
-            shutil.copy2(base / "jupyterhub.log", ARTIFACTS / "jupyterhub.log")
-        for u in created:
-            _kill_processes_of(u)  # what the hub left running as this test's users
-            subprocess.run(["userdel", u], capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _pids_of(user: str) -> list[int]:
-    uid = pwd.getpwnam(user).pw_uid
+def _pids_of(uid: int) -> list[int]:
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -227,62 +105,6 @@ def _pids_of(user: str) -> list[int]:
     return out
 
 
-def _kill_processes_of(user: str) -> None:
-    for pid in _pids_of(user):
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-
-
-def _lessons_repo(base: Path) -> Path:
-    """A bare git repository of lessons/ (one commit)."""
-    work, bare = base / "lessons-work", base / "git" / "lessons.git"
-    shutil.copytree(ROOT / "lessons", work, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    git = ["git", "-c", "user.name=course", "-c", "user.email=course@localhost", "-c", "init.defaultBranch=main"]
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "lessons"]):
-        subprocess.run([*git, *cmd], cwd=work, check=True, capture_output=True)
-    bare.parent.mkdir()
-    subprocess.run([*git, "clone", "-q", "--bare", str(work), str(bare)], check=True, capture_output=True)
-    subprocess.run(["chmod", "-R", "a+rX", str(base / "git")], check=True)
-    return bare
-
-
-# ---------------------------------------------------------------------------------- steps
-def login(h: Hub, user: str, password: str):
-    """The hub's login form, as a browser posts it; returns the session (cookies) or None."""
-    import requests
-    s = requests.Session()
-    s.get(h.url + "/hub/login", timeout=30)
-    r = s.post(h.url + "/hub/login", data={"username": user, "password": password,
-                                           "_xsrf": s.cookies.get("_xsrf", "")},
-               allow_redirects=False, timeout=60)
-    return s if r.status_code == 302 else None
-
-
-def user_token(h: Hub, user: str) -> str:
-    r = h.check(h.request("POST", f"/hub/api/users/{user}/tokens", h.admin_token,
-                          json={"note": "attnlab hub e2e", "expires_in": 3600}), f"token for {user}")
-    return r.json()["token"]
-
-
-def start_servers(h: Hub, users) -> dict[str, float]:
-    """Ask the hub to start each user's server (REST API, the user's token); seconds until ready."""
-    t0, ready = time.monotonic(), {}
-    for user in users:
-        r = h.request("POST", f"/hub/api/users/{user}/server", h.tokens[user])
-        assert r.status_code in (201, 202), f"start {user}'s server: {r.status_code} {r.text}\n{h.log_tail()}"
-    deadline = time.monotonic() + 120
-    while len(ready) < len(users):
-        assert time.monotonic() < deadline, f"servers not ready after 120 s: {set(users) - set(ready)}\n{h.log_tail()}"
-        for user in set(users) - set(ready):
-            model = h.check(h.request("GET", f"/hub/api/users/{user}", h.tokens[user]), "user model").json()
-            if model.get("servers", {}).get("", {}).get("ready"):
-                ready[user] = time.monotonic() - t0
-        time.sleep(0.3)
-    return ready
-
-
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -290,20 +112,159 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def server(h: Hub, user: str, method: str, path: str, what: str, **kw):
-    return h.check(h.request(method, f"/user/{user}/{path.lstrip('/')}", h.tokens[user], **kw), f"{user}: {what}")
+class Klass:
+    """The installed class: paths, ports, and HTTP helpers."""
+
+    def __init__(self, base: Path, port: int):
+        self.base, self.port, self.url = base, port, f"http://127.0.0.1:{port}"
+        self.srv = base / "srv"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "VIRTUAL_ENV", "ATTNLAB_"))}
+        self.env.update({"ATTNLAB_COURSE_ID": COURSE, "ATTNLAB_SRV": str(self.srv),
+                         "ATTNLAB_HUB_HOME": str(HUB_HOME)})
+        self.passwords = {u: secrets.token_urlsafe(12) for u in (*STUDENTS, INSTRUCTOR, TA)}
+        self.tokens: dict[str, str] = {}
+        self.sessions: dict = {}  # the logged-in browser sessions (cookies)
+        self.timings: dict[str, float] = {}
+
+    def install(self, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(INSTALL), *extra], env=self.env, capture_output=True, text=True,
+                              timeout=timeout, cwd="/")
+
+    def settings(self) -> dict[str, str]:
+        text = (self.srv / "hub" / "class.env").read_text()
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+    def log_tail(self, n: int = 40) -> str:
+        log = self.srv / "hub" / "jupyterhub.log"
+        return "\n".join(log.read_text(errors="replace").splitlines()[-n:]) if log.exists() else "(no hub log)"
+
+    def request(self, method: str, path: str, user: str | None = None, **kw):
+        import requests
+        headers = kw.pop("headers", {})
+        if user:
+            headers["Authorization"] = f"token {self.tokens[user]}"
+        return requests.request(method, self.url + path, headers=headers, timeout=kw.pop("timeout", 120), **kw)
+
+    def check(self, r, what: str):
+        assert r.status_code < 400, f"{what}: HTTP {r.status_code} {r.text[:800]}\nhub log:\n{self.log_tail()}"
+        return r
 
 
-def formgrader(h: Hub, method: str, path: str, what: str, **kw):
-    r = h.check(h.request(method, f"/services/{COURSE_ID}/formgrader/api/{path.lstrip('/')}",
-                          h.tokens[INSTRUCTOR], **kw), f"formgrader: {what}")
+def _uninstall_and_remove(k: Klass, created: list[str]) -> None:
+    """Whatever happened: ``install.sh --uninstall``, then the run's own users and folders."""
+    try:
+        k.install("--uninstall", timeout=300)
+    except Exception:  # noqa: BLE001 - cleanup goes on
+        pass
+    for uid in _uids().values():  # only this run's accounts
+        for pid in _pids_of(uid):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+    for u in created:
+        subprocess.run(["userdel", u], capture_output=True)
+        subprocess.run(["groupdel", u], capture_output=True)
+    for g in (f"{COURSE}-students", f"formgrade-{COURSE}", GRADER):
+        subprocess.run(["groupdel", g], capture_output=True)
+    subprocess.run(["userdel", GRADER], capture_output=True)
+    shutil.rmtree(k.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def klass():
+    reason = _missing()
+    if reason:
+        pytest.skip(f"hub e2e: {reason}")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix=f"attnlab-{COURSE}-"))
+    base.chmod(0o755)
+    k = Klass(base, _free_port())
+    created: list[str] = []
+    try:
+        homes = base / "home"
+        homes.mkdir(mode=0o755)
+        for u in k.passwords:  # ordinary accounts, as a university's user administration makes them
+            r = subprocess.run(["useradd", "-m", "-d", str(homes / u), "-s", "/bin/bash", "-K", "UMASK=022", u],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, f"useradd {u}: {r.stderr}"
+            created.append(u)
+        subprocess.run(["chpasswd"], input="".join(f"{u}:{p}\n" for u, p in k.passwords.items()),
+                       text=True, check=True, capture_output=True)
+        k.homes = homes
+        t0 = time.monotonic()
+        r = k.install("--instructors", INSTRUCTOR, "--graders", TA, "--students", ",".join(STUDENTS),
+                      "--port", str(k.port), "--start")
+        k.timings["install_and_start_s"] = round(time.monotonic() - t0, 1)
+        assert r.returncode == 0, f"install.sh failed:\n{r.stdout}\n{r.stderr}\n{k.log_tail()}"
+        k.install_out = r.stdout
+        yield k
+    finally:
+        if (k.srv / "hub" / "jupyterhub.log").exists():
+            shutil.copy2(k.srv / "hub" / "jupyterhub.log", ARTIFACTS / "jupyterhub.log")
+        _uninstall_and_remove(k, created)
+
+
+# ---------------------------------------------------------------------------------- steps
+def login(k: Klass, user: str, password: str):
+    """The hub's login form, as a browser posts it; returns the session (cookies) or None."""
+    import requests
+    s = requests.Session()
+    s.get(k.url + "/hub/login", timeout=30)
+    r = s.post(k.url + "/hub/login", data={"username": user, "password": password,
+                                           "_xsrf": s.cookies.get("_xsrf", "")},
+               allow_redirects=False, timeout=60)
+    return s if r.status_code == 302 else None
+
+
+def login_and_token(k: Klass, user: str) -> None:
+    """Log in with the password (PAM) and make an API token from that browser session."""
+    s = login(k, user, k.passwords[user])
+    assert s is not None, f"{user} could not log in with their password:\n{k.log_tail()}"
+    r = s.post(k.url + f"/hub/api/users/{user}/tokens", json={"note": "attnlab hub e2e", "expires_in": 3600},
+               headers={"X-XSRFToken": next((c.value for c in s.cookies if c.name == "_xsrf"), "")},
+               timeout=60)
+    assert r.status_code < 400, f"{user}: token from the session: {r.status_code} {r.text[:300]}"
+    k.tokens[user] = r.json()["token"]
+    k.sessions[user] = s
+
+
+def start_servers(k: Klass, users) -> dict[str, float]:
+    t0, ready = time.monotonic(), {}
+    for user in users:
+        r = k.request("POST", f"/hub/api/users/{user}/server", user)
+        assert r.status_code in (201, 202), f"start {user}'s server: {r.status_code} {r.text}\n{k.log_tail()}"
+    deadline = time.monotonic() + 120
+    while len(ready) < len(users):
+        assert time.monotonic() < deadline, f"servers not ready after 120 s: {set(users) - set(ready)}\n{k.log_tail()}"
+        for user in set(users) - set(ready):
+            model = k.check(k.request("GET", f"/hub/api/users/{user}", user), "user model").json()
+            if model.get("servers", {}).get("", {}).get("ready"):
+                ready[user] = round(time.monotonic() - t0, 1)
+        time.sleep(0.3)
+    return ready
+
+
+def server(k: Klass, user: str, method: str, path: str, what: str, **kw):
+    return k.check(k.request(method, f"/user/{user}/{path.lstrip('/')}", user, **kw), f"{user}: {what}")
+
+
+def formgrader(k: Klass, method: str, path: str, what: str, who: str = INSTRUCTOR, **kw):
+    r = k.check(k.request(method, f"/services/{COURSE}/formgrader/api/{path.lstrip('/')}", who, **kw),
+                f"formgrader: {what}")
     return r.json()
 
 
-def git_pull(h: Hub, user: str) -> None:
+def page_config(html: str) -> dict:
+    m = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', html, re.S)
+    assert m, "no page config in the JupyterLab page"
+    return json.loads(m.group(1))
+
+
+def git_pull(k: Klass, user: str, repo: str) -> None:
     """nbgitpuller's own endpoint (what its /git-pull page streams) pulls the lessons."""
-    r = server(h, user, "GET", "git-pull/api", "nbgitpuller", stream=True, timeout=120,
-               params={"repo": h.git_url, "branch": "main", "targetpath": "lessons"})
+    r = server(k, user, "GET", "git-pull/api", "nbgitpuller", stream=True, timeout=120,
+               params={"repo": repo, "branch": "main", "targetpath": "lessons"})
     events = []
     for line in r.iter_lines(decode_unicode=True):
         if line and line.startswith("data:"):
@@ -314,193 +275,271 @@ def git_pull(h: Hub, user: str) -> None:
     assert events and events[-1].get("phase") == "finished", f"nbgitpuller: {events[-3:]}"
 
 
+def terminal(k: Klass, user: str, prefix: str, command: str, timeout: float = 60) -> str:
+    """Type ``command`` into a new terminal of the Jupyter server at ``prefix``; its output."""
+    import websocket
+    name = k.check(k.request("POST", f"{prefix}/api/terminals", user), "open a terminal").json()["name"]
+    ws = websocket.create_connection(f"{k.url.replace('http', 'ws', 1)}{prefix}/terminals/websocket/{name}",
+                                     header=[f"Authorization: token {k.tokens[user]}"], timeout=timeout)
+    out = ""
+    try:
+        ws.send(json.dumps(["stdin", f"{command}; echo ATTNLAB-DONE-$((40+2))\r"]))  # the echo of the line: no 42
+        deadline = time.monotonic() + timeout
+        while "ATTNLAB-DONE-42" not in out:
+            assert time.monotonic() < deadline, f"terminal gave no answer: {out[-500:]}"
+            msg = json.loads(ws.recv())
+            if msg[0] == "stdout":
+                out += msg[1]
+    finally:
+        ws.close()
+        k.request("DELETE", f"{prefix}/api/terminals/{name}", user)
+    return out
+
+
 def submission(user: str):
     from autograder.tests import qa
     return qa.reference_submission(A, user) if SUBMISSION[user] is None else \
         qa.wrong_submission(A, user, SUBMISSION[user])
 
 
-def owners(root: Path) -> dict[str, set[str]]:
-    """``{owner: {relative paths}}`` of everything under ``root``."""
-    out: dict[str, set[str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            p = Path(dirpath, name)
-            try:
-                uid = p.lstat().st_uid
-            except FileNotFoundError:
-                continue
-            try:
-                who = pwd.getpwuid(uid).pw_name
-            except KeyError:
-                who = str(uid)
-            out.setdefault(who, set()).add(str(p.relative_to(root)))
-    return out
+def as_user(user: str, *cmd: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``cmd`` run as ``user`` with that user's groups (what their terminal could do)."""
+    return subprocess.run(["runuser", "-u", user, "--", *cmd], capture_output=True, text=True, timeout=timeout,
+                          cwd="/")
 
 
-def user_memory_mib(user: str) -> float:
-    """Resident memory (PSS where the kernel reports it) of all processes of ``user``, MiB."""
-    total = 0
-    for pid in _pids_of(user):
-        try:
-            rollup = Path(f"/proc/{pid}/smaps_rollup")
-            text = rollup.read_text() if rollup.exists() else Path(f"/proc/{pid}/status").read_text()
-            key = "Pss:" if "Pss:" in text else "VmRSS:"
-            total += int(next(ln for ln in text.splitlines() if ln.startswith(key)).split()[1])
-        except (OSError, StopIteration, ValueError):
-            continue
-    return total / 1024
-
-
-def run_lesson_in_kernel(h: Hub, user: str, notebook: str, timeout: float = 180) -> int:
-    """Open ``notebook`` as JupyterLab does (a session + kernel) and run its code cells over the
-    kernel's websocket; returns the number of cells run."""
-    import websocket
-    sess = server(h, user, "POST", "api/sessions", "open lesson", json={
-        "path": notebook, "type": "notebook", "name": Path(notebook).name, "kernel": {"name": "python3"}}).json()
-    kid = sess["kernel"]["id"]
-    nb = server(h, user, "GET", f"api/contents/{notebook}", "read lesson").json()["content"]
-    ws = websocket.create_connection(
-        f"{h.url.replace('http', 'ws', 1)}/user/{user}/api/kernels/{kid}/channels",
-        header=[f"Authorization: token {h.tokens[user]}"], timeout=timeout)
-    n = 0
-    try:
-        for cell in nb["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            msg_id = uuid.uuid4().hex
-            ws.send(json.dumps({
-                "header": {"msg_id": msg_id, "username": user, "session": uuid.uuid4().hex, "msg_type":
-                           "execute_request", "version": "5.3", "date": ""},
-                "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-                "content": {"code": cell["source"], "silent": False, "store_history": True,
-                            "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
-            while True:
-                reply = json.loads(ws.recv())
-                if reply.get("parent_header", {}).get("msg_id") != msg_id:
-                    continue
-                if reply["msg_type"] == "error":
-                    raise AssertionError(f"{notebook} cell {n} failed: {reply['content'].get('evalue')}")
-                if reply["msg_type"] == "execute_reply":
-                    break
-            n += 1
-    finally:
-        ws.close()
-    return n
+def grader_shell(command: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``command`` in the grader account's login shell: the environment of formgrader's terminal."""
+    return subprocess.run(["runuser", "-l", GRADER, "-c", command], capture_output=True, text=True,
+                          timeout=timeout, cwd="/")
 
 
 # ---------------------------------------------------------------------------------- the test
-def test_a_class_on_jupyterhub(hub: Hub):
-    h = hub
-    marks = [("start", time.monotonic())]
+def test_installed_class_each_role_over_http(klass: Klass):
+    k = klass
+    s = k.settings()
+    clone, course, exchange = Path(s["ATTNLAB_CLONE"]), Path(s["ATTNLAB_GRADER_HOME"]) / "course", \
+        Path(s["ATTNLAB_EXCHANGE"])
+    postgres = s["ATTNLAB_DB"].startswith("postgresql")
+    assert re.search(r"gradebook: (PostgreSQL|SQLite)", k.install_out), k.install_out
+    assert k.request("GET", "/hub/health").status_code == 200
 
-    def lap(name):  # seconds spent in the step before ``name`` (artifacts/hub/measurements.json)
-        prev_name, prev_t = marks[-1]
-        if prev_name != "start":
-            h.timings[f"step_s_{prev_name}"] = round(time.monotonic() - prev_t, 1)
-        marks.append((name, time.monotonic()))
+    # -- everyone logs in with their own password through PAM; a wrong password is refused
+    assert login(k, STUDENTS[0], "not-the-password") is None, "a wrong password logged in"
+    for u in [*STUDENTS, INSTRUCTOR, TA]:
+        login_and_token(k, u)
 
-    grader_env = {"ATTNLAB_CLONE": str(h.clone), "ATTNLAB_EXCHANGE": str(h.exchange),
-                  "ATTNLAB_COURSE": str(h.course), "ATTNLAB_COURSE_ID": COURSE_ID}
-    lap("login")
-    # -- everyone logs in with the password form; a wrong password is refused
-    assert login(h, STUDENTS[0], "not-the-password") is None, "a wrong password logged in"
-    for u in [*STUDENTS, INSTRUCTOR]:
-        assert login(h, u, h.password) is not None, f"{u} could not log in:\n{h.log_tail()}"
-        h.tokens[u] = user_token(h, u)
-    lap("formgrader_ready")
-    # -- the instructor reaches formgrader (the service runs as the grader account)
+    # -- staff reach formgrader (the service runs as the grader account); students do not
     deadline = time.monotonic() + 90
-    while True:
-        r = h.request("GET", f"/services/{COURSE_ID}/formgrader/api/assignments", h.tokens[INSTRUCTOR])
-        if r.status_code == 200:
-            break
-        assert time.monotonic() < deadline, f"formgrader service not reachable: {r.status_code}\n{h.log_tail()}"
+    while k.request("GET", f"/services/{COURSE}/formgrader/api/assignments", INSTRUCTOR).status_code != 200:
+        assert time.monotonic() < deadline, f"formgrader not reachable\n{k.log_tail()}"
         time.sleep(0.5)
-    r = h.request("GET", f"/services/{COURSE_ID}/formgrader/api/assignments", h.tokens[STUDENTS[0]])
+    k.check(k.request("GET", f"/services/{COURSE}/formgrader/api/assignments", TA), "the TA opens formgrader")
+    r = k.request("GET", f"/services/{COURSE}/formgrader/api/assignments", STUDENTS[0])
     assert r.status_code in (401, 403), f"a student reached formgrader: HTTP {r.status_code}"
-    lap("release")
-    # -- the instructor stages the source as the grader account, then generates + releases in formgrader
-    r = _as(GRADER, "cp", "-r", h.clone / "solutions" / A, h.course / "source" / A)
+
+    # -- the idle culler runs as a hub service and may list the users (its role's scopes)
+    log = (k.srv / "hub" / "jupyterhub.log").read_text(errors="replace")
+    assert re.search(r"200 GET /hub/api/users\S* \(idle-culler@", log), "the idle culler did not list the users"
+
+    # -- the TA (and the instructor) have the formgrader role only
+    for who in (TA, INSTRUCTOR):
+        r = k.sessions[who].get(k.url + "/hub/admin", allow_redirects=False, timeout=60)  # the page: cookies
+        assert r.status_code == 403, f"{who} on /hub/admin: HTTP {r.status_code}, expected 403"
+        r = k.request("GET", "/hub/api/users", who)
+        assert r.status_code == 403, f"{who} on /hub/api/users: HTTP {r.status_code}, expected 403"
+    r = k.request("POST", f"/hub/api/users/{STUDENTS[0]}/server", TA)
+    assert r.status_code in (403, 404), f"the TA started a student's server: HTTP {r.status_code}"
+
+    # -- formgrader's terminal finds the course's python and nbgrader (a login shell)
+    out = terminal(k, INSTRUCTOR, f"/services/{COURSE}", "command -v python nbgrader")
+    assert f"{COURSE_ENV}/bin/python" in out and f"{COURSE_ENV}/bin/nbgrader" in out, out[-800:]
+
+    # -- release: stage the source as the grader, generate + release in formgrader
+    r = grader_shell(f'cp -r "$ATTNLAB_CLONE/solutions/{A}" ~/course/source/')
     assert r.returncode == 0, r.stderr
-    res = formgrader(h, "POST", f"assignment/{A}/assign", "generate")
-    assert res.get("success"), res
-    assert not (h.course / "release" / A / "grading.py").exists(), "the grading spec was released"
-    res = formgrader(h, "POST", f"assignment/{A}/release", "release")
-    assert res.get("success"), res
-    lap("students_start_pull_fetch_submit")
-    # -- students: their servers start (both at once, as at the start of a lecture), each runs as
-    #    that student; lessons arrive; they fetch, fill and submit
-    h.timings.update({f"server_start_s_{u}": s for u, s in start_servers(h, STUDENTS).items()})
-    for u in [*STUDENTS, GRADER]:
-        assert any("jupyterhub-singleuser" in _cmdline(pid) for pid in _pids_of(u)), f"no server runs as {u}"
+    assert formgrader(k, "POST", f"assignment/{A}/assign", "generate").get("success")
+    assert not (course / "release" / A / "grading.py").exists(), "the grading spec was released"
+    assert formgrader(k, "POST", f"assignment/{A}/release", "release").get("success")
+
+    # -- students: JupyterLab without instructor tools, lessons without solutions, fetch, submit
+    k.timings.update({f"server_start_s_{u}": t for u, t in start_servers(k, STUDENTS).items()})
+    st = STUDENTS[0]
+    lab = page_config(server(k, st, "GET", "lab", "JupyterLab page").text)
+    for ext in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"):
+        assert ext in lab["disabledExtensions"], f"a student's JupyterLab loads {ext}"
+    assert k.request("GET", f"/user/{st}/formgrader", st).status_code == 404, "formgrader runs in a student's server"
+    staff_lab = page_config(k.check(k.request("GET", f"/services/{COURSE}/lab", INSTRUCTOR), "formgrader's Lab").text)
+    assert "@jupyter/nbgrader:formgrader" not in staff_lab["disabledExtensions"], "formgrader is off for staff"
+    r = k.request("GET", f"/user/{st}/api/contents", TA)
+    assert r.status_code in (403, 404), f"the TA reached a student's server: HTTP {r.status_code}"
+    link = re.search(r"lessons link for students: (\S+)", k.install_out).group(1)
+    assert "urlpath=lab/" in link, f"the lessons link does not open JupyterLab: {link}"
+    repo = re.search(r"repo=([^&]+)", link).group(1)
     for u in STUDENTS:
-        git_pull(h, u)
-        listing = server(h, u, "GET", "api/contents/lessons", "list lessons").json()
-        assert any(c["name"] == f"{A}.ipynb" for c in listing["content"]), listing
-        listed = server(h, u, "GET", "assignments", "list assignments", params={"course_id": COURSE_ID}).json()
+        git_pull(k, u, repo)
+        listing = server(k, u, "GET", "api/contents/lessons", "list lessons").json()
+        names = {c["name"] for c in listing["content"]}
+        assert f"{A}.ipynb" in names and "solutions" not in names, names
+        listed = server(k, u, "GET", "assignments", "list assignments", params={"course_id": COURSE}).json()
         assert any(a["assignment_id"] == A and a["status"] == "released" for a in listed["value"]), listed
-        server(h, u, "POST", "assignments/fetch", "fetch", data={"course_id": COURSE_ID, "assignment_id": A})
-        got = server(h, u, "GET", f"api/contents/{A}/{A}.ipynb", "open exercise").json()
+        server(k, u, "POST", "assignments/fetch", "fetch", data={"course_id": COURSE, "assignment_id": A})
+        got = server(k, u, "GET", f"api/contents/{A}/{A}.ipynb", "open exercise").json()
         assert "NotImplementedError" in json.dumps(got["content"]), "the fetched exercise is not the stub"
-        server(h, u, "PUT", f"api/contents/{A}/{A}.ipynb", "save", json={
+        server(k, u, "PUT", f"api/contents/{A}/{A}.ipynb", "save", json={
             "type": "notebook", "format": "json", "content": json.loads(json.dumps(submission(u)))})
-        res = server(h, u, "POST", "assignments/submit", "submit",
-                     data={"course_id": COURSE_ID, "assignment_id": A}).json()
+        res = server(k, u, "POST", "assignments/submit", "submit",
+                     data={"course_id": COURSE, "assignment_id": A}).json()
         assert res.get("success", True), res
-    lap("collect")
-    # -- the instructor collects in formgrader
-    res = formgrader(h, "POST", f"assignment/{A}/collect", "collect")
-    assert res.get("success"), res
-    for u in STUDENTS:
-        assert (h.course / "submitted" / u / A / f"{A}.ipynb").is_file(), f"{u}'s submission not collected"
-    lap("grade_feedback_report")
-    # -- grading: the documented command, as the grader account (not root)
+    lessons = Path(k.homes / st / "lessons")
+    assert not any(p.name in ("solutions", "grading.py") for p in lessons.rglob("*")), "solutions reached a student"
+
+    # -- collect, grade (the documented command, the grader's login shell), feedback, report
+    assert formgrader(k, "POST", f"assignment/{A}/collect", "collect").get("success")
     t0 = time.monotonic()
-    graded = _as(GRADER, COURSE_ENV / "bin" / "python", "-m", "autograder", "grade", h.course,
-                 "--assignment", A, "--jobs", "2", cwd=h.clone, env=grader_env, timeout=600)
-    h.timings["grading_s_2_submissions"] = time.monotonic() - t0
-    rootless = graded.returncode == 0
-    if not rootless:
-        out = graded.stdout + graded.stderr
-        assert "root" in out or "namespace" in out or "sandbox" in out, f"grade failed:\n{out[-3000:]}"
-        h.timings["grading_refused"] = out.strip().splitlines()[-1][:300]
-    else:
-        grades = (h.course / "grades.csv").read_text()
-        assert "attnhub-s1" in grades and "attnhub-s2" in grades, grades
-        res = formgrader(h, "POST", f"assignment/{A}/release_feedback", "release feedback")
-        assert res.get("success"), res
-        for u in STUDENTS:
-            server(h, u, "POST", "assignments/fetch_feedback", "fetch feedback",
-                   data={"course_id": COURSE_ID, "assignment_id": A})
-            fb = server(h, u, "GET", f"api/contents/{A}/feedback", "list feedback").json()["content"]
-            assert fb, f"{u} has no feedback"
-        r = _as(GRADER, COURSE_ENV / "bin" / "python", "-m", "autograder", "report", h.course, "--assignment", A,
-                cwd=h.clone, env=grader_env, timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        # FunctionCheck.mistakes names a catalogue entry: the report shows its title without "you"
-        assert "left out the 1/√d_k scale" in (h.course / "reports" / A / "class.html").read_text()
-    lap("lesson02_memory")
-    # -- memory of an active student: lesson 02 open, its kernel has run every cell
-    before = user_memory_mib(STUDENTS[0])
-    h.timings["lesson02_cells_run"] = run_lesson_in_kernel(h, STUDENTS[0], f"lessons/{A}.ipynb")
-    h.timings["memory_mib_student_idle_server"] = round(before, 1)
-    h.timings["memory_mib_student_lesson02_running"] = round(user_memory_mib(STUDENTS[0]), 1)
-    lap("ownership")
-    # -- no file is owned by the wrong user
-    for u in [*STUDENTS, INSTRUCTOR, GRADER]:
-        wrong = {k: sorted(v)[:5] for k, v in owners(h.homes / u).items() if k != u}
-        assert not wrong, f"files in {u}'s home owned by others: {wrong}"
-    for who, paths in owners(h.exchange).items():
-        for p in paths:
-            parts = Path(p).parts  # attnlab/{outbound,inbound,feedback}/...
-            if len(parts) < 3:
-                continue
-            want = GRADER if parts[1] in ("outbound", "feedback") else parts[2].split("+")[0]
-            assert who == want, f"exchange {p} is owned by {who}, expected {want}"
-    lap("end")
-    (ARTIFACTS / "measurements.json").write_text(json.dumps(h.timings, indent=1))
-    print(json.dumps(h.timings, indent=1))
-    if not rootless:
-        pytest.skip(f"hub e2e: every step up to grading passed; grading as the non-root grader account "
-                    f"refused ({ROOTLESS}: {h.timings['grading_refused']}), so feedback was not released")
+    graded = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m autograder grade ~/course --assignment {A} '
+                          f'--db "$ATTNLAB_DB" --jobs 2')
+    k.timings["grading_s_2_submissions"] = round(time.monotonic() - t0, 1)
+    assert graded.returncode == 0, f"grade failed:\n{(graded.stdout + graded.stderr)[-3000:]}"
+    rows = list(csv.DictReader(io.StringIO((course / "grades.csv").read_text())))
+    assert {r.get("student_id") or r.get("student") for r in rows} >= set(STUDENTS), rows[:3]
+    assert formgrader(k, "POST", f"assignment/{A}/generate_feedback", "generate feedback").get("success")
+    assert formgrader(k, "POST", f"assignment/{A}/release_feedback", "release feedback").get("success")
+    for u in STUDENTS:
+        server(k, u, "POST", "assignments/fetch_feedback", "fetch feedback",
+               data={"course_id": COURSE, "assignment_id": A})
+        assert server(k, u, "GET", f"api/contents/{A}/feedback", "list feedback").json()["content"], u
+    r = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m autograder report ~/course --assignment {A}', timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+    # -- as a student, every protected file is unreadable (each exists: root reads it)
+    other_home = k.homes / STUDENTS[1]
+    feedback = next((other_home / A / "feedback").rglob("*.html"))
+    protected = [clone / "solutions" / A / f"{A}.ipynb", clone / "solutions" / A / "grading.py",
+                 course / "source" / A / f"{A}.ipynb", course / "submitted" / STUDENTS[1] / A / f"{A}.ipynb",
+                 course / "autograded" / STUDENTS[1] / A / f"{A}.ipynb", course / "grades.csv",
+                 course / "reports" / A / "class.html", feedback, other_home / A / f"{A}.ipynb",
+                 Path(s["ATTNLAB_GRADER_HOME"]) / "nbgrader_config.py", k.srv / "hub" / "class.env"]
+    protected += list(course.glob("grades*.csv"))
+    if not postgres:
+        protected.append(course / "gradebook.db")
+    for path in protected:
+        assert path.is_file(), f"{path} was not made, so its protection proves nothing"
+        r = as_user(st, "cat", str(path))
+        assert r.returncode != 0 and "Permission denied" in r.stderr, f"{st} read {path}"
+    assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
+    # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
+    tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
+    out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo LEAK$((7*{i + 1}))"
+                                                   for i, p in enumerate(tried)))  # the echoed line has no LEAK7
+    assert out.count("Permission denied") >= len(tried), out[-800:]
+    assert not [p for i, p in enumerate(tried) if f"LEAK{7 * (i + 1)}" in out], out[-800:]
+    for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
+        r = as_user(st, "ls", str(listing))
+        assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
+    r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
+                "-name", "solutions", "-o", "-name", "gradebook*", "-o", "-name", "grades*.csv", ")")
+    assert not r.stdout.strip(), f"readable by a student: {r.stdout[:500]}"
+    if postgres:
+        dbname = s["ATTNLAB_DB"].rsplit("/", 1)[1]
+        r = as_user(st, "psql", "-d", dbname, "-Atc", "SELECT count(*) FROM submitted_assignment")
+        assert r.returncode != 0, f"a student queried the gradebook: {r.stdout}"
+        r = subprocess.run(["runuser", "-l", GRADER, "-c", f"psql -d {dbname} -Atc 'SELECT count(*) FROM "
+                            "submitted_assignment'"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and int(r.stdout) >= 2, f"the grader cannot read its gradebook: {r.stderr}"
+
+    # -- a second run changes nothing that matters: the hub answers again, the grades are kept
+    before = (course / "grades.csv").read_text()
+    t0 = time.monotonic()
+    r = k.install("--instructors", INSTRUCTOR, "--graders", TA, "--students", ",".join(STUDENTS),
+                  "--port", str(k.port), "--start")
+    k.timings["second_install_s"] = round(time.monotonic() - t0, 1)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert k.request("GET", "/hub/health").status_code == 200
+    assert (course / "grades.csv").read_text() == before, "a second install changed the grades"
+
+    # -- uninstall: nothing of the class is left running or on disk; the users are kept
+    ports = [k.port] + [int(s[key]) for key in ("ATTNLAB_HUB_PORT", "ATTNLAB_PROXY_API_PORT",
+                                                "ATTNLAB_FORMGRADER_PORT")]
+    r = k.install("--uninstall", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    time.sleep(0.5)
+    assert not [p for p in ports if _listening(p)], f"still listening after uninstall: {ports}"
+    for u, uid in _uids().items():
+        assert not _pids_of(uid), f"processes of {u} left: {[_cmdline(p) for p in _pids_of(uid)]}"
+    for what in (["passwd", GRADER], ["group", f"{COURSE}-students"], ["group", f"formgrade-{COURSE}"]):
+        assert subprocess.run(["getent", *what], capture_output=True).returncode != 0, f"{what} left"
+    assert not k.srv.exists(), "the class folder is left"
+    for u in STUDENTS:
+        assert (k.homes / u).stat().st_mode & 0o777 == 0o755, "a student's home mode was not restored"
+    if postgres:
+        r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-Atc",
+                            f"SELECT 1 FROM pg_database WHERE datname='{dbname}'"], capture_output=True, text=True)
+        assert not r.stdout.strip(), "the gradebook database is left"
+    r = k.install("--uninstall")
+    assert r.returncode == 0 and "nothing installed" in r.stdout, r.stdout + r.stderr
+    (ARTIFACTS / "measurements.json").write_text(json.dumps(k.timings, indent=1))
+
+
+def test_bad_input_is_refused_in_one_sentence_and_changes_nothing(tmp_path):
+    """Each refusal: exit 2, one line naming the problem, and no trace on the machine."""
+    if _missing():
+        pytest.skip(f"hub e2e: {_missing()}")
+    course = f"b{secrets.token_hex(3)}"
+    srv = tmp_path / "srv"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ATTNLAB_")},
+           "ATTNLAB_COURSE_ID": course, "ATTNLAB_SRV": str(srv), "ATTNLAB_HUB_HOME": str(HUB_HOME)}
+
+    def run(*args):
+        return subprocess.run(["bash", str(INSTALL), *args], env=env, capture_output=True, text=True, timeout=120)
+
+    ghost = f"nobody{secrets.token_hex(3)}"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        cases = {
+            "unknown user": (["--instructors", "daemon", "--graders", "", "--students", f"nobody,{ghost}",
+                              "--port", "8000"], ghost),
+            "two roles": (["--instructors", "daemon", "--graders", "nobody", "--students", "nobody",
+                           "--port", "8000"], "both"),
+            "port in use": (["--instructors", "daemon", "--graders", "", "--students", "nobody",
+                             "--port", port, "--start"], "in use"),
+            "bad port": (["--instructors", "daemon", "--graders", "", "--students", "nobody", "--port", "http"],
+                         "not a TCP port"),
+            "no instructor": (["--instructors", "", "--graders", "", "--students", "nobody", "--port", "8000"],
+                              "--instructors is empty"),
+        }
+        for what, (args, says) in cases.items():
+            r = run(*args)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1 and says in lines[0], f"{what}: {r.returncode} {r.stderr}"
+            assert not srv.exists(), f"{what}: install.sh made {srv} before refusing"
+            for g in (f"{course}-students", f"formgrade-{course}"):
+                assert subprocess.run(["getent", "group", g], capture_output=True).returncode != 0, what
+    # a missing Debian package: the same machine with git and node hidden from PATH
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for d in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
+        for f in Path(d).glob("*") if Path(d).is_dir() else ():
+            if f.name not in ("git", "node", "nodejs") and not (bin_ / f.name).exists():
+                (bin_ / f.name).symlink_to(f)
+    r = subprocess.run(["bash", str(INSTALL), "--instructors", "daemon", "--graders", "", "--students", "nobody",
+                        "--port", "8000"], env={**env, "PATH": str(bin_)}, capture_output=True, text=True, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "git nodejs" in lines[0] and "apt-get install" in lines[0], r.stderr
+    assert not srv.exists()
+    # uninstall of nothing, and of a half-made install (a record of a group that was made, an
+    # account that never was): it removes what exists, says nothing wrong, and exits 0
+    r = run("--uninstall")
+    assert r.returncode == 0 and "nothing installed" in r.stdout, r.stdout + r.stderr
+    (srv / "hub").mkdir(parents=True)
+    subprocess.run(["groupadd", f"{course}-students"], check=True)
+    try:
+        (srv / "hub" / "manifest").write_text(f"group {course}-students\nuser grader-{course}\n")
+        r = run("--uninstall")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert subprocess.run(["getent", "group", f"{course}-students"], capture_output=True).returncode != 0
+        assert not srv.exists()
+    finally:
+        subprocess.run(["groupdel", f"{course}-students"], capture_output=True)
