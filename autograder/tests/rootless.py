@@ -10,13 +10,15 @@ tmpfs and only the exposed folders are mounted back, then ``runuser`` drops to t
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-USER = "attnlab-rootless"
+#: prefix of the ordinary users this module makes; each run adds a random suffix (see make_user)
+USER_PREFIX = "attnlab-rl-"
 
 
 def why_not() -> str | None:
@@ -29,14 +31,23 @@ def why_not() -> str | None:
     return None
 
 
-def ensure_user() -> str:
-    """Create the system user ``USER`` (idempotent; kept for later runs, owns nothing else)."""
-    if subprocess.run(["id", "-u", USER], capture_output=True).returncode != 0:
-        res = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                              "--shell", "/usr/sbin/nologin", USER], capture_output=True, text=True)
-        if res.returncode not in (0, 9):  # 9: created meanwhile by a parallel run
-            raise RuntimeError(f"useradd {USER} failed: {res.stderr.strip()}")
-    return USER
+def make_user() -> str:
+    """Create a system user whose name is unique to this run (no home, no login shell); return it.
+
+    Remove it with :func:`remove_user` (the tests do so in a fixture finaliser, pass or fail), so
+    the suite leaves no account behind and two runs on one machine never share one."""
+    user = USER_PREFIX + secrets.token_hex(4)
+    res = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                          "--shell", "/usr/sbin/nologin", user], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"useradd {user} failed: {res.stderr.strip()}")
+    return user
+
+
+def remove_user(user: str) -> None:
+    """Stop whatever ``user`` still runs and delete the account (and its group); idempotent."""
+    subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+    subprocess.run(["userdel", user], capture_output=True)
 
 
 def _blocker(path: Path) -> Path | None:

@@ -1,6 +1,7 @@
-"""Grading without root, as an instructor on a shared hub (issue 12, item 1).
+"""Grading without root, as an instructor on a shared hub.
 
-When the suite runs as root, this module creates an ordinary user (``rootless.USER``) and:
+When the suite runs as root, this module creates an ordinary user unique to the run
+(``rootless.make_user``, removed afterwards, pass or fail) and:
 
 * grades a small class in a course folder that user owns, first **as root** (the files root
   creates must be handed back to the owner), then **as that user** over root's results (a
@@ -50,7 +51,11 @@ def _root_owned(root: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def user():
-    return rootless.ensure_user()
+    name = rootless.make_user()
+    try:
+        yield name
+    finally:
+        rootless.remove_user(name)
 
 
 @pytest.fixture(scope="module")
