@@ -180,8 +180,9 @@ def _probe(mechanism: str) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def mechanism_support() -> dict[str, str | None]:
-    """``{mechanism: None if usable else reason}`` for this process's user (probed once)."""
-    return {m: _probe(m) for m in MECHANISMS}
+    """``{mechanism: None if usable else reason}`` for this process's user (probed once),
+    :data:`PINNED_ONLY` ones included."""
+    return {m: _probe(m) for m in MECHANISMS + PINNED_ONLY}
 
 
 def choose_mechanism(pinned: str | None = None) -> str:
@@ -193,7 +194,7 @@ def choose_mechanism(pinned: str | None = None) -> str:
     if pinned and pinned not in MECHANISMS + PINNED_ONLY:
         raise ValueError(f"unknown sandbox mechanism {pinned!r} (one of "
                          f"{', '.join(MECHANISMS + PINNED_ONLY)})")
-    support = mechanism_support() if not pinned else {pinned: _probe(pinned)}
+    support = {m: mechanism_support()[m] for m in MECHANISMS} if not pinned else {pinned: _probe(pinned)}
     for m, reason in support.items():
         if reason is None:
             return m
@@ -297,7 +298,7 @@ class Sandbox:
     def __init__(self, slot: int = 0, hide: list[str] | None = None, start_timeout: float = 60,
                  mechanism: str | None = None, cgroup_mem_mb: int = 4096):
         self.mechanism = mechanism or choose_mechanism()
-        why = _probe(mechanism) if mechanism in PINNED_ONLY else mechanism_support().get(mechanism or "")
+        why = mechanism_support().get(mechanism or "")
         if mechanism and why:
             raise SandboxUnavailable(f"sandbox mechanism {mechanism!r} unavailable: {why}")
         landlock = self.mechanism == "landlock"

@@ -167,3 +167,20 @@ def test_seccomp_filter_really_refuses_user_namespaces(course):
     assert res.returncode == 7, res.stdout + res.stderr
     res = _pod(course, seccomp=False).run([sys.executable, "-c", probe], _env())
     assert res.returncode == 0, "without the filter this machine allows user namespaces: the test proves nothing"
+
+
+def test_sandbox_attack_tests_pass_in_the_pod_with_landlock(course):
+    """autograder/tests/test_sandbox.py (files, network, uid, signals, unmounting, threads, forks,
+    fork bomb, memory, subclasses, the run-time watch), run as the pod's uid inside the pod with the
+    ``landlock`` mechanism: what the namespaces guarantee elsewhere, Landlock and the pod guarantee here."""
+    # the suite's gate asks for a default mechanism (none here: no namespaces); landlock is pinned
+    gate = ("import sys, pytest, autograder.sandbox as s\n"
+            "s.sandbox_support = lambda: s.mechanism_support()['landlock']\n"
+            "sys.exit(pytest.main(sys.argv[1:]))")
+    res = _pod(course).run(
+        [sys.executable, "-c", gate, "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-n", "0",
+         "-x", str(REPO / "autograder" / "tests" / "test_sandbox.py")],
+        _env(ATTNLAB_TEST_MECHANISMS="landlock"), timeout=300)
+    tail = (res.stdout + res.stderr)[-3000:]
+    assert res.returncode == 0, tail
+    assert " passed" in tail and "skipped" not in tail, tail
