@@ -97,6 +97,7 @@ class Pod:
         """The shell script (run as root by :meth:`run`) that builds the pod and runs ``argv``."""
         q = shlex.quote
         lines = ["set -e", "stage=$(mktemp -d /dev/shm/attnlab-pod-XXXXXX)",
+                 'trap \'umount -l "$stage" 2>/dev/null; rmdir "$stage" 2>/dev/null; true\' EXIT',
                  'mount -t tmpfs tmpfs "$stage"']
         paths = [(p, True) for p in self.writable] + [(p, False) for p in self.readable]
         for i, (p, _) in enumerate(paths):
@@ -124,7 +125,7 @@ class Pod:
             lines += ["ip link set lo up",
                       f"{q(sys.executable)} -c 'import socket,time;s=socket.socket();"
                       f"s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);"
-                      f"s.bind((\"127.0.0.1\",{self.listener_port}));s.listen();time.sleep(600)' >/dev/null 2>&1 &",
+                      f"s.bind((\"127.0.0.1\",{self.listener_port}));s.listen();time.sleep(60)' >/dev/null 2>&1 &",
                       "sleep 0.5"]
         cmd = []
         if self.non_root:
