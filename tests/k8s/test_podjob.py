@@ -8,6 +8,7 @@ nothing.  Needs root (to build the namespaces) and Landlock; skips with the reas
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 import random
@@ -125,6 +126,14 @@ def test_job_command_grades_each_completion_in_the_pod(course):
     assert _gradebook(root) == {"honest-ada": 9.0, "wrong-bo": 5.0}
     assert (root / "feedback" / "honest-ada" / A).is_dir()
     assert all(p.lstat().st_uid == uid for p in root.rglob("*")), "a file not written by the pod uid"
+    # after the Job, the trusted step exports the class from the gradebook
+    from click.testing import CliRunner
+
+    from autograder.podjob import cli
+    out = CliRunner().invoke(cli, ["finish", str(root), "-a", A, "--csv", str(root.parent / "grades.csv")])
+    assert out.exit_code == 0, out.output
+    rows = {r["student_id"]: r for r in csv.DictReader((root.parent / "grades.csv").open())}
+    assert {s: float(r["score"]) for s, r in rows.items()} == {"honest-ada": 9.0, "wrong-bo": 5.0}
 
 
 def test_an_index_outside_the_listing_is_an_error_not_a_grade(course):
