@@ -194,3 +194,20 @@ def test_images_are_built_from_the_locks_and_copy_what_exists(name):
     for src in re.findall(r"^COPY (.+) \S+$", docker, flags=re.M):
         for path in src.split():
             assert list(ROOT.glob(path)), f"{name} copies {path}, which is not in the repository"
+
+
+def test_postgres_admits_formgrader_and_grading_pods_only():
+    (pol,) = [d for d in _docs("networkpolicies.yaml") if d["metadata"]["name"] == "attnlab-postgres"]
+    (rule,) = pol["spec"]["ingress"]
+    (peer,) = rule["from"]
+    sel = peer["podSelector"]
+
+    def admitted(labels):
+        return all(labels.get(k) == v for k, v in sel.get("matchLabels", {}).items()) and all(
+            labels.get(e["key"]) in e["values"] for e in sel.get("matchExpressions", []))
+    pods = {d["metadata"]["labels"]["app.kubernetes.io/component"]: d["spec"]["template"]["metadata"]["labels"]
+            for d in _all() if d["kind"] in ("Deployment", "StatefulSet", "Job")}
+    assert {c for c, labels in pods.items() if admitted(labels)} == {"formgrader", "grading"}
+    assert "namespaceSelector" not in peer and pol["spec"]["egress"] == []
+    assert not admitted({"app": "jupyterhub", "component": "singleuser-server",
+                         "app.kubernetes.io/component": "singleuser-server"})
