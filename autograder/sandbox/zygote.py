@@ -371,14 +371,17 @@ def _landlock_paths(allowed, hidden):
     def inside(path, parent):
         return path == parent or path.startswith(parent.rstrip("/") + "/")
     out = []
-    for top in allowed:
+    for top in allowed:  # a top inside a hidden folder (a venv inside the repository) stays allowed
         stack = [top]
         while stack:
             path = stack.pop()
-            if any(inside(path, h) for h in hidden) or not os.path.lexists(path):
+            if (path != top and any(inside(path, h) for h in hidden)) or not os.path.lexists(path):
                 continue
-            if any(inside(h, path) for h in hidden) and os.path.isdir(path) and not os.path.islink(path):
-                stack += [os.path.join(path, n) for n in os.listdir(path)]
+            if any(inside(h, path) and h != path for h in hidden) and os.path.isdir(path) \
+                    and not os.path.islink(path):
+                # children one by one, never through a link (it could point into a hidden folder)
+                stack += [os.path.join(path, n) for n in os.listdir(path)
+                          if not os.path.islink(os.path.join(path, n))]
             else:
                 out.append(path)
     return out
@@ -407,13 +410,17 @@ def _landlock(workdir):
     class _Beneath(ctypes.Structure):
         _pack_ = 1
         _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-    hidden = [os.path.realpath(h) for h in CONFIG.get("hide", [])]
+    # /dev/shm: shared memory of the whole pod, hidden as in the other mechanisms
+    hidden = [os.path.realpath(h) for h in CONFIG.get("hide", [])] + ["/dev/shm"]
     visible = ["/" + n for n in CONFIG.get("visible", []) if os.path.isdir("/" + n)]
     rules = [(p, _LL_READ) for p in _landlock_paths([*visible, *CONFIG.get("keep", [])], hidden)]
     rules.append((workdir, fs))
     try:
         for path, access in rules:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:  # a dangling link (/dev/core -> /proc/kcore in a container): nothing to allow
+                continue
             try:
                 if not os.path.isdir(path):
                     access &= _LL_FILE
