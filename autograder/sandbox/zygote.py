@@ -666,6 +666,8 @@ def main():
         try:
             (n,) = struct.unpack(">Q", _read_exact(stdin, 8))
         except EOFError:
+            if LANDLOCK:  # the checks' private folder (made by the grader, which may not outlive us)
+                shutil.rmtree(os.path.dirname(CONFIG["workdir"]), ignore_errors=True)
             return
         pid = os.fork()
         if pid == 0:  # job process: reads the job, so this long-lived process never holds it
