@@ -65,7 +65,7 @@ class SandboxGrade(NbGraderPreprocessor):
     hidden_paths = List(Unicode(), help="Directories the sandbox hides besides the course root "
                         "(which it always hides), e.g. other courses on the same "
                         "machine.").tag(config=True)
-    mechanism = CaselessStrEnum(["", "root", "userns", "bwrap"], default_value="",
+    mechanism = CaselessStrEnum(["", "root", "userns", "bwrap", "landlock"], default_value="",
                                 help="Sandbox mechanism to use ('' = the strongest that works here; "
                                 "see autograder/SECURITY.md).").tag(config=True)
 

@@ -14,6 +14,9 @@ Three mechanisms, strongest first; :func:`choose_mechanism` takes the first that
   a *nested* user + PID + mount namespace with no capabilities outside it.
 * ``bwrap`` -- Debian's ``bubblewrap`` builds the filesystem view and namespaces; checks are
   nested as for ``userns``.
+* ``landlock`` -- only when pinned: a Kubernetes pod that is itself the sandbox (one submission,
+  no egress, no capabilities; ``autograder/podjob.py`` checks that first).  No namespaces; each
+  check confines itself with Landlock (files, TCP, signals; ``zygote._landlock``).
 """
 from __future__ import annotations
 
@@ -56,6 +59,9 @@ BASE_UID = 1_000_000
 #: grader's own uid outside.
 NESTED_UID = 1000
 MECHANISMS = ("root", "userns", "bwrap")
+#: Mechanisms used only when pinned: ``landlock`` is safe only inside a pod that
+#: ``autograder.podjob`` has checked (deploy/kubernetes/README.md), never a default.
+PINNED_ONLY = ("landlock",)
 #: Top-level entries of ``/`` that stay visible in the sandbox (the operating system: programs,
 #: shared libraries, configuration).  Everything else at the top level (``/work``, ``/root``,
 #: ``/home``, ``/tmp``, ``/opt``, ``/srv``, ``/var``, ``/mnt``, a checkout at ``/check``, ...)
@@ -92,6 +98,8 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
     if mechanism == "userns":
         return ["unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--fork",
                 "--mount-proc", "--kill-child", "--propagation", "private", *argv]
+    if mechanism == "landlock":  # no wrapper: each check confines itself (zygote._landlock)
+        return list(argv)
     if mechanism == "bwrap":
         cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
         for name in sorted(os.listdir("/")):
@@ -131,8 +139,18 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
     raise ValueError(f"unknown sandbox mechanism {mechanism!r} (one of {', '.join(MECHANISMS)})")
 
 
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version for this process (0: none, or refused by seccomp);
+    ``zygote.landlock_abi``, the one the checks use."""
+    return zygote_definitions("landlock_abi", "_libc", "_LL_CREATE")["landlock_abi"]()
+
+
 def _probe(mechanism: str) -> str | None:
     """``None`` when ``mechanism`` can start here (namespaces + a nested namespace), else why not."""
+    if mechanism == "landlock":
+        abi = landlock_abi()
+        return None if abi >= 4 else (f"Landlock ABI {abi} < 4 (needs Linux >= 6.7 with Landlock "
+                                      "enabled and landlock_* allowed by the seccomp profile)")
     if mechanism == "root":
         if os.geteuid() != 0:
             return "not running as root"
@@ -162,8 +180,9 @@ def _probe(mechanism: str) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def mechanism_support() -> dict[str, str | None]:
-    """``{mechanism: None if usable else reason}`` for this process's user (probed once)."""
-    return {m: _probe(m) for m in MECHANISMS}
+    """``{mechanism: None if usable else reason}`` for this process's user (probed once),
+    :data:`PINNED_ONLY` ones included."""
+    return {m: _probe(m) for m in MECHANISMS + PINNED_ONLY}
 
 
 def choose_mechanism(pinned: str | None = None) -> str:
@@ -172,9 +191,10 @@ def choose_mechanism(pinned: str | None = None) -> str:
     Raises :class:`SandboxUnavailable` (none works, or the pinned one does not, with why) and
     ``ValueError`` for a ``pinned`` name that is not a mechanism."""
     pinned = (pinned or "").strip()
-    if pinned and pinned not in MECHANISMS:
-        raise ValueError(f"unknown sandbox mechanism {pinned!r} (one of {', '.join(MECHANISMS)})")
-    support = mechanism_support() if not pinned else {pinned: _probe(pinned)}
+    if pinned and pinned not in MECHANISMS + PINNED_ONLY:
+        raise ValueError(f"unknown sandbox mechanism {pinned!r} (one of "
+                         f"{', '.join(MECHANISMS + PINNED_ONLY)})")
+    support = {m: mechanism_support()[m] for m in MECHANISMS} if not pinned else {pinned: _probe(pinned)}
     for m, reason in support.items():
         if reason is None:
             return m
@@ -278,16 +298,22 @@ class Sandbox:
     def __init__(self, slot: int = 0, hide: list[str] | None = None, start_timeout: float = 60,
                  mechanism: str | None = None, cgroup_mem_mb: int = 4096):
         self.mechanism = mechanism or choose_mechanism()
-        if mechanism and mechanism_support().get(mechanism):
-            raise SandboxUnavailable(f"sandbox mechanism {mechanism!r} unavailable: "
-                                     f"{mechanism_support()[mechanism]}")
-        nested = self.mechanism != "root"
-        self.uid = NESTED_UID if nested else BASE_UID + 16 * os.getpid() + (slot % 16)
+        why = mechanism_support().get(mechanism or "")
+        if mechanism and why:
+            raise SandboxUnavailable(f"sandbox mechanism {mechanism!r} unavailable: {why}")
+        landlock = self.mechanism == "landlock"
+        nested = self.mechanism not in ("root", "landlock")
+        self.uid = os.geteuid() if landlock else NESTED_UID if nested else BASE_UID + 16 * os.getpid() + (slot % 16)
         hide_paths = sorted({os.path.realpath(p) for p in [*(hide or []), *_course_code()]})
         keep = sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)})
         config = {"uid": self.uid, "hide": hide_paths, "keep": keep, "nested": nested,
-                  "isolate": self.mechanism != "bwrap", "visible": list(VISIBLE_TOP),
+                  "isolate": self.mechanism not in ("bwrap", "landlock"), "visible": list(VISIBLE_TOP),
                   }
+        self._workdir = None
+        if landlock:  # the checks' only writable folder (a private one: no mount namespace here)
+            import tempfile
+            self._workdir = tempfile.mkdtemp(prefix="attnlab-check-")
+            config.update(landlock=True, workdir=os.path.join(self._workdir, "w"))
         self.cgroup, why = worker_cgroup(slot, cgroup_mem_mb)
         self.limits = {"cgroup": f"memory.max={cgroup_mem_mb} MiB, pids.max={CGROUP_PIDS} ({self.cgroup})"
                        if self.cgroup else f"off ({why})"}
@@ -315,7 +341,8 @@ class Sandbox:
         """One line for summaries and reports, e.g. ``userns (nested namespace per check; cgroup: off ...)``."""
         how = {"root": "root namespaces, a separate uid per check",
                "userns": "unprivileged user namespace, a nested user+PID namespace per check",
-               "bwrap": "bubblewrap, a nested user+PID namespace per check"}[self.mechanism]
+               "bwrap": "bubblewrap, a nested user+PID namespace per check",
+               "landlock": f"the pod is the sandbox, Landlock ABI {landlock_abi()} per check"}[self.mechanism]
         return f"{self.mechanism} ({how}; rlimits per check; cgroup v2 limit per worker: {self.limits['cgroup']})"
 
     def _read(self):
@@ -361,6 +388,8 @@ class Sandbox:
                 os.rmdir(self.cgroup)
             except OSError:
                 pass
+        if getattr(self, "_workdir", None):
+            shutil.rmtree(self._workdir, ignore_errors=True)
 
     def __enter__(self):
         return self

@@ -46,6 +46,9 @@ UID = int(CONFIG["uid"])
 #: ``userns``/``bwrap`` mechanisms: only one uid is mapped, so each check gets a nested user +
 #: mount + PID namespace instead of a uid of its own (see ``spawn_item``).
 NESTED = bool(CONFIG.get("nested"))
+#: ``landlock`` mechanism (a Kubernetes pod that is itself the sandbox: no namespaces, no
+#: capabilities, one uid): each check confines itself with Landlock (:func:`_landlock`).
+LANDLOCK = bool(CONFIG.get("landlock"))
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
@@ -248,7 +251,10 @@ def run_item(job, check, wfd, efd):
 
 
 def kill_uid(uid):
-    """Kill every process owned by ``uid`` (a helper running as that uid calls kill(-1))."""
+    """Kill every process owned by ``uid`` (a helper running as that uid calls kill(-1)).
+    Never for this process's own uid (``landlock``, nested mechanisms): that would kill the grader."""
+    if LANDLOCK or NESTED or uid == os.getuid():
+        return
     for _ in range(2):
         pid = os.fork()
         if pid == 0:
@@ -342,6 +348,93 @@ def _drop_capabilities():
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
+#: Landlock (``linux/landlock.h``): syscall numbers (the same on every architecture) and rights.
+_LL_CREATE = 444
+_LL_ADD_RULE = 445
+_LL_RESTRICT = 446
+_LL_READ = 1 | 4 | 8                    # EXECUTE, READ_FILE, READ_DIR
+_LL_FILE = 1 | 2 | 4 | 1 << 14 | 1 << 15  # the rights that apply to a file (not a directory)
+#: handled filesystem rights per Landlock ABI version (1: 13 rights, 2: REFER, 3: TRUNCATE, 5: IOCTL_DEV)
+_LL_FS = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: unavailable or refused by a seccomp filter)."""
+    ret = _libc().syscall(_LL_CREATE, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    return max(ret, 0)
+
+
+def _landlock_paths(allowed, hidden):
+    """Paths whose subtrees together cover ``allowed`` minus everything under ``hidden``
+    (Landlock only adds access, so a hidden folder inside an allowed one is left out by
+    allowing its siblings instead)."""
+    def inside(path, parent):
+        return path == parent or path.startswith(parent.rstrip("/") + "/")
+    out = []
+    for top in allowed:  # a top inside a hidden folder (a venv inside the repository) stays allowed
+        stack = [top]
+        while stack:
+            path = stack.pop()
+            if (path != top and any(inside(path, h) for h in hidden)) or not os.path.lexists(path):
+                continue
+            if any(inside(h, path) and h != path for h in hidden) and os.path.isdir(path) \
+                    and not os.path.islink(path):
+                # children one by one, never through a link (it could point into a hidden folder)
+                stack += [os.path.join(path, n) for n in os.listdir(path)
+                          if not os.path.islink(os.path.join(path, n))]
+            else:
+                out.append(path)
+    return out
+
+
+def _landlock(workdir):
+    """Confine this process (and all it may start) with Landlock: read and execute only the
+    operating system's top-level folders and the Python installation (``keep``) minus the
+    ``hide`` paths (course, repository, ``attnlab``'s source); read and write only ``workdir``;
+    with ABI >= 4 no TCP bind or connect; with ABI >= 6 no signals to and no abstract Unix
+    sockets of processes outside this check.  Raises ``OSError`` when the kernel refuses."""
+    import ctypes
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("Landlock is unavailable in this kernel or refused by its seccomp filter")
+    fs = _LL_FS.get(abi, _LL_FS[5])
+    net = 3 if abi >= 4 else 0       # BIND_TCP | CONNECT_TCP
+    scoped = 3 if abi >= 6 else 0    # ABSTRACT_UNIX_SOCKET | SIGNAL
+    attr = (ctypes.c_uint64 * 3)(fs, net, scoped)
+    size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
+    libc = _libc()
+    ruleset = libc.syscall(_LL_CREATE, ctypes.byref(attr), size, 0)
+    if ruleset < 0:
+        _check(-1, "landlock_create_ruleset")
+
+    class _Beneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    # /dev/shm: shared memory of the whole pod, hidden as in the other mechanisms
+    hidden = [os.path.realpath(h) for h in CONFIG.get("hide", [])] + ["/dev/shm"]
+    visible = ["/" + n for n in CONFIG.get("visible", []) if os.path.isdir("/" + n)]
+    rules = [(p, _LL_READ) for p in _landlock_paths([*visible, *CONFIG.get("keep", [])], hidden)]
+    rules.append((workdir, fs))
+    try:
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:  # a dangling link (/dev/core -> /proc/kcore in a container): nothing to allow
+                continue
+            try:
+                if not os.path.isdir(path):
+                    access &= _LL_FILE
+                rule = _Beneath(access & fs, fd)
+                _check(libc.syscall(_LL_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0),
+                       f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(libc.syscall(_LL_RESTRICT, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
 def _nested_namespaces():
     """Enter a fresh user + mount + PID namespace (nested mechanisms; called in the item
     process).  ``UID`` is mapped to our own uid: the only one this sandbox has."""
@@ -408,6 +501,9 @@ def spawn_item(job, check, workdir):
         os.closerange(3, keep[0])
         os.closerange(keep[0] + 1, keep[1])
         os.closerange(keep[1] + 1, 1024)
+        if LANDLOCK:
+            _landlock(workdir)
+            _limit_and_run(job, check, workdir, w, e)
         if not NESTED:
             os.setgroups([])
             os.setgid(UID)
@@ -510,7 +606,7 @@ def wait_item(pid, r, er, timeout):
             pass
     os.close(r)
     os.close(er)
-    if not NESTED:
+    if not NESTED and not LANDLOCK:
         clean_up_uid(UID)
     _kill_children()
     if status:
@@ -542,11 +638,11 @@ def wait_item(pid, r, er, timeout):
 
 
 def run_job(job):
-    workdir = "/tmp/w"
+    workdir = CONFIG.get("workdir") or "/tmp/w"
     results = {}
     for check in job["checks"]:
         os.makedirs(workdir, exist_ok=True)
-        if not NESTED:  # nested: the zygote's own uid is the check's uid (mapped to UID)
+        if not NESTED and not LANDLOCK:  # nested: the zygote's own uid is the check's uid (mapped to UID)
             os.chown(workdir, UID, UID)
         os.chmod(workdir, 0o700)
         pid, r, er = spawn_item(job, check, workdir)
@@ -570,6 +666,8 @@ def main():
         try:
             (n,) = struct.unpack(">Q", _read_exact(stdin, 8))
         except EOFError:
+            if LANDLOCK:  # the checks' private folder (made by the grader, which may not outlive us)
+                shutil.rmtree(os.path.dirname(CONFIG["workdir"]), ignore_errors=True)
             return
         pid = os.fork()
         if pid == 0:  # job process: reads the job, so this long-lived process never holds it
@@ -582,7 +680,7 @@ def main():
             write_frame(stdout, reply)
             os._exit(0)
         os.waitpid(pid, 0)
-        if not NESTED:
+        if not NESTED and not LANDLOCK:  # landlock: UID is the grader's own (RLIMIT_NPROC holds)
             kill_uid(UID)
         reap()  # orphans re-parented to us (we are PID 1 here)
 
