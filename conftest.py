@@ -10,7 +10,8 @@ The profile comes from ``ATTNLAB_TEST_PROFILE`` (``./test.sh`` sets it when ``CI
 ========  ==========================================================================
 profile   required groups
 ========  ==========================================================================
-``root``  every group below (CI runs as root, and ``./test.sh`` installs what they need)
+``root``  every group below (CI runs as root, and ``./test.sh`` installs what they need;
+          ``k8s`` also needs a kernel with Landlock ABI 4 or later, as CI's has)
 ``user``  ``sandbox`` (an ordinary user with bubblewrap / user namespaces)
 (unset)   none: every skip is reported, none fails
 ========  ==========================================================================
@@ -46,6 +47,7 @@ GROUPS = (
                             "autograder/tests/test_postgres.py")),)),
     Group("postgres", ("autograder/tests/test_postgres.py",)),
     Group("hub", ("tests/hub/",)),
+    Group("k8s", ("tests/k8s/",)),
     Group("e2e", ("tests/e2e/",)),
 )
 
