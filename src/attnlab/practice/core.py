@@ -19,7 +19,7 @@ import numpy as np
 from ..course import lesson_id  # one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
 from .answers import AnswerFormatError, Difference, compare, format_answer, parse, plain, tolerance
 from .misconceptions import get_misconception
-from .working import EXACT, tolerances
+from .working import EXACT, Reach, reach
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,8 @@ class Feedback:
     ``misconception`` (name of the recognised mistake, or None; the first of
     ``misconceptions`` when several mistakes give this same answer); ``where`` (index of
     the first wrong entry when no mistake was recognised, else None); ``readable`` (False
-    when the answer could not be read at all: then nothing should be recorded).
+    when the answer could not be read at all, or is a right answer written with fewer decimals than
+    asked: then nothing should be recorded and the message says what to fix).
     """
 
     correct: bool
@@ -47,9 +48,9 @@ class Feedback:
 @dataclass(frozen=True)
 class Variant:
     """One concrete problem. ``prompt`` is markdown; ``data`` holds the numbers/config
-    shown; ``answer`` is the expected answer (plain Python); ``tol`` is the accepted
-    distance per entry (answers reachable by rounding the working; None: exact or
-    half a unit of ``decimals``)."""
+    shown; ``answer`` is the expected answer (plain Python); ``tol`` is what is accepted:
+    a :class:`~attnlab.practice.working.Reach` (the values rounding the working reaches, per
+    entry) for a skill with working and decimals; None: exact, or half a unit of ``decimals``."""
 
     skill: str
     seed: int
@@ -148,7 +149,9 @@ class Skill:
         names = []
         for name, wrong in self.wrong_answers(variant).items():
             try:
-                if compare(parse(wrong, self.kind), given, self.kind, self.decimals, variant.tol) is None:
+                value = parse(wrong, self.kind)
+                tol = variant.tol.around(value) if isinstance(variant.tol, Reach) else variant.tol
+                if compare(value, given, self.kind, self.decimals, tol) is None:
                     names.append(name)
             except AnswerFormatError:
                 continue
@@ -170,6 +173,12 @@ class Skill:
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
+        if (isinstance(variant.tol, Reach) and diff.reason == "value"
+                and np.shape(given) == np.shape(variant.tol.exact) and variant.tol.coarse(given)):
+            return Feedback(False, f"Give {'every entry' if np.ndim(given) else 'your answer'} to "
+                                   f"{self.decimals} decimals, as asked: fewer decimals cannot be told apart "
+                                   "from nearby wrong answers. Nothing was recorded; check again with "
+                                   f"{self.decimals} decimals.", readable=False)
         names = self.diagnose(variant, given)
         method = f" Method: {self.hints[1]}" if tier >= 2 else ""
         if names:
@@ -279,7 +288,7 @@ def _variant(name: str, seed: int) -> Variant:
         prompt, data = skill.build(rng)
         answer = plain(skill.solve(data))
         try:
-            tol = tolerances(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
+            tol = reach(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
         except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
             continue
         v = Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables, tol)
@@ -293,7 +302,10 @@ def _mistakes_apart(skill: Skill, v: Variant) -> bool:
     if skill.decimals is None:
         return True
     expected = parse(v.answer, skill.kind)
-    wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
+    if isinstance(v.tol, Reach):
+        wide = v.tol.around(v.tol.exact, widen=2.0)
+    else:
+        wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
     for wrong in skill.mistakes.values():
         try:
             value = wrong(v.data)

@@ -4,8 +4,9 @@
   answer to a fresh variant with no hint shown (default ``N = 3``; set env
   ``ATTNLAB_MASTERY_N`` or pass ``n_required``), **and** the run has met every kind of problem
   the skill contains (e.g. a causal mask with S = L *and* one with cached keys, S > L). A wrong
-  answer, a hint or the worked answer resets the run to 0; a correct retry of the same variant is
-  acknowledged but does not count. An answer that cannot be read changes nothing.
+  answer, a hint or the worked answer resets the run to 0 (a hint or the worked answer looked at after
+  the problem was answered right keeps it); a correct retry of the same variant is acknowledged but
+  does not count. An answer that cannot be read changes nothing.
 * **Spaced review**: when a skill is mastered it is scheduled for review after
   ``interval_lessons`` lessons (2) **or** ``interval_days`` days (3), whichever comes first
   (past the last lesson only the days count). A clean review doubles both intervals; a miss (or
@@ -137,8 +138,13 @@ def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
                        review=event.review), Result()
     if isinstance(event, Hint):
         tier = min(rec.hinted + 1, 2)
+        if rec.solved:  # help on a problem already answered cannot have helped that answer: the run stays
+            return rec.but(hinted=tier, hints=rec.hints + (tier > rec.hinted)), Result(tier=tier)
         return rec.but(hinted=tier, hints=rec.hints + (tier > rec.hinted), streak=0, run_kinds=()), Result(tier=tier)
     if isinstance(event, Reveal):
+        if rec.solved:
+            return rec.but(shown=True, hinted=2), Result(note="Already answered: looking at the worked answer "
+                                                              "keeps your run.", tier=2)
         return rec.but(shown=True, hinted=2, streak=0, run_kinds=()), Result(tier=2)
     if not isinstance(event, Answer):
         raise TypeError(f"unknown event {event!r}")
@@ -239,16 +245,27 @@ def fresh_variant(store: ProgressStore, skill: str, *, n_required: int | None = 
     return _open_variant(store, skill, _serve(store, skill, review=review, n_required=n_required))
 
 
+def shown_variant(store: ProgressStore, skill: str) -> Variant:
+    """The problem on screen: the last one served, even if it was already answered right (the learner moves
+    on with :func:`fresh_variant`); a fresh one if none was ever served."""
+    rec = store.get(skill)
+    if rec.current is None:
+        rec = _serve(store, skill, review=False)
+    return _open_variant(store, skill, rec)
+
+
 def reveal_hint(store: ProgressStore, skill: str) -> tuple[int, str]:
-    """Reveal the next hint tier (1 = nudge, 2 = method) for the open variant; resets the run."""
-    current_variant(store, skill)
+    """Reveal the next hint tier (1 = nudge, 2 = method) for the problem on screen (:func:`shown_variant`).
+    Before it is answered right this resets the run; after, the run is kept (the answer was already given)."""
+    shown_variant(store, skill)
     rec = store.update(skill, lambda r: transition(r, Hint())[0])
     return rec.hinted, get_skill(skill).hints[rec.hinted - 1]
 
 
 def reveal_answer(store: ProgressStore, skill: str) -> str:
-    """The worked answer of the open variant (method and result); resets the run, the problem no longer counts."""
-    variant = current_variant(store, skill)
+    """The worked answer (method and result) of the problem on screen (:func:`shown_variant`). Before it is
+    answered right the problem no longer counts and the run resets; after a right answer the run is kept."""
+    variant = shown_variant(store, skill)
     store.update(skill, lambda r: transition(r, Reveal())[0])
     return get_skill(skill).worked(variant)
 

@@ -269,6 +269,8 @@ _ENTRIES = [
      "Exposure bias is the train/generate mismatch of the prefix: true tokens in training, the model's own at generation."),
     ("teacher_forcing_sequential", "you thought teacher forcing trains one token at a time",
      "Teacher forcing feeds the whole true prefix and trains every position in parallel (with the causal mask)."),
+    ("teacher_forcing_blank_input", "you thought the decoder is fed nothing and predicts the whole sequence from a blank",
+     "Teacher forcing feeds the true tokens as the input: position t reads the true tokens 0 .. t (through the causal mask) and predicts token t + 1, every position in parallel."),
     ("teacher_forcing_feeds_predictions", "you fed the model its own predictions in training",
      "Teacher forcing feeds the true previous tokens; feeding predictions is what happens at generation time."),
     ("tied_head_square", "you counted a d_model × d_model output projection",
