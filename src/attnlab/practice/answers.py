@@ -5,8 +5,9 @@ Every answer kind accepts the forms a learner would naturally type or return:
 ========  ==========================================================================
 kind      accepted forms
 ========  ==========================================================================
-number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; equal within half a unit
-          of the stated number of decimals (``decimals=2`` -> ±0.005 + 1e-9)
+number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; for a skill with hand working, any
+          value rounding the working reaches (:class:`~attnlab.practice.working.Reach`), else
+          equal within half a unit of the stated number of decimals (``decimals=2`` -> ±0.005)
 int       ``12``, ``"12,288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
 matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``

@@ -11,6 +11,7 @@ import copy
 import difflib
 import functools
 import random
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -173,13 +174,14 @@ class Skill:
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
-        if (isinstance(variant.tol, Reach) and diff.reason == "value"
-                and np.shape(given) == np.shape(variant.tol.exact) and variant.tol.coarse(given)):
-            return Feedback(False, f"Give {'every entry' if np.ndim(given) else 'your answer'} to "
-                                   f"{self.decimals} decimals, as asked: fewer decimals cannot be told apart "
-                                   "from nearby wrong answers. Nothing was recorded; check again with "
-                                   f"{self.decimals} decimals.", readable=False)
         names = self.diagnose(variant, given)
+        if (not names and isinstance(variant.tol, Reach) and diff.reason == "value" and not _typed_precisely(
+                answer, self.decimals) and np.shape(given) == np.shape(variant.tol.exact)
+                and variant.tol.coarse(given)):
+            return Feedback(False, f"Give {'every entry' if np.ndim(given) else 'your answer'} to "
+                                   f"{self.decimals} decimals, as asked: with fewer decimals it cannot be told "
+                                   "apart from nearby wrong answers. Nothing was recorded; check again with "
+                                   f"{self.decimals} decimals.", readable=False)
         method = f" Method: {self.hints[1]}" if tier >= 2 else ""
         if names:
             found = [get_misconception(n) for n in names]
@@ -196,6 +198,15 @@ class Skill:
     def worked(self, variant: Variant) -> str:
         """The worked answer: the method and the expected answer (shown only when asked for)."""
         return f"Method: {self.hints[1]} Answer: {format_answer(variant.answer, self.kind, self.decimals)}"
+
+
+def _typed_precisely(answer: Any, decimals: int | None) -> bool:
+    """True when ``answer`` is text whose every number is written with at least ``decimals`` decimals
+    ("1.000" for 3 decimals: the trailing zeros say it is meant that precisely)."""
+    if not isinstance(answer, str) or decimals is None:
+        return False
+    numbers = re.findall(r"\d+(?:\.(\d*))?", answer)
+    return bool(numbers) and all(len(frac) >= decimals for frac in numbers)
 
 
 def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:

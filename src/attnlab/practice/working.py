@@ -11,7 +11,7 @@ A by-hand skill writes its answer once as a plain formula over an :class:`Arith`
   ``m.r`` are rounded to the asked decimals before they are used further on.
 
 :func:`reach` finds, per answer entry, every value that rounding the working can produce: each
-written-down value is either kept exact or rounded (half up) to the asked decimals, independently,
+written-down value is either kept exact or rounded to the asked decimals (a half either way), independently,
 and every combination of these choices is evaluated (vectorised with numpy over the 2^n
 combinations of the n written-down values an entry depends on). The result is a :class:`Reach`:
 the lowest and highest value reachable per entry. An answer is accepted when, rounded as the
@@ -87,10 +87,13 @@ class Rounded(Arith):
 EXACT = Arith()
 
 
-def round_half_up(x, decimals: int):
-    """``x`` rounded to ``decimals`` places, halves away from zero (as on paper); works on numpy arrays."""
+def round_half_up(x, decimals: int, ties: float = 1.0):
+    """``x`` rounded to ``decimals`` places, a half (6.685 to 2 places) up (``ties`` = 1) or down (``ties`` =
+    -1): on paper a half is rounded either way, and a calculator's binary value may sit just below it.
+    Works on numpy arrays."""
     scale = 10.0 ** decimals
-    return np.sign(x) * np.floor(np.abs(x) * scale + 0.5 + 1e-9) / scale
+    return np.floor(np.asarray(x) * scale + 0.5 + ties * 1e-9) / scale if ties > 0 else \
+        np.ceil(np.asarray(x) * scale - 0.5 - 1e-9) / scale
 
 
 def decimals_of(x: float, most: int = 12) -> int:
@@ -166,8 +169,8 @@ class _Vector(Arith):
     """The working for many rounding choices at once: written-down value number ``k`` in ``bits`` is rounded
     where bit ``bits[k]`` of the choice index is set, kept exact elsewhere (numpy arrays over the choices)."""
 
-    def __init__(self, decimals: int, bits: Mapping[int, int], size: int) -> None:
-        self.decimals, self.bits, self.count = decimals, bits, 0
+    def __init__(self, decimals: int, bits: Mapping[int, int], size: int, ties: float = 1.0) -> None:
+        self.decimals, self.bits, self.count, self.ties = decimals, bits, 0, ties
         self.index = np.arange(size)
 
     def r(self, x):
@@ -175,7 +178,7 @@ class _Vector(Arith):
         bit = self.bits.get(k)
         if bit is None:
             return x
-        return np.where((self.index >> bit) & 1, round_half_up(x, self.decimals), x)
+        return np.where((self.index >> bit) & 1, round_half_up(x, self.decimals, self.ties), x)
 
     exp, log, sqrt, sin, cos = (staticmethod(np.exp), staticmethod(np.log), staticmethod(np.sqrt),
                                 staticmethod(np.sin), staticmethod(np.cos))
@@ -250,10 +253,11 @@ def _reach(working, data, decimals: int) -> Reach:
             continue
         if len(cone) > MAX_CHOICES:
             raise ValueError(f"an answer entry depends on {len(cone)} written-down values (at most {MAX_CHOICES})")
-        values = _flat(working(data, _Vector(decimals, {k: j for j, k in enumerate(cone)}, 2 ** len(cone))))
+        bits = {k: j for j, k in enumerate(cone)}
+        up, down = (_flat(working(data, _Vector(decimals, bits, 2 ** len(cone), ties))) for ties in (1.0, -1.0))
         for i, c in enumerate(cones):
             if c == cone:
-                v = np.asarray(values[i], dtype=float)
+                v = np.concatenate([np.ravel(up[i]), np.ravel(down[i])]).astype(float)
                 lo[i], hi[i] = float(np.min(v)), float(np.max(v))
     plain = [float(v) for v in _flat(exact)]
     if isinstance(exact, (list, tuple)):

@@ -1,0 +1,104 @@
+"""Judgements a tutor would sign: exactly the answers rounding the working reaches are accepted (found by
+brute force here, independently of the engine's vectorised enumeration), a right answer written too
+coarsely is asked for the right precision, and the worked answer after a right answer keeps the run in the
+engine and on the card alike."""
+import itertools
+
+import pytest
+
+from attnlab.practice import ProgressStore, format_answer, get_skill
+from attnlab.practice import mastery
+from attnlab.practice.working import Arith
+
+
+class _Pattern(Arith):
+    """The working with written-down value k rounded iff bit k of ``pattern`` is set (Python's round, or
+    half up on paper)."""
+
+    def __init__(self, pattern: int, decimals: int, half_up: bool) -> None:
+        self.pattern, self.decimals, self.half_up, self.count = pattern, decimals, half_up, 0
+
+    def r(self, x):
+        k, self.count = self.count, self.count + 1
+        if not (self.pattern >> k) & 1:
+            return x
+        if self.half_up:
+            scale = 10 ** self.decimals
+            return int(x * scale + 0.5 + 1e-9 if x >= 0 else x * scale - 0.5 - 1e-9) / scale
+        return round(x, self.decimals)
+
+
+def _reachable(skill, data):
+    """Every entry's set of values (typed to the asked decimals) over all 2^n rounding patterns."""
+    n = _Pattern(0, skill.decimals, False)
+    skill.working(data, n)
+    out = None
+    for pattern, half_up in itertools.product(range(2 ** n.count), (False, True)):
+        values = skill.working(data, _Pattern(pattern, skill.decimals, half_up))
+        flat = [round(float(v), skill.decimals) for v in values]
+        out = [set() for _ in flat] if out is None else out
+        for s, v in zip(out, flat):
+            s.add(v)
+    return out
+
+
+@pytest.mark.parametrize("name", ["warmup_softmax", "soft_lookup_weights", "soft_lookup_output", "top_k_probs"])
+def test_exactly_the_values_rounding_reaches_are_accepted(name):
+    """Every value some rounding of the working gives is accepted; a value 0.01 .. 0.06 off the right one in
+    one entry is accepted only if some rounding of the working gives it (a +0.05 slip is refused)."""
+    skill = get_skill(name)
+    refused_slips = 0
+    for seed in range(3):
+        v = skill.variant(seed)
+        reach = _reachable(skill, v.data)
+        right = [round(float(x), skill.decimals) for x in v.answer]
+        for i, values in enumerate(reach):
+            for step in range(-6, 7):
+                candidate = round(right[i] + step / 100, 2)
+                answer = list(right)
+                answer[i] = candidate
+                accepted = skill.check(v, answer).correct
+                assert accepted == (candidate in values), (seed, i, candidate, sorted(values))
+                refused_slips += step == 5 and not accepted
+    assert refused_slips >= 3
+
+
+def test_a_right_answer_with_too_few_decimals_is_asked_for_the_precision(tmp_path):
+    """softmax to 1 decimal where 2 are asked: 'give 2 decimals', nothing recorded; text with the asked
+    decimals ("1.000") is judged as it stands."""
+    skill = get_skill("warmup_softmax")
+    store = ProgressStore("coarse", home=tmp_path)
+    v = mastery.current_variant(store, skill.name)
+    coarse = [round(x, 1) for x in v.answer]
+    assert skill.check(v, [round(x, 2) for x in v.answer]).correct
+    if coarse != [round(x, 2) for x in v.answer]:
+        out = mastery.submit(store, skill.name, coarse)
+        assert not out.feedback.correct and "2 decimals" in out.feedback.message
+        assert store.get(skill.name).attempts == 0
+    pe = get_skill("pe_value")
+    for seed in range(40):
+        v = pe.variant(seed)
+        if abs(v.answer) < 0.99:
+            fb = pe.check(v, f"{round(v.answer, 1):.3f}")
+            assert not fb.correct and fb.readable and not fb.message.startswith("Give")
+            fb = pe.check(v, round(v.answer, 1))
+            assert (fb.readable is False and fb.message.startswith("Give your answer to 3 decimals")) or fb.misconceptions
+            break
+
+
+def test_show_answer_after_a_right_answer_keeps_the_run_in_engine_and_card(tmp_path):
+    from attnlab.practice.widgets import Card
+
+    card = Card("pe_value", ProgressStore("show", home=tmp_path), n_required=3)
+    first = card.item.variant
+    card.answer.value = card.expected_text()
+    card.check_button.click()
+    assert card.item.streak == 1 and card.progress.value == 1 and card.status.value == "1/3 in a row"
+    card.show_button.click()
+    assert format_answer(first.answer, first.kind, first.decimals) in card.hints.value  # this problem's answer
+    assert card.item.store.get("pe_value").streak == 1
+    assert card.progress.value == 1 and card.status.value == "1/3 in a row"
+    card.next_button.click()
+    card.show_button.click()  # before answering: the problem no longer counts, the run resets, both say so
+    assert card.item.store.get("pe_value").streak == 0
+    assert card.progress.value == 0 and card.status.value == "0/3 in a row"
