@@ -37,7 +37,7 @@ def _reachable(skill, data):
         values = skill.working(data, _Pattern(pattern, skill.decimals, half_up))
         flat = [round(float(v), skill.decimals) for v in values]
         out = [set() for _ in flat] if out is None else out
-        for s, v in zip(out, flat):
+        for s, v in zip(out, flat, strict=True):
             s.add(v)
     return out
 
@@ -102,3 +102,26 @@ def test_show_answer_after_a_right_answer_keeps_the_run_in_engine_and_card(tmp_p
     card.show_button.click()  # before answering: the problem no longer counts, the run resets, both say so
     assert card.item.store.get("pe_value").streak == 0
     assert card.progress.value == 0 and card.status.value == "0/3 in a row"
+
+
+def test_masking_before_scaling_is_as_right_as_scaling_before_masking():
+    """−∞ / √d_k = −∞: both orders of the mask and the scale are accepted; the real mistakes are not."""
+    skill = get_skill("concept_mask_order")
+    for seed in range(20):
+        v = skill.variant(seed)
+        where = {tag: chr(65 + i) for i, (_, tag) in enumerate(v.data["options"])}
+        assert skill.check(v, " ".join(where[p] for p in (0, 2, 1, 3, 4))).correct
+        assert skill.check(v, " ".join(where[p] for p in (0, 1, 2, 3, 4))).correct
+        assert not skill.check(v, " ".join(where[p] for p in (0, 1, 3, 2, 4))).correct
+
+
+@pytest.mark.parametrize(("name", "order"), [("sdpa_full", 0), ("sdpa_full", 1), ("layernorm_by_hand", 0)])
+def test_an_equivalent_order_of_the_working_rounded_is_accepted(name, order):
+    """Scaling Q (or K) before the dot products, or the variance as mean(x²) − μ², with every written value
+    rounded: the same exact answer, so its rounded working is accepted too."""
+    skill = get_skill(name)
+    for seed in range(60):
+        v = skill.variant(seed)
+        pen = skill.orders[order](v.data, _Pattern(-1, skill.decimals, True))
+        assert skill.check(v, [[round(x, 2) for x in row] for row in pen] if isinstance(pen[0], list)
+                           else [round(x, 2) for x in pen]).correct, (seed, pen, v.answer)

@@ -84,6 +84,9 @@ class Skill:
     ``mistakes[name](data)`` is the answer the named misconception produces (None: does not
     apply); ``hints`` = (nudge, method). ``kinds`` names the kinds of problem the skill contains
     and ``kind_of_data(data)`` says which one a problem is (mastery needs every kind).
+    ``also_right(data)`` lists other answers that are just as right (e.g. masking before scaling: the
+    same scores, since −∞/√d_k = −∞); ``orders`` are other workings that compute the same answer in
+    another order (scaling Q before multiplying by Kᵀ): what rounding them reaches is accepted too.
     """
 
     name: str
@@ -100,6 +103,8 @@ class Skill:
     reference: Callable[[Mapping[str, Any]], Any] | None = None
     kinds: tuple[str, ...] = ()
     kind_of_data: Callable[[Mapping[str, Any]], str] | None = None
+    also_right: Callable[[Mapping[str, Any]], list] | None = None
+    orders: tuple[Callable[[Mapping[str, Any], Any], Any], ...] = ()
 
     def __post_init__(self) -> None:
         # Mistake functions always hand back plain Python values (lists, floats, bools, tuples),
@@ -128,6 +133,7 @@ class Skill:
         """The answer each applicable misconception produces for ``variant`` (those that
         coincide with the right answer for these numbers are left out)."""
         expected = parse(variant.answer, self.kind)
+        others = [parse(a, self.kind) for a in (self.also_right(variant.data) if self.also_right else [])]
         out = {}
         for name, wrong in self.mistakes.items():
             try:
@@ -137,7 +143,8 @@ class Skill:
             if value is None:  # this mistake does not apply to these numbers
                 continue
             try:
-                if compare(expected, parse(value, self.kind), self.kind, self.decimals, variant.tol) is None:
+                parsed = parse(value, self.kind)
+                if any(compare(e, parsed, self.kind, self.decimals, variant.tol) is None for e in [expected] + others):
                     continue
             except AnswerFormatError:
                 pass
@@ -174,6 +181,9 @@ class Skill:
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
+        for other in (self.also_right(variant.data) if self.also_right else []):
+            if compare(parse(other, self.kind), given, self.kind, self.decimals, variant.tol) is None:
+                return Feedback(True, "Correct (one of the equally right answers).")
         names = self.diagnose(variant, given)
         if (not names and isinstance(variant.tol, Reach) and diff.reason == "value" and not _typed_precisely(
                 answer, self.decimals) and np.shape(given) == np.shape(variant.tol.exact)
@@ -299,7 +309,11 @@ def _variant(name: str, seed: int) -> Variant:
         prompt, data = skill.build(rng)
         answer = plain(skill.solve(data))
         try:
-            tol = reach(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
+            tol = None
+            if skill.working and skill.decimals:
+                tol = reach(skill.working, data, skill.decimals)
+                for other in skill.orders:
+                    tol = tol.union(reach(other, data, skill.decimals))
         except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
             continue
         v = Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables, tol)

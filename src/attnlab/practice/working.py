@@ -151,6 +151,12 @@ class Reach:
         with np.errstate(invalid="ignore"):
             return (g >= low - eps) & (g <= high + eps)
 
+    def union(self, other: "Reach") -> "Reach":
+        """What either working reaches (the same exact answer computed in another order)."""
+        lo = np.minimum(*(np.asarray(r.lo, dtype=float) for r in (self, other)))
+        hi = np.maximum(*(np.asarray(r.hi, dtype=float) for r in (self, other)))
+        return Reach(lo.tolist(), hi.tolist(), self.exact, self.decimals)
+
     def around(self, centre: Any, widen: float = 1.0) -> "Reach":
         """The same spread (scaled by ``widen``) around another answer ``centre`` (a named mistake's): what
         rounding that wrong working would reach, to the first order."""

@@ -153,6 +153,16 @@ def _full_working(d, m):
     return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
 
 
+def _full_working_scaled_first(d, m, side="Q"):
+    """The same formula with the queries (or the keys) divided by √d_k before the dot products."""
+    root = m.r(m.sqrt(2))
+    Q = [[m.r(x / root) for x in q] for q in d["Q"]] if side == "Q" else d["Q"]
+    K = [[m.r(x / root) for x in k] for k in d["K"]] if side == "K" else d["K"]
+    scores = [[m.dot(q, k) for k in K] for q in Q]  # (L, S)
+    weights = [m.softmax(row) for row in scores]  # (L, S)
+    return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
+
+
 def _full_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
@@ -169,6 +179,7 @@ def _full_wrong(d, divisor=math.sqrt(2), column_softmax=False):
 register(Skill(
     name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
     build=_full_build, solve=None, working=_full_working, reference=_full_reference, tables=("Q", "K", "V"),
+    orders=(_full_working_scaled_first, lambda d, m: _full_working_scaled_first(d, m, "K")),
     mistakes={
         "no_scale": lambda d: _full_wrong(d, 1.0),
         "scale_by_dk": lambda d: _full_wrong(d, 2.0),

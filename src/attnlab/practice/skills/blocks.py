@@ -99,6 +99,15 @@ def _ln_working(d, m):
     return [m.r(e / sd) for e in dev]
 
 
+def _ln_working_mean_of_squares(d, m):
+    """The same LayerNorm with the variance as mean(x²) − μ² (another order of the same sums)."""
+    x = d["x"]
+    mu = m.r(sum(x) / len(x))
+    var = m.r(m.r(sum((m.r(v * v) for v in x), 0.0) / len(x)) - m.r(mu * mu))
+    sd = m.r(m.sqrt(var))
+    return [m.r(m.r(v - mu) / sd) for v in x]
+
+
 def _ln(x, unbiased=False, center=True, divide_by_var=False):
     x = f64(x)
     mu = x.mean() if center else 0.0
@@ -107,7 +116,7 @@ def _ln(x, unbiased=False, center=True, divide_by_var=False):
 
 register(Skill(
     name="layernorm_by_hand", lesson="06", title="LayerNorm by hand", kind="vector", decimals=2,
-    build=_ln_build, solve=None, working=_ln_working,
+    build=_ln_build, solve=None, working=_ln_working, orders=(_ln_working_mean_of_squares,),
     reference=lambda d: torch.nn.functional.layer_norm(f64(d["x"]), (4,), eps=1e-12),
     mistakes={
         "layernorm_unbiased_var": lambda d: _ln(d["x"], unbiased=True),

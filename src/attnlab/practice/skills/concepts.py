@@ -76,9 +76,10 @@ def choices_skill(name, lesson, title, questions, hints):
     ))
 
 
-def order_skill(name, lesson, title, questions, wrong_orders, hints):
+def order_skill(name, lesson, title, questions, wrong_orders, hints, also_right=()):
     """Steps to put in order; each option's tag is its position in the right order. ``wrong_orders[m]`` is
-    the order (positions) the misconception ``m`` produces."""
+    the order (positions) the misconception ``m`` produces; ``also_right``: other orders that compute the
+    same thing."""
     def in_order(d, positions):
         where = {tag: LETTERS[i] for i, (_, tag) in enumerate(d["options"])}
         return [where[p] for p in positions]
@@ -87,6 +88,7 @@ def order_skill(name, lesson, title, questions, wrong_orders, hints):
     register(Skill(
         name=name, lesson=lesson, title=title, kind="order", build=_build(questions, "order"),
         solve=lambda d: in_order(d, range(n)),
+        also_right=lambda d: [in_order(d, o) for o in also_right],
         mistakes={m: (lambda d, o=o: in_order(d, o)) for m, o in wrong_orders.items()},
         kinds=tuple(label for label, _, _ in questions), kind_of_data=lambda d: d["question"],
         hints=hints,
@@ -148,8 +150,10 @@ order_skill("concept_mask_order", "03", "The order of the steps of masked attent
     "mask_after_softmax": [0, 1, 3, 2, 4],
     "scale_after_softmax": [0, 2, 3, 1, 4],
     "values_before_softmax": [0, 1, 2, 4, 3],
-}, hints=("The mask must act on the logits, before they become probabilities.",
-          "scores = Q Kᵀ → / √d_k → masked_fill(blocked, −inf) → softmax over keys → @ V."))
+}, also_right=[[0, 2, 1, 3, 4]],  # masking before scaling gives the same logits: −∞ / √d_k = −∞
+    hints=("The mask must act on the logits, before they become probabilities.",
+           "scores = Q Kᵀ → / √d_k → masked_fill(blocked, −inf) → softmax over keys → @ V (masking before "
+           "the scaling gives the same logits, since −∞ / √d_k = −∞)."))
 
 # ============================================================================ 04 positions
 choice_skill("concept_positions", "04", "Why attention needs positions", [
