@@ -231,8 +231,7 @@ def _describe(diff: Difference, skill: Skill) -> str:
     """Say what is wrong without giving the expected value away (or confirming the rest of the answer)."""
     precision = f" (to {skill.decimals} decimals)" if skill.decimals is not None else ""
     if diff.reason == "shape":
-        return (f"Your answer has shape {diff.given_shape}, but this result has shape {diff.expected_shape}. "
-                "Check which axis is which.")
+        return _shape_message(diff.given_shape, diff.expected_shape, skill.kind)
     if diff.reason == "length" and skill.kind == "shape":
         return (f"Your shape has {diff.given_shape[0]} axes but this tensor has {diff.expected_shape[0]}. "
                 "Give one entry per axis.")
@@ -255,6 +254,22 @@ def _describe(diff: Difference, skill: Skill) -> str:
     if skill.kind == "mask":
         given = "True (may attend)" if bool(given) else "False (blocked)"
     return f"Look again at {label}: your value {given} is off{precision}."
+
+
+def _shape_message(given: tuple[int, ...], expected: tuple[int, ...], kind: str) -> str:
+    """Say which way the shape is off: axes swapped, or which axis has too many or too few entries."""
+    head = f"Your answer has shape {given}, but this result has shape {expected}."
+    if len(given) != len(expected):
+        return f"{head} It needs {len(expected)} axes, not {len(given)}."
+    if sorted(given) == sorted(expected):
+        return f"{head} Check which axis is which: the axes look swapped."
+    names = ("rows (one per query)", "columns (one per key)") if kind == "mask" else ("rows", "columns")
+    parts = []
+    for axis, (g, e) in enumerate(zip(given, expected, strict=True)):
+        if g != e:
+            label = names[axis] if len(expected) == 2 and axis < 2 else f"entries along axis {axis}"
+            parts.append(f"{'fewer' if e < g else 'more'} {label}: {e}, not {g}")
+    return f"{head} It needs {'; '.join(parts)}."
 
 
 # ----------------------------------------------------------------------------- registry

@@ -125,6 +125,7 @@ register(Skill(
         "av_transposed": lambda d: (f64(d["A"]).T @ f64(d["V"])).tolist(),
         "av_v_transposed": lambda d: (f64(d["A"]) @ f64(d["V"]).T).tolist(),
         "va_instead_of_av": lambda d: (f64(d["V"]) @ f64(d["A"])).tolist(),
+        "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
     },
     hints=("Output row i is a weighted average of the value rows, using row i of A.",
            "out[i] = A[i][0]·V[0] + A[i][1]·V[1] (each V[j] is a row vector)."),
@@ -186,6 +187,10 @@ register(Skill(
         "softmax_wrong_axis": lambda d: _full_wrong(d, column_softmax=True),
         "av_transposed": lambda d: (softmax_rows((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).tolist()).T
                                     @ f64(d["V"])).tolist(),
+        "k_qt": lambda d: (softmax_rows((f64(d["K"]) @ f64(d["Q"]).T / math.sqrt(2)).tolist())
+                           @ f64(d["V"])).tolist(),
+        "softmax_no_normalise": lambda d: ((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).exp() @ f64(d["V"])).tolist(),
+        "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
     },
     hints=("Three steps: scores, softmax per row, weighted average of values.",
            "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),

@@ -35,6 +35,7 @@ register(Skill(
         "params_without_bias": lambda d: ffn_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: ffn_params(d["d_model"], d["d_model"]),
         "ffn_count_one_layer": lambda d: d["d_model"] * d["d_ff"] + d["d_ff"],
+        "one_bias_forgotten": lambda d: ffn_params(d["d_model"], d["d_ff"]) - d["d_model"],
     },
     hints=("Count each linear layer as weights plus biases.",
            "W_1: d_model·d_ff + d_ff; W_2: d_ff·d_model + d_model."),
@@ -52,10 +53,11 @@ def _block_build(rng):
 
 
 def block_params(d_model: int, d_ff: int, *, bias: bool = True, w_o: bool = True, norms: bool = True,
-                 heads: int = 1) -> int:
+                 heads: int = 1, ln_bias: bool = True, lost_bias: int = 0) -> int:
     """Attention (4 projections) + FFN + two LayerNorms (2·d each); the keywords leave parts out."""
     attention = mha_params(d_model, bias) * (3 if not w_o else 4) // 4 * heads
-    return attention + ffn_params(d_model, d_ff, bias) + (2 * (2 * d_model if bias else d_model) if norms else 0)
+    ln = 2 * d_model if bias and ln_bias else d_model
+    return attention + ffn_params(d_model, d_ff, bias) + (2 * ln if norms else 0) - lost_bias
 
 
 def _block_reference(d):
@@ -74,6 +76,8 @@ register(Skill(
         "params_without_bias": lambda d: block_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
+        "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
+        "one_bias_forgotten": lambda d: block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
     },
     hints=("Add up three parts: attention, feed-forward, and the two LayerNorms.",
            "Attention 4·d² + 4·d; FFN 2·d·d_ff + d_ff + d; LayerNorms 2 × 2·d (d = d_model)."),

@@ -1,6 +1,8 @@
 """Lesson 03: causal (square and rectangular), padding and combined masks (bool, True = may attend), masked softmax."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ._common import Skill, ints, register, show, softmax_rows
@@ -49,7 +51,8 @@ register(Skill(
     build=_causal_build, solve=_causal, reference=_causal_reference,
     kinds=("S = L", "S > L (cached keys)"),
     kind_of_data=lambda d: "S = L" if d["S"] == d["L"] else "S > L (cached keys)",
-    mistakes=_CAUSAL_MISTAKES,
+    mistakes={**_CAUSAL_MISTAKES,
+              "rect_mask_square": lambda d: _grid(d["S"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None},
     hints=("A query may look at itself and at everything before it, never after.",
            "Entry (i, j) is True iff j <= i + (S − L); with S = L that is the lower triangle including the diagonal."),
 ))
@@ -207,6 +210,8 @@ register(Skill(
         "mask_fill_zero": _fill_zero,
         "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
                                                                                 dtype=torch.bool).triu()),
+        "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
+                                           for i, row in enumerate(d["scores"])],
     },
     hints=("Blocked positions must get weight exactly 0 and each row must still sum to 1.",
            "Replace blocked scores (j > i) by −inf, then take the softmax of each row over what is left."),
