@@ -338,11 +338,14 @@ def _variant(name: str, seed: int) -> Variant:
 
 
 def _mistakes_apart(skill: Skill, v: Variant) -> bool:
-    """True if no mistake's answer is within twice the tolerance of the right one without equalling it."""
-    if skill.decimals is None:
-        return True
+    """True if every named mistake that applies gives an answer the checker refuses and tells apart: not the
+    right answer itself (a problem where the mistake gives the right answer cannot catch it), and, for a
+    rounded answer, not within twice the spread of the accepted values."""
     expected = parse(v.answer, skill.kind)
-    if isinstance(v.tol, Reach):
+    others = [parse(a, skill.kind) for a in (skill.also_right(v.data) if skill.also_right else [])]
+    if skill.decimals is None:
+        wide = None
+    elif isinstance(v.tol, Reach):
         wide = v.tol.around(v.tol.exact, widen=2.0)
     else:
         wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
@@ -352,11 +355,12 @@ def _mistakes_apart(skill: Skill, v: Variant) -> bool:
             if value is None:
                 continue
             value = parse(value, skill.kind)
-        except Exception:  # noqa: BLE001 - a mistake that cannot be computed does not apply
+            if any(compare(e, value, skill.kind, None, 1e-6) is None for e in [expected] + others):
+                return False
+            if wide is not None and compare(expected, value, skill.kind, None, wide) is None:
+                return False
+        except Exception:  # noqa: BLE001 - a mistake that cannot be computed (or compared) does not apply
             continue
-        same = compare(expected, value, skill.kind, None, 1e-6) is None
-        if not same and compare(expected, value, skill.kind, None, wide) is None:
-            return False
     return True
 
 

@@ -178,12 +178,15 @@ class _Vector(Arith):
     def __init__(self, decimals: int, bits: Mapping[int, int], size: int, ties: float = 1.0) -> None:
         self.decimals, self.bits, self.count, self.ties = decimals, bits, 0, ties
         self.index = np.arange(size)
+        self.met_half = False  # some written value sat on a half: the other way of rounding it matters
 
     def r(self, x):
         k, self.count = self.count, self.count + 1
         bit = self.bits.get(k)
         if bit is None:
             return x
+        scaled = np.abs(np.asarray(x, dtype=float)) * 10.0 ** self.decimals
+        self.met_half = self.met_half or bool(np.any(np.abs(scaled - np.floor(scaled) - 0.5) < 1e-7))
         return np.where((self.index >> bit) & 1, round_half_up(x, self.decimals, self.ties), x)
 
     exp, log, sqrt, sin, cos = (staticmethod(np.exp), staticmethod(np.log), staticmethod(np.sqrt),
@@ -260,7 +263,9 @@ def _reach(working, data, decimals: int) -> Reach:
         if len(cone) > MAX_CHOICES:
             raise ValueError(f"an answer entry depends on {len(cone)} written-down values (at most {MAX_CHOICES})")
         bits = {k: j for j, k in enumerate(cone)}
-        up, down = (_flat(working(data, _Vector(decimals, bits, 2 ** len(cone), ties))) for ties in (1.0, -1.0))
+        pen = _Vector(decimals, bits, 2 ** len(cone))
+        up = _flat(working(data, pen))
+        down = _flat(working(data, _Vector(decimals, bits, 2 ** len(cone), -1.0))) if pen.met_half else up
         for i, c in enumerate(cones):
             if c == cone:
                 v = np.concatenate([np.ravel(up[i]), np.ravel(down[i])]).astype(float)

@@ -159,7 +159,7 @@ def _full_working_scaled_first(d, m, side="Q"):
     root = m.r(m.sqrt(2))
     Q = [[m.r(x / root) for x in q] for q in d["Q"]] if side == "Q" else d["Q"]
     K = [[m.r(x / root) for x in k] for k in d["K"]] if side == "K" else d["K"]
-    scores = [[m.dot(q, k) for k in K] for q in Q]  # (L, S)
+    scores = [[m.r(sum(x * y for x, y in zip(q, k, strict=True))) for k in K] for q in Q]  # (L, S)
     weights = [m.softmax(row) for row in scores]  # (L, S)
     return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
 

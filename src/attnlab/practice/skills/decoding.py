@@ -383,11 +383,16 @@ def _beam_first_greedy(d):
     return _beam_answer(d, beam) if d["ask"] != "greedy" else None  # for "greedy" it is the greedy answer
 
 
+def _not_for_greedy(d, answer):
+    """A ranking slip that leaves the best sequence unchanged does not bear on the greedy-vs-beam question."""
+    return None if d["ask"] == "greedy" and answer == _beam_solve(d) else answer
+
+
 def _beam_sum(d):
     """Extensions ranked by p(y1) + p(y2 | y1); their 'probabilities' reported as those sums."""
     beam = _ranked(_tenths(d), d["k"], lambda a, b: a + b)
     if beam is None or d["ask"] != "probs":
-        return _beam_answer(d, beam)
+        return _not_for_greedy(d, _beam_answer(d, beam))
     return [round(d["first"][a] + d["next"][a][b], 1) for a, b in beam]
 
 
@@ -395,7 +400,7 @@ def _beam_last(d):
     """Extensions ranked by the last step's probability p(y2 | y1) only (reported as their score)."""
     beam = _ranked(_tenths(d), d["k"], lambda a, b: b)
     if beam is None or d["ask"] != "probs":
-        return _beam_answer(d, beam)
+        return _not_for_greedy(d, _beam_answer(d, beam))
     return [d["next"][a][b] for a, b in beam]
 
 
