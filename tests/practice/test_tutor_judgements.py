@@ -125,3 +125,40 @@ def test_an_equivalent_order_of_the_working_rounded_is_accepted(name, order):
         pen = skill.orders[order](v.data, _Pattern(-1, skill.decimals, True))
         assert skill.check(v, [[round(x, 2) for x in row] for row in pen] if isinstance(pen[0], list)
                            else [round(x, 2) for x in pen]).correct, (seed, pen, v.answer)
+
+
+def test_shape_messages_point_the_right_way():
+    """An S × S mask where L × S is asked is told it needs fewer rows (not 'check which axis'); a transposed
+    answer is told its axes look swapped."""
+    skill = get_skill("causal_mask_build")
+    v = next(skill.variant(s) for s in range(200) if skill.variant(s).data["S"] > skill.variant(s).data["L"] + 1)
+    L, S = v.data["L"], v.data["S"]
+    fb = skill.check(v, [[1] * (S - 1)] * (S - 1))
+    assert "fewer rows (one per query)" in fb.message and "which axis" not in fb.message, fb.message
+    fb = skill.check(v, [[1] * L] * S)
+    assert "swapped" in fb.message, fb.message
+
+
+@pytest.mark.parametrize(("skill_name", "mistake"), [
+    ("gpt_param_count", "forget_layernorm_params"), ("gpt_param_count", "tied_head_bias"),
+    ("gpt_param_count", "layernorm_gain_only"), ("gpt_param_count", "one_bias_forgotten"),
+    ("gpt_param_count", "params_one_head"), ("gpt_param_count", "final_layernorm_missing"),
+    ("mha_param_count", "count_bias_when_disabled"), ("uniform_loss", "loss_missing_minus"),
+    ("attention_memory", "scores_linear_in_length"), ("attention_flops", "forget_batch"),
+    ("sdpa_full", "k_qt"), ("sdpa_full", "lookup_ignores_weights"), ("soft_lookup_output", "lookup_ignores_weights"),
+    ("soft_lookup_weights", "softmax_no_normalise"), ("choose_mask", "combine_with_or"),
+    ("choose_mask", "causal_excludes_diagonal"), ("top_k_probs", "top_k_linear_renorm"),
+])
+def test_common_mistakes_are_named_with_their_own_words(skill_name, mistake):
+    """The mistake's number, typed as asked, is named (with any other mistake that gives the same number)."""
+    skill = get_skill(skill_name)
+    named = 0
+    for seed in range(40):
+        v = skill.variant(seed)
+        wrong = skill.wrong_answers(v).get(mistake)
+        if wrong is None:
+            continue
+        fb = skill.check(v, format_answer(wrong, v.kind, v.decimals))
+        assert not fb.correct and mistake in fb.misconceptions, (seed, fb)
+        named += 1
+    assert named >= 5
