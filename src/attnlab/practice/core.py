@@ -312,17 +312,21 @@ def get_skill(name: str) -> Skill:
 
 
 _TRIES = 60  # rebuilds allowed to keep every named mistake's answer apart from the accepted ones
+_KIND_BUILDS = 400  # builds allowed to draw a problem of the kind picked for the seed
 
 
-@functools.lru_cache(maxsize=2048)
-def _variant(name: str, seed: int) -> Variant:
-    """Build the problem for ``seed``; rebuild (same random stream) while a named mistake's answer would
-    fall among the accepted answers (or the working cannot be bounded), so every mistake stays rejected."""
-    skill = get_skill(name)
+def draw(skill: Skill, seed: int) -> tuple[str, dict, Any]:
+    """``(prompt, data, tol)`` of the problem for ``seed``: pick its kind of problem first (every kind equally
+    often, so no kind is rare among the problems served), then build (same random stream) until the problem
+    is of that kind and every named mistake's answer falls outside the accepted answers (and the working can
+    be bounded). Holds no :class:`Variant` (graded notebooks show the prompt this way, without the answer)."""
     rng = random.Random(seed)
-    for _ in range(_TRIES):
+    target = rng.choice(skill.kinds) if skill.kinds else None
+    found, tries = None, 0
+    for _ in range(_KIND_BUILDS):
         prompt, data = skill.build(rng)
-        answer = plain(skill.solve(data))
+        if target is not None and skill.kind_of(_Probe(data)) != target:
+            continue
         try:
             tol = None
             if skill.working and skill.decimals:
@@ -331,27 +335,44 @@ def _variant(name: str, seed: int) -> Variant:
                     tol = tol.union(reach(other, data, skill.decimals))
         except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
             continue
-        v = Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables, tol)
-        if _mistakes_apart(skill, v):
-            return v
-    return v
+        found, tries = (prompt, data, tol), tries + 1
+        if _mistakes_apart(skill, data, tol) or tries >= _TRIES:
+            return found
+    if found is None:
+        raise RuntimeError(f"skill {skill.name!r} built no problem of kind {target!r} in {_KIND_BUILDS} tries")
+    return found
 
 
-def _mistakes_apart(skill: Skill, v: Variant) -> bool:
+@functools.lru_cache(maxsize=2048)
+def _variant(name: str, seed: int) -> Variant:
+    """The problem for ``seed`` (see :func:`draw`) with its answer."""
+    skill = get_skill(name)
+    prompt, data, tol = draw(skill, seed)
+    return Variant(name, seed, prompt, data, plain(skill.solve(data)), skill.kind, skill.decimals, skill.tables, tol)
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """Stands in for a variant to ask a skill which kind of problem ``data`` is."""
+
+    data: Mapping[str, Any]
+
+
+def _mistakes_apart(skill: Skill, data: Mapping[str, Any], tol: Any) -> bool:
     """True if every named mistake that applies gives an answer the checker refuses and tells apart: not the
     right answer itself (a problem where the mistake gives the right answer cannot catch it), and, for a
     rounded answer, not within twice the spread of the accepted values."""
-    expected = parse(v.answer, skill.kind)
-    others = [parse(a, skill.kind) for a in (skill.also_right(v.data) if skill.also_right else [])]
+    expected = parse(plain(skill.solve(data)), skill.kind)
+    others = [parse(a, skill.kind) for a in (skill.also_right(data) if skill.also_right else [])]
     if skill.decimals is None:
         wide = None
-    elif isinstance(v.tol, Reach):
-        wide = v.tol.around(v.tol.exact, widen=2.0)
+    elif isinstance(tol, Reach):
+        wide = tol.around(tol.exact, widen=2.0)
     else:
-        wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
+        wide = _scaled(tol if tol is not None else tolerance(skill.decimals), 2.0)
     for wrong in skill.mistakes.values():
         try:
-            value = wrong(v.data)
+            value = wrong(data)
             if value is None:
                 continue
             value = parse(value, skill.kind)

@@ -307,6 +307,8 @@ _ENTRIES = [
      "Pre-LN normalises the sub-layer's input, x + F(LN(x)); post-LN normalises the residual sum, LN(x + F(x)). Neither normalises F(x) alone before adding it to x."),
     ("exposure_is_bias_term", "you read 'bias' as the bias parameters",
      "Exposure bias is the mismatch between the true prefixes seen in training and the model's own prefixes at generation."),
+    ("head_bias_added", "you gave the tied output layer a bias",
+     "The tied output layer is logits = h Eᵀ with the token-embedding matrix E and no bias (as in GPT-2): it adds no parameters at all."),
     ("tied_head_bias", "you counted the tied output layer again, with a bias",
      "Tied means shared: the output layer reuses the embedding matrix, and in GPT it has no bias."),
     # --- autograder (specs) ---

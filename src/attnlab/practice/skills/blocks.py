@@ -78,6 +78,8 @@ register(Skill(
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
         "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
         "one_bias_forgotten": lambda d: block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
+        "params_one_head": lambda d: block_params(d["d_model"], d["d_ff"]) - mha_params(d["d_model"]) + (
+            4 * d["d_model"] * (d["d_model"] // d["n_heads"]) + 3 * (d["d_model"] // d["n_heads"]) + d["d_model"]),
     },
     hints=("Add up three parts: attention, feed-forward, and the two LayerNorms.",
            "Attention 4·d² + 4·d; FFN 2·d·d_ff + d_ff + d; LayerNorms 2 × 2·d (d = d_model)."),

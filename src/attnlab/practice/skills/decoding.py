@@ -63,8 +63,8 @@ def _topk_reference(d):
 def _topk_linear(d):
     """The kept logits divided by their sum (no exp); None when that sum is 0."""
     kept = _kept(d, d["k"])
-    total = sum(v for v, keep in zip(d["logits"], kept) if keep)
-    return [v / total if keep else 0.0 for v, keep in zip(d["logits"], kept)] if total else None
+    total = sum(v for v, keep in zip(d["logits"], kept, strict=True) if keep)
+    return [v / total if keep else 0.0 for v, keep in zip(d["logits"], kept, strict=True)] if total else None
 
 
 def _topk_exact(d, k):
@@ -81,7 +81,8 @@ register(Skill(
         "top_k_no_renorm": lambda d: f64(d["logits"]).softmax(-1) * torch.tensor(_kept(d, d["k"])),
         "top_k_as_greedy": lambda d: _topk_exact(d, 1),
         "top_k_linear_renorm": lambda d: _topk_linear(d),
-        "softmax_no_normalise": lambda d: [math.exp(v) if keep else 0.0 for v, keep in zip(d["logits"], _kept(d, d["k"]))],
+        "softmax_no_normalise": lambda d: [math.exp(v) if keep else 0.0
+                                           for v, keep in zip(d["logits"], _kept(d, d["k"]), strict=True)],
     },
     hints=("Everything outside the k largest logits gets probability 0; the rest must still sum to 1.",
            "Set the other logits to −inf, then softmax: p_i = exp(l_i) / Σ_{kept} exp(l_j) for kept tokens."),

@@ -61,6 +61,7 @@ register(Skill(
         "final_layernorm_missing": lambda d: gpt_params(d, final_norm=False),
         "layernorm_gain_only": lambda d: gpt_params(d, ln_bias=False),
         "tied_head_bias": lambda d: gpt_params(d, tied=False, head_bias=True),
+        "head_bias_added": lambda d: gpt_params(d, head_bias=True),
         "one_bias_forgotten": lambda d: gpt_params(d, lost_bias=d["d_model"]),
         "params_one_head": lambda d: gpt_params(d, one_head=True),
     },
