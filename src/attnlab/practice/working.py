@@ -67,6 +67,13 @@ class Arith:
         total = self.r(sum(e, 0.0))
         return [self.r(v / total) if k else 0.0 for v, k in zip(e, keep)]
 
+    def softmax_shifted(self, row: Sequence, keep: Sequence[bool] | None = None) -> list:
+        """The same softmax with the largest kept entry subtracted first, exp(x − max) (as numerically stable
+        code does, and some learners by hand): the same exact weights, other written-down values."""
+        keep = [True] * len(row) if keep is None else keep
+        top = max(x for x, k in zip(row, keep, strict=True) if k)
+        return self.softmax([x - top for x in row], keep)
+
     def mix(self, weights: Sequence, rows: Sequence[Sequence]) -> list:
         """Σ_j w_j · rows[j] (a weighted average of row vectors), products and sums written down."""
         width = len(rows[0])

@@ -81,6 +81,7 @@ def _col_softmax(d):
 register(Skill(
     name="sdpa_softmax_row", lesson="02", title="Row-wise softmax of scores", kind="matrix", decimals=2,
     build=_softmax_build, solve=None, working=lambda d, m: [m.softmax(row) for row in d["scores"]],
+    orders=(lambda d, m: [m.softmax_shifted(row) for row in d["scores"]],),
     reference=lambda d: softmax_rows(d["scores"]), tables=("scores",),
     mistakes={
         "softmax_wrong_axis": _col_softmax,

@@ -54,6 +54,15 @@ def _topk_working(d, m):
     return m.softmax(d["logits"], _kept(d, d["k"]))
 
 
+def _topk_renormalised(d, m):
+    """The same probabilities computed another way: softmax over all the tokens, then the kept ones divided by
+    their total (renormalised)."""
+    p = m.softmax(d["logits"])
+    kept = _kept(d, d["k"])
+    total = m.r(sum((v for v, k in zip(p, kept, strict=True) if k), 0.0))
+    return [m.r(v / total) if k else 0.0 for v, k in zip(p, kept, strict=True)]
+
+
 def _topk_reference(d):
     from attnlab.nn import top_k_filter
 
@@ -76,6 +85,7 @@ def _topk_exact(d, k):
 register(Skill(
     name="top_k_probs", lesson="08", title="Top-k filtering", kind="vector", decimals=2,
     build=_topk_build, solve=None, working=_topk_working, reference=_topk_reference,
+    orders=(_topk_renormalised, lambda d, m: m.softmax_shifted(d["logits"], _kept(d, d["k"]))),
     mistakes={
         "top_k_plus_one": lambda d: _topk_exact(d, d["k"] + 1),
         "top_k_no_renorm": lambda d: f64(d["logits"]).softmax(-1) * torch.tensor(_kept(d, d["k"])),

@@ -73,6 +73,7 @@ _LOOKUP_HINTS = ("Score each key against the query first, then turn the three sc
 register(Skill(
     name="soft_lookup_weights", lesson="01", title="Soft lookup: weights", kind="vector", decimals=2,
     build=lambda rng: _lookup_build(rng, False), solve=None, working=_weights, reference=_lookup_reference,
+    orders=(lambda d, m: m.softmax_shifted(_scores(d)),),
     mistakes={
         "normalize_without_exp": lambda d: [s / sum(_scores(d)) for s in _scores(d)],
         "argmax_lookup": _onehot,
