@@ -148,7 +148,7 @@ def _card(rec: SkillRecord, now: float):
         return Card.from_dict(rec.card)
     if rec.mastered:
         last = rec.mastered_at if rec.mastered_at is not None else now - rec.interval_days * DAY
-        return Card(card_id=1, state=State.Review, stability=rec.interval_days, difficulty=5.0,
+        return Card(card_id=1, state=State.Review, stability=rec.interval_days, difficulty=5.0,  # mid of 1..10
                     due=_when(rec.due_at if rec.due_at is not None else now), last_review=_when(min(last, now)))
     return Card(card_id=1, due=_when(now))
 

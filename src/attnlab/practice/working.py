@@ -123,6 +123,7 @@ class Reach:
     decimals: int
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lo, hi, exact)`` as float arrays (shape of the answer; () for a number)."""
         return (np.asarray(self.lo, dtype=float), np.asarray(self.hi, dtype=float),
                 np.asarray(self.exact, dtype=float))
 
