@@ -177,3 +177,20 @@ def test_common_mistakes_are_named_with_their_own_words(skill_name, mistake):
         assert not fb.correct and mistake in fb.misconceptions, (seed, fb)
         named += 1
     assert named >= 5
+
+
+@pytest.mark.parametrize("name", ["soft_lookup_output", "sdpa_full"])
+def test_a_slip_of_five_hundredths_is_refused(name):
+    """The slip the old first-order bound let through (+0.05 on one entry of the right answer, which no
+    rounding of the working reaches here) is refused on 30 problems, entry by entry."""
+    import numpy as np
+
+    skill = get_skill(name)
+    for seed in range(30):
+        v = skill.variant(seed)
+        right = np.round(np.asarray(v.answer, dtype=float), 2)
+        assert skill.check(v, right.tolist()).correct
+        for idx in np.ndindex(right.shape):
+            slipped = right.copy()
+            slipped[idx] += 0.05
+            assert not skill.check(v, slipped.tolist()).correct, (seed, idx)
