@@ -96,6 +96,8 @@ def test_show_answer_after_a_right_answer_keeps_the_run_in_engine_and_card(tmp_p
     card.answer.value = card.expected_text()
     card.check_button.click()
     assert card.item.streak == 1 and card.progress.value == 1 and card.status.value == "1/3 in a row"
+    card.hint_button.click()  # a hint after the right answer: for the same problem, the run kept
+    assert mastery.shown_variant(card.item.store, "pe_value").seed == first.seed and card.progress.value == 1
     card.show_button.click()
     assert format_answer(first.answer, first.kind, first.decimals) in card.hints.value  # this problem's answer
     assert card.item.store.get("pe_value").streak == 1
