@@ -2,9 +2,11 @@
 concurrent writers that lose nothing, fresh problems that never repeat and cover every kind."""
 import json
 import multiprocessing
+from datetime import datetime, timezone
 
 import pytest
 from click.testing import CliRunner
+from fsrs import Card, Rating, Scheduler, State
 
 from attnlab.cli import main
 from attnlab.practice import ProgressStore, gate, get_skill, mastery_check, practice_item
@@ -15,6 +17,18 @@ from attnlab.practice.record import SkillRecord
 OPEN = SkillRecord(served=1, current=0)
 RIGHT = Answer(True, now=100.0, skill_lesson="02", n_required=3)
 WRONG = Answer(False, "no_scale", now=100.0, skill_lesson="02", n_required=3)
+
+
+def _at(now):
+    return datetime.fromtimestamp(now, timezone.utc)
+
+
+def _fsrs_due(now, card=None, rating=Rating.Good):
+    """When the fsrs library itself schedules the next review (no learning steps, no fuzz)."""
+    scheduler = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+    card, _ = scheduler.review_card(card or Card(card_id=1, due=_at(now)), rating, review_datetime=_at(now))
+    return card.due.timestamp()
+
 
 TABLE = [
     # (name, state, event, expected fields of the new state, expected result fields)
@@ -34,7 +48,7 @@ TABLE = [
      dict(counted=False)),
     ("worked answer resets, then nothing counts", OPEN.but(streak=2), Reveal(), dict(streak=0, shown=True), {}),
     ("third in a row masters, review 2 lessons on", OPEN.but(streak=2), RIGHT,
-     dict(streak=3, mastered=True, mastered_at=100.0, due_lesson="04", due_at=100.0 + 3 * DAY), dict(counted=True)),
+     dict(streak=3, mastered=True, mastered_at=100.0, due_lesson="04", due_at=_fsrs_due(100.0)), dict(counted=True)),
     ("a missing kind of problem withholds mastery", OPEN.but(streak=2, kind="S = L", run_kinds=("S = L",)),
      Answer(True, now=1.0, skill_lesson="03", n_required=3, kinds=("S = L", "S > L")),
      dict(streak=3, mastered=False), dict(counted=True)),
@@ -43,10 +57,12 @@ TABLE = [
      dict(streak=4, mastered=True, run_kinds=("S = L", "S > L")), dict(counted=True)),
     ("no review past the last lesson", OPEN.but(streak=2), Answer(True, now=0.0, lesson="09", skill_lesson="09",
                                                                    n_required=3),
-     dict(mastered=True, due_lesson=None, due_at=3 * DAY), {}),
-    ("clean review doubles the intervals", OPEN.but(review=True, mastered=True), Answer(True, now=0.0, lesson="04",
-                                                                                       skill_lesson="02"),
-     dict(review=False, mastered=True, interval_days=6.0, interval_lessons=4, due_lesson="08"), dict(counted=True)),
+     dict(mastered=True, due_lesson=None, due_at=_fsrs_due(0.0)), {}),
+    ("clean review doubles the lesson interval; FSRS sets the day (a record from before FSRS: its interval is the "
+     "stability)", OPEN.but(review=True, mastered=True), Answer(True, now=0.0, lesson="04", skill_lesson="02"),
+     dict(review=False, mastered=True, interval_lessons=4, due_lesson="08",
+          due_at=_fsrs_due(0.0, Card(card_id=1, state=State.Review, stability=3.0, difficulty=5.0,
+                                     due=_at(0.0), last_review=_at(-3 * DAY)))), dict(counted=True)),
     ("missed review back into practice", OPEN.but(review=True, mastered=True, streak=3), WRONG,
      dict(review=False, mastered=False, streak=0, due_at=None, due_lesson=None), dict(counted=False)),
     ("answer to a solved problem earns and costs nothing", OPEN.but(solved=True, streak=2), WRONG,

@@ -9,13 +9,13 @@ from attnlab.nn import causal_mask
 from attnlab.practice import get_skill, skills_for_lesson
 from attnlab.practice.answers import plain
 from attnlab.practice.core import Variant
-from attnlab.practice.working import tolerances
+from attnlab.practice.working import reach
 
 
 def problem(name: str, data: dict) -> Variant:
     """A variant with these numbers (as the engine would serve it), independent of how build draws them."""
     skill = get_skill(name)
-    tol = tolerances(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
+    tol = reach(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
     return Variant(name, 0, "", data, plain(skill.solve(data)), skill.kind, skill.decimals, skill.tables, tol)
 
 

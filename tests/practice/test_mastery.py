@@ -156,9 +156,11 @@ def test_spaced_review_by_days_and_a_miss_puts_it_back_into_practice(store):
     gate("05", store=store)
     _master(store, "sdpa_scale")
     assert due_reviews(store, "05") == []
-    store.clock.t += 2 * DAY
+    due = store.peek("sdpa_scale").due_at  # when FSRS schedules the first review (days from now)
+    assert due > store.clock.t + DAY
+    store.clock.t = due - 60
     assert due_reviews(store, "05") == []
-    store.clock.t += 1.5 * DAY
+    store.clock.t = due + 60
     assert due_reviews(store, "05") == ["sdpa_scale"]
     check = mastery_check("05", store=store)
     item = next(i for i in check.items if i.skill.name == "sdpa_scale")
@@ -174,3 +176,60 @@ def test_review_scheduled_from_the_skills_own_lesson_when_no_lesson_was_opened(s
     assert rec.due_lesson is None and rec.due_at is not None  # no "lesson 12": past the last lesson only days count
     _master(store, "warmup_softmax")
     assert store.peek("warmup_softmax").due_lesson == "02"
+
+
+def _review(store, skill, correct=True):
+    """Move the clock to the skill's FSRS due time and answer its review item."""
+    store.clock.t = store.peek(skill).due_at + 60
+    item = practice_item(skill, store, review=True)
+    assert item.review
+    return item.check(right(item) if correct else wrong(item))
+
+
+def test_fsrs_schedules_reviews_by_the_learners_memory(store):
+    """Each clean review lengthens the next interval (FSRS stability grows, kept in the record's card); a
+    missed review makes the skill practice again, and once re-mastered its next interval is shorter than
+    after the clean history (FSRS counts the lapse)."""
+    _master(store, "uniform_loss")
+    first = store.peek("uniform_loss")
+    assert first.card is not None and first.card["stability"] > 0
+    gaps = [first.due_at - store.clock.t]
+    for _ in range(2):
+        assert _review(store, "uniform_loss").correct
+        rec = store.peek("uniform_loss")
+        gaps.append(rec.due_at - store.clock.t)
+    assert gaps[0] < gaps[1] < gaps[2], gaps
+    assert rec.card["stability"] > first.card["stability"]
+    clean_card = rec.card
+    assert not _review(store, "uniform_loss", correct=False).correct
+    lapsed = store.peek("uniform_loss")
+    assert not lapsed.mastered and lapsed.card["stability"] < clean_card["stability"]
+    _master(store, "uniform_loss")
+    assert store.peek("uniform_loss").due_at - store.clock.t < gaps[2]
+
+
+def test_a_progress_file_from_before_fsrs_loads_and_is_migrated(tmp_path):
+    """A schema-2 file (no FSRS card) loads as it is; its mastered skill is reviewed on its old due time,
+    and the review gives it an FSRS card (from its old interval) that is saved in the current schema."""
+    import hashlib
+    import json
+
+    from attnlab.practice.store import SCHEMA
+
+    payload = {"schema": 2, "learner": "old", "lesson": "04", "skills": {"sdpa_scale": {
+        "served": 3, "current": 2, "solved": True, "streak": 3, "mastered": True, "mastered_at": 1_000_000.0,
+        "mastered_lesson": "02", "due_at": 1_000_000.0 + 3 * DAY, "due_lesson": "04", "interval_days": 3.0,
+        "interval_lessons": 2, "attempts": 3, "correct": 3}}}
+    body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    path = tmp_path / "progress" / "old.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(dict(payload, checksum=hashlib.sha256(body.encode()).hexdigest())))
+    store = ProgressStore("old", tmp_path, clock=Clock(1_000_000.0 + 3 * DAY + 60))
+    rec = store.peek("sdpa_scale")
+    assert rec.mastered and rec.card is None and store.notices == []
+    assert "sdpa_scale" in due_reviews(store, "04")
+    item = practice_item("sdpa_scale", store, review=True)
+    assert item.check(right(item)).correct and item.last.counted
+    saved = json.loads(path.read_text())
+    assert saved["schema"] == SCHEMA and saved["skills"]["sdpa_scale"]["card"]["stability"] > 3.0
+    assert ProgressStore("old", tmp_path).peek("sdpa_scale").due_at > store.clock.t + 3 * DAY

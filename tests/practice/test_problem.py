@@ -14,6 +14,9 @@ def test_problem_prompt_is_the_variants_prompt_without_building_the_variant(monk
     monkeypatch.undo()
     assert text == skill.variant(seed_for("alice", "02/test_scores_by_hand")).prompt
     assert show_problem("sdpa_scores", "02/test_scores_by_hand", "alice") is None
+    for name in ("pe_value", "choose_mask", "cross_attention_shapes", "combine_masks_build", "sdpa_full"):
+        for learner in ("alice", "bob", "stu6"):  # the prompt shown is the one the grader checks against
+            assert problem_prompt(name, "key", learner) == get_skill(name).variant(seed_for(learner, "key")).prompt
 
 
 def test_check_form_reads_but_never_judges():

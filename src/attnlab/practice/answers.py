@@ -5,8 +5,9 @@ Every answer kind accepts the forms a learner would naturally type or return:
 ========  ==========================================================================
 kind      accepted forms
 ========  ==========================================================================
-number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; equal within half a unit
-          of the stated number of decimals (``decimals=2`` -> ±0.005 + 1e-9)
+number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; for a skill with hand working, any
+          value rounding the working reaches (:class:`~attnlab.practice.working.Reach`), else
+          equal within half a unit of the stated number of decimals (``decimals=2`` -> ±0.005)
 int       ``12``, ``"12,288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
 matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``
@@ -233,8 +234,12 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
     """First difference between parsed ``given`` and ``expected`` (both normalised), or None if equal.
 
     ``tol``: accepted absolute distance, a number or one per entry (same nesting as the answer);
-    default :func:`tolerance` of ``decimals``.
+    default :func:`tolerance` of ``decimals``. Or a :class:`~attnlab.practice.working.Reach`: the values
+    rounding the working reaches, per entry (see :meth:`Reach.accepts`).
     """
+    from .working import Reach
+
+    reach = tol if isinstance(tol, Reach) else None
     if tol is None:
         tol = tolerance(decimals)
     if kind in LETTER_KINDS:
@@ -248,6 +253,8 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
     if kind in ("number", "int"):
         if kind == "int":
             return None if int(given) == int(expected) else Difference("value", (), given)
+        if reach is not None:
+            return None if bool(np.all(reach.accepts(float(given)))) else Difference("value", (), given)
         return None if abs(float(given) - float(expected)) <= float(np.max(tol)) else Difference("value", (), given)
     if kind in ("shape", "int_list", "int_set"):
         g, e = list(given), list(expected)
@@ -266,11 +273,17 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
         bad = np.argwhere(g.astype(bool) != e.astype(bool))
     else:
         gf, ef = g.astype(float), e.astype(float)
-        tol = np.asarray(tol, dtype=float)
-        if tol.shape not in ((), ef.shape):  # a per-entry tolerance made for another shape: use its widest
-            tol = tol.max()
-        with np.errstate(invalid="ignore"):
-            same = (np.abs(gf - ef) <= tol) | ((gf == ef) & np.isinf(ef))
+        if reach is not None and np.shape(reach.lo) == ef.shape:
+            with np.errstate(invalid="ignore"):
+                same = reach.accepts(gf) | ((gf == ef) & np.isinf(ef))
+        else:
+            tol = np.asarray(reach.hi if reach is not None else tol, dtype=float)
+            if reach is not None:  # a reach made for another shape: its widest spread
+                tol = np.max(np.abs(tol - np.asarray(reach.exact, dtype=float))) + tolerance(reach.decimals)
+            if tol.shape not in ((), ef.shape):  # a per-entry tolerance made for another shape: use its widest
+                tol = tol.max()
+            with np.errstate(invalid="ignore"):
+                same = (np.abs(gf - ef) <= tol) | ((gf == ef) & np.isinf(ef))
         bad = np.argwhere(~same)
     if len(bad) == 0:
         return None

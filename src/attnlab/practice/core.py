@@ -11,6 +11,7 @@ import copy
 import difflib
 import functools
 import random
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
@@ -19,7 +20,7 @@ import numpy as np
 from ..course import lesson_id  # one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
 from .answers import AnswerFormatError, Difference, compare, format_answer, parse, plain, tolerance
 from .misconceptions import get_misconception
-from .working import EXACT, tolerances
+from .working import EXACT, Reach, reach
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class Feedback:
     ``misconception`` (name of the recognised mistake, or None; the first of
     ``misconceptions`` when several mistakes give this same answer); ``where`` (index of
     the first wrong entry when no mistake was recognised, else None); ``readable`` (False
-    when the answer could not be read at all: then nothing should be recorded).
+    when the answer could not be read at all, or is a right answer written with fewer decimals than
+    asked: then nothing should be recorded and the message says what to fix).
     """
 
     correct: bool
@@ -47,9 +49,9 @@ class Feedback:
 @dataclass(frozen=True)
 class Variant:
     """One concrete problem. ``prompt`` is markdown; ``data`` holds the numbers/config
-    shown; ``answer`` is the expected answer (plain Python); ``tol`` is the accepted
-    distance per entry (answers reachable by rounding the working; None: exact or
-    half a unit of ``decimals``)."""
+    shown; ``answer`` is the expected answer (plain Python); ``tol`` is what is accepted:
+    a :class:`~attnlab.practice.working.Reach` (the values rounding the working reaches, per
+    entry) for a skill with working and decimals; None: exact, or half a unit of ``decimals``."""
 
     skill: str
     seed: int
@@ -82,6 +84,9 @@ class Skill:
     ``mistakes[name](data)`` is the answer the named misconception produces (None: does not
     apply); ``hints`` = (nudge, method). ``kinds`` names the kinds of problem the skill contains
     and ``kind_of_data(data)`` says which one a problem is (mastery needs every kind).
+    ``also_right(data)`` lists other answers that are just as right (e.g. masking before scaling: the
+    same scores, since −∞/√d_k = −∞); ``orders`` are other workings that compute the same answer in
+    another order (scaling Q before multiplying by Kᵀ): what rounding them reaches is accepted too.
     """
 
     name: str
@@ -98,6 +103,8 @@ class Skill:
     reference: Callable[[Mapping[str, Any]], Any] | None = None
     kinds: tuple[str, ...] = ()
     kind_of_data: Callable[[Mapping[str, Any]], str] | None = None
+    also_right: Callable[[Mapping[str, Any]], list] | None = None
+    orders: tuple[Callable[[Mapping[str, Any], Any], Any], ...] = ()
 
     def __post_init__(self) -> None:
         # Mistake functions always hand back plain Python values (lists, floats, bools, tuples),
@@ -126,6 +133,7 @@ class Skill:
         """The answer each applicable misconception produces for ``variant`` (those that
         coincide with the right answer for these numbers are left out)."""
         expected = parse(variant.answer, self.kind)
+        others = [parse(a, self.kind) for a in (self.also_right(variant.data) if self.also_right else [])]
         out = {}
         for name, wrong in self.mistakes.items():
             try:
@@ -135,7 +143,8 @@ class Skill:
             if value is None:  # this mistake does not apply to these numbers
                 continue
             try:
-                if compare(expected, parse(value, self.kind), self.kind, self.decimals, variant.tol) is None:
+                parsed = parse(value, self.kind)
+                if any(compare(e, parsed, self.kind, self.decimals, variant.tol) is None for e in [expected] + others):
                     continue
             except AnswerFormatError:
                 pass
@@ -148,7 +157,9 @@ class Skill:
         names = []
         for name, wrong in self.wrong_answers(variant).items():
             try:
-                if compare(parse(wrong, self.kind), given, self.kind, self.decimals, variant.tol) is None:
+                value = parse(wrong, self.kind)
+                tol = variant.tol.around(value) if isinstance(variant.tol, Reach) else variant.tol
+                if compare(value, given, self.kind, self.decimals, tol) is None:
                     names.append(name)
             except AnswerFormatError:
                 continue
@@ -170,7 +181,17 @@ class Skill:
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
+        for other in (self.also_right(variant.data) if self.also_right else []):
+            if compare(parse(other, self.kind), given, self.kind, self.decimals, variant.tol) is None:
+                return Feedback(True, "Correct (one of the equally right answers).")
         names = self.diagnose(variant, given)
+        if (not names and isinstance(variant.tol, Reach) and diff.reason == "value" and not _typed_precisely(
+                answer, self.decimals) and np.shape(given) == np.shape(variant.tol.exact)
+                and variant.tol.coarse(given)):
+            return Feedback(False, f"Give {'every entry' if np.ndim(given) else 'your answer'} to "
+                                   f"{self.decimals} decimals, as asked: with fewer decimals it cannot be told "
+                                   "apart from nearby wrong answers. Nothing was recorded; check again with "
+                                   f"{self.decimals} decimals.", readable=False)
         method = f" Method: {self.hints[1]}" if tier >= 2 else ""
         if names:
             found = [get_misconception(n) for n in names]
@@ -189,6 +210,15 @@ class Skill:
         return f"Method: {self.hints[1]} Answer: {format_answer(variant.answer, self.kind, self.decimals)}"
 
 
+def _typed_precisely(answer: Any, decimals: int | None) -> bool:
+    """True when ``answer`` is text whose every number is written with at least ``decimals`` decimals
+    ("1.000" for 3 decimals: the trailing zeros say it is meant that precisely)."""
+    if not isinstance(answer, str) or decimals is None:
+        return False
+    numbers = re.findall(r"\d+(?:\.(\d*))?", answer)
+    return bool(numbers) and all(len(frac) >= decimals for frac in numbers)
+
+
 def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
     @functools.wraps(fn)
     def call(data: Mapping[str, Any]) -> Any:
@@ -201,8 +231,7 @@ def _describe(diff: Difference, skill: Skill) -> str:
     """Say what is wrong without giving the expected value away (or confirming the rest of the answer)."""
     precision = f" (to {skill.decimals} decimals)" if skill.decimals is not None else ""
     if diff.reason == "shape":
-        return (f"Your answer has shape {diff.given_shape}, but this result has shape {diff.expected_shape}. "
-                "Check which axis is which.")
+        return _shape_message(diff.given_shape, diff.expected_shape, skill.kind)
     if diff.reason == "length" and skill.kind == "shape":
         return (f"Your shape has {diff.given_shape[0]} axes but this tensor has {diff.expected_shape[0]}. "
                 "Give one entry per axis.")
@@ -225,6 +254,22 @@ def _describe(diff: Difference, skill: Skill) -> str:
     if skill.kind == "mask":
         given = "True (may attend)" if bool(given) else "False (blocked)"
     return f"Look again at {label}: your value {given} is off{precision}."
+
+
+def _shape_message(given: tuple[int, ...], expected: tuple[int, ...], kind: str) -> str:
+    """Say which way the shape is off: axes swapped, or which axis has too many or too few entries."""
+    head = f"Your answer has shape {given}, but this result has shape {expected}."
+    if len(given) != len(expected):
+        return f"{head} It needs {len(expected)} axes, not {len(given)}."
+    if sorted(given) == sorted(expected):
+        return f"{head} Check which axis is which: the axes look swapped."
+    names = ("rows (one per query)", "columns (one per key)") if kind == "mask" else ("rows", "columns")
+    parts = []
+    for axis, (g, e) in enumerate(zip(given, expected, strict=True)):
+        if g != e:
+            label = names[axis] if len(expected) == 2 and axis < 2 else f"entries along axis {axis}"
+            parts.append(f"{'fewer' if e < g else 'more'} {label}: {e}, not {g}")
+    return f"{head} It needs {'; '.join(parts)}."
 
 
 # ----------------------------------------------------------------------------- registry
@@ -267,44 +312,76 @@ def get_skill(name: str) -> Skill:
 
 
 _TRIES = 60  # rebuilds allowed to keep every named mistake's answer apart from the accepted ones
+_KIND_BUILDS = 400  # builds allowed to draw a problem of the kind picked for the seed
+
+
+def draw(skill: Skill, seed: int) -> tuple[str, dict, Any]:
+    """``(prompt, data, tol)`` of the problem for ``seed``: pick its kind of problem first (every kind equally
+    often, so no kind is rare among the problems served), then build (same random stream) until the problem
+    is of that kind and every named mistake's answer falls outside the accepted answers (and the working can
+    be bounded). Holds no :class:`Variant` (graded notebooks show the prompt this way, without the answer)."""
+    rng = random.Random(seed)
+    target = rng.choice(skill.kinds) if skill.kinds else None
+    found, tries = None, 0
+    for _ in range(_KIND_BUILDS):
+        prompt, data = skill.build(rng)
+        if target is not None and skill.kind_of(_Probe(data)) != target:
+            continue
+        try:
+            tol = None
+            if skill.working and skill.decimals:
+                tol = reach(skill.working, data, skill.decimals)
+                for other in skill.orders:
+                    tol = tol.union(reach(other, data, skill.decimals))
+        except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
+            continue
+        found, tries = (prompt, data, tol), tries + 1
+        if _mistakes_apart(skill, data, tol) or tries >= _TRIES:
+            return found
+    if found is None:
+        raise RuntimeError(f"skill {skill.name!r} built no problem of kind {target!r} in {_KIND_BUILDS} tries")
+    return found
 
 
 @functools.lru_cache(maxsize=2048)
 def _variant(name: str, seed: int) -> Variant:
-    """Build the problem for ``seed``; rebuild (same random stream) while a named mistake's answer would
-    fall among the accepted answers (or the working cannot be bounded), so every mistake stays rejected."""
+    """The problem for ``seed`` (see :func:`draw`) with its answer."""
     skill = get_skill(name)
-    rng = random.Random(seed)
-    for _ in range(_TRIES):
-        prompt, data = skill.build(rng)
-        answer = plain(skill.solve(data))
-        try:
-            tol = tolerances(skill.working, data, skill.decimals) if skill.working and skill.decimals else None
-        except (ZeroDivisionError, ValueError):  # rounding could reach a division by 0: pick other numbers
-            continue
-        v = Variant(name, seed, prompt, data, answer, skill.kind, skill.decimals, skill.tables, tol)
-        if _mistakes_apart(skill, v):
-            return v
-    return v
+    prompt, data, tol = draw(skill, seed)
+    return Variant(name, seed, prompt, data, plain(skill.solve(data)), skill.kind, skill.decimals, skill.tables, tol)
 
 
-def _mistakes_apart(skill: Skill, v: Variant) -> bool:
-    """True if no mistake's answer is within twice the tolerance of the right one without equalling it."""
+@dataclass(frozen=True)
+class _Probe:
+    """Stands in for a variant to ask a skill which kind of problem ``data`` is."""
+
+    data: Mapping[str, Any]
+
+
+def _mistakes_apart(skill: Skill, data: Mapping[str, Any], tol: Any) -> bool:
+    """True if every named mistake that applies gives an answer the checker refuses and tells apart: not the
+    right answer itself (a problem where the mistake gives the right answer cannot catch it), and, for a
+    rounded answer, not within twice the spread of the accepted values."""
+    expected = parse(plain(skill.solve(data)), skill.kind)
+    others = [parse(a, skill.kind) for a in (skill.also_right(data) if skill.also_right else [])]
     if skill.decimals is None:
-        return True
-    expected = parse(v.answer, skill.kind)
-    wide = _scaled(v.tol if v.tol is not None else tolerance(skill.decimals), 2.0)
+        wide = None
+    elif isinstance(tol, Reach):
+        wide = tol.around(tol.exact, widen=2.0)
+    else:
+        wide = _scaled(tol if tol is not None else tolerance(skill.decimals), 2.0)
     for wrong in skill.mistakes.values():
         try:
-            value = wrong(v.data)
+            value = wrong(data)
             if value is None:
                 continue
             value = parse(value, skill.kind)
-        except Exception:  # noqa: BLE001 - a mistake that cannot be computed does not apply
+            if any(compare(e, value, skill.kind, None, 1e-6) is None for e in [expected] + others):
+                return False
+            if wide is not None and compare(expected, value, skill.kind, None, wide) is None:
+                return False
+        except Exception:  # noqa: BLE001 - a mistake that cannot be computed (or compared) does not apply
             continue
-        same = compare(expected, value, skill.kind, None, 1e-6) is None
-        if not same and compare(expected, value, skill.kind, None, wide) is None:
-            return False
     return True
 
 

@@ -4,12 +4,16 @@
   answer to a fresh variant with no hint shown (default ``N = 3``; set env
   ``ATTNLAB_MASTERY_N`` or pass ``n_required``), **and** the run has met every kind of problem
   the skill contains (e.g. a causal mask with S = L *and* one with cached keys, S > L). A wrong
-  answer, a hint or the worked answer resets the run to 0; a correct retry of the same variant is
-  acknowledged but does not count. An answer that cannot be read changes nothing.
+  answer, a hint or the worked answer resets the run to 0 (a hint or the worked answer looked at after
+  the problem was answered right keeps it); a correct retry of the same variant is acknowledged but
+  does not count. An answer that cannot be read changes nothing.
 * **Spaced review**: when a skill is mastered it is scheduled for review after
-  ``interval_lessons`` lessons (2) **or** ``interval_days`` days (3), whichever comes first
-  (past the last lesson only the days count). A clean review doubles both intervals; a miss (or
-  a hint) puts the skill back into practice (not mastered, run reset).
+  ``interval_lessons`` lessons (2) **or** when the FSRS scheduler (the ``fsrs`` library, Free
+  Spaced Repetition Scheduler, Ye et al., KDD 2022) says the learner's memory of it needs it,
+  whichever comes first (past the last lesson only FSRS counts). Mastery is rated *Good*; a clean
+  review is *Good* and doubles the lesson interval; a miss (or a hint) on review is *Again* and puts
+  the skill back into practice (not mastered, run reset). The record keeps FSRS's card (stability,
+  difficulty, state), so the days follow the learner's measured memory.
 * **Prerequisites**: each lesson lists skills from earlier lessons that :func:`attnlab.practice.gate`
   checks; they live in the course registry, :mod:`attnlab.course`.
 
@@ -19,9 +23,11 @@ and hand the event to the store (:meth:`~attnlab.practice.store.ProgressStore.up
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Mapping, Union
 
@@ -120,13 +126,50 @@ class Result:
     tier: int = 1
 
 
+@functools.lru_cache(maxsize=1)
+def scheduler():
+    """The FSRS scheduler (default parameters, 90 % desired retention). A mastered skill is past learning,
+    so no same-day learning steps, and no random fuzz (the schedule is a pure function of the answers)."""
+    from fsrs import Scheduler
+
+    return Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+def _when(now: float) -> datetime:
+    return datetime.fromtimestamp(now, timezone.utc)
+
+
+def _card(rec: SkillRecord, now: float):
+    """The record's FSRS card; a record from before FSRS gets one from its state (mastered: in review, its
+    last interval as the stability), a fresh one otherwise."""
+    from fsrs import Card, State
+
+    if rec.card is not None:
+        return Card.from_dict(rec.card)
+    if rec.mastered:
+        last = rec.mastered_at if rec.mastered_at is not None else now - rec.interval_days * DAY
+        return Card(card_id=1, state=State.Review, stability=rec.interval_days, difficulty=5.0,  # mid of 1..10
+                    due=_when(rec.due_at if rec.due_at is not None else now), last_review=_when(min(last, now)))
+    return Card(card_id=1, due=_when(now))
+
+
+def rate(rec: SkillRecord, rating: str, now: float) -> SkillRecord:
+    """``rec`` after FSRS reviews its card with ``rating`` ("again" or "good") at ``now``: the new card and
+    ``due_at``, ``interval_days`` from it."""
+    from fsrs import Rating
+
+    card, _ = scheduler().review_card(_card(rec, now), Rating.Good if rating == "good" else Rating.Again,
+                                      review_datetime=_when(now))
+    due = card.due.timestamp()
+    return rec.but(card=card.to_dict(), due_at=due, interval_days=round((due - now) / DAY, 6))
+
+
 def _schedule(rec: SkillRecord, now: float, lesson: str | None, skill_lesson: str) -> SkillRecord:
-    """Next review: ``interval_days`` from now, or ``interval_lessons`` after the current lesson (or after
-    the skill's own lesson, if the learner has not opened a later one); no lesson past the last one."""
+    """Next review: when FSRS says (rated Good now), or ``interval_lessons`` after the current lesson (or
+    after the skill's own lesson, if the learner has not opened a later one); no lesson past the last one."""
     base = max(lesson or "00", skill_lesson)
     due = int(base) + rec.interval_lessons
-    return rec.but(due_at=now + rec.interval_days * DAY,
-                   due_lesson=f"{due:02d}" if due <= int(LAST_LESSON) else None)
+    return rate(rec, "good", now).but(due_lesson=f"{due:02d}" if due <= int(LAST_LESSON) else None)
 
 
 def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
@@ -137,8 +180,13 @@ def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
                        review=event.review), Result()
     if isinstance(event, Hint):
         tier = min(rec.hinted + 1, 2)
+        if rec.solved:  # help on a problem already answered cannot have helped that answer: the run stays
+            return rec.but(hinted=tier, hints=rec.hints + (tier > rec.hinted)), Result(tier=tier)
         return rec.but(hinted=tier, hints=rec.hints + (tier > rec.hinted), streak=0, run_kinds=()), Result(tier=tier)
     if isinstance(event, Reveal):
+        if rec.solved:
+            return rec.but(shown=True, hinted=2), Result(note="Already answered: looking at the worked answer "
+                                                              "keeps your run.", tier=2)
         return rec.but(shown=True, hinted=2, streak=0, run_kinds=()), Result(tier=2)
     if not isinstance(event, Answer):
         raise TypeError(f"unknown event {event!r}")
@@ -155,12 +203,12 @@ def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
     if rec.review:
         rec = rec.but(review=False)
         if event.correct and clean:
-            rec = _schedule(rec.but(interval_days=rec.interval_days * 2, interval_lessons=rec.interval_lessons * 2),
-                            event.now, event.lesson, event.skill_lesson)
+            rec = _schedule(rec.but(interval_lessons=rec.interval_lessons * 2), event.now, event.lesson,
+                            event.skill_lesson)
             return rec, Result(True, "Review passed: this skill comes back later.", tier)
         if first:
-            rec = rec.but(mastered=False, streak=0, run_kinds=(), due_at=None, due_lesson=None, interval_days=3.0,
-                          interval_lessons=2)
+            rec = rate(rec, "again", event.now).but(mastered=False, streak=0, run_kinds=(), due_at=None,
+                                                    due_lesson=None, interval_lessons=2)
             return rec, Result(False, "Missed on review, so this skill is back in practice.", tier)
         return rec, Result(tier=tier)
     if event.correct and clean:
@@ -170,8 +218,8 @@ def transition(rec: SkillRecord, event: Event) -> tuple[SkillRecord, Result]:
         if rec.mastered:
             return rec, Result(True, "Correct again (already mastered).", tier)
         if rec.streak >= n and not missing:
+            rec = _schedule(rec, event.now, event.lesson, event.skill_lesson)  # before: not yet in review
             rec = rec.but(mastered=True, mastered_at=event.now, mastered_lesson=event.lesson)
-            rec = _schedule(rec, event.now, event.lesson, event.skill_lesson)
             return rec, Result(True, f"Mastered: {n} correct in a row on fresh problems.", tier)
         note = f"{min(rec.streak, n)}/{n} in a row."
         if rec.streak >= n:
@@ -239,16 +287,27 @@ def fresh_variant(store: ProgressStore, skill: str, *, n_required: int | None = 
     return _open_variant(store, skill, _serve(store, skill, review=review, n_required=n_required))
 
 
+def shown_variant(store: ProgressStore, skill: str) -> Variant:
+    """The problem on screen: the last one served, even if it was already answered right (the learner moves
+    on with :func:`fresh_variant`); a fresh one if none was ever served."""
+    rec = store.get(skill)
+    if rec.current is None:
+        rec = _serve(store, skill, review=False)
+    return _open_variant(store, skill, rec)
+
+
 def reveal_hint(store: ProgressStore, skill: str) -> tuple[int, str]:
-    """Reveal the next hint tier (1 = nudge, 2 = method) for the open variant; resets the run."""
-    current_variant(store, skill)
+    """Reveal the next hint tier (1 = nudge, 2 = method) for the problem on screen (:func:`shown_variant`).
+    Before it is answered right this resets the run; after, the run is kept (the answer was already given)."""
+    shown_variant(store, skill)
     rec = store.update(skill, lambda r: transition(r, Hint())[0])
     return rec.hinted, get_skill(skill).hints[rec.hinted - 1]
 
 
 def reveal_answer(store: ProgressStore, skill: str) -> str:
-    """The worked answer of the open variant (method and result); resets the run, the problem no longer counts."""
-    variant = current_variant(store, skill)
+    """The worked answer (method and result) of the problem on screen (:func:`shown_variant`). Before it is
+    answered right the problem no longer counts and the run resets; after a right answer the run is kept."""
+    variant = shown_variant(store, skill)
     store.update(skill, lambda r: transition(r, Reveal())[0])
     return get_skill(skill).worked(variant)
 

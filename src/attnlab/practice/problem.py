@@ -11,23 +11,23 @@ Which numbers a learner gets depends on the learner id (:func:`attnlab.practice.
 from __future__ import annotations
 
 import os
-import random
 from typing import Any
 
 from .answers import AnswerFormatError, parse
-from .core import get_skill
+from .core import draw, get_skill
 from .seeding import attnlab_home, learner_id, seed_for
 
 
 def problem_prompt(skill: str, key: str, learner: str | None = None) -> str:
     """The markdown statement of ``learner``'s variant of ``skill`` for ``key`` (default learner:
-    :func:`learner_id`).  Builds the problem only; the answer is never computed.
+    :func:`learner_id`).  Draws the problem only (:func:`attnlab.practice.core.draw`); no variant with its
+    answer is built or kept.
 
     Raises:
         KeyError: unknown ``skill`` (from :func:`attnlab.practice.get_skill`).
     """
     s = get_skill(skill)
-    prompt, _ = s.build(random.Random(seed_for(learner or learner_id(), key)))  # as Skill.variant does
+    prompt, _, _ = draw(s, seed_for(learner or learner_id(), key))  # as Skill.variant does, keeping only the prompt
     return prompt
 
 

@@ -16,7 +16,7 @@ HISTORY = 30  # answers kept per skill
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "int": (int,), "bool": (bool,), "float": (int, float), "str": (str,),
     "int | None": (int, type(None)), "float | None": (int, float, type(None)), "str | None": (str, type(None)),
-    "tuple[str, ...]": (list, tuple), "tuple[tuple, ...]": (list, tuple),
+    "tuple[str, ...]": (list, tuple), "tuple[tuple, ...]": (list, tuple), "dict | None": (dict, type(None)),
 }
 
 
@@ -31,7 +31,9 @@ class SkillRecord:
     answer of the previously served problem, to avoid serving the same answer twice in a row).
     Mastery: ``streak`` (counted answers in a row), ``run_kinds`` (kinds of problem met in the
     run), ``mastered``, ``mastered_at``, ``mastered_lesson``. Review: ``due_at`` (epoch seconds),
-    ``due_lesson`` (None past the last lesson), ``interval_days``, ``interval_lessons``.
+    ``due_lesson`` (None past the last lesson), ``interval_days`` (days to the review FSRS scheduled),
+    ``interval_lessons``, ``card`` (the FSRS memory state, ``fsrs.Card.to_dict()``; None before the
+    first scheduling: a record written before FSRS is migrated from its interval when next scheduled).
     Totals: ``attempts``, ``correct``, ``hints``; ``history``: the last answers as
     ``(time, correct, hint tier, misconception or None)``.
     """
@@ -54,6 +56,7 @@ class SkillRecord:
     due_lesson: str | None = None
     interval_days: float = 3.0
     interval_lessons: int = 2
+    card: dict | None = None
     attempts: int = 0
     correct: int = 0
     hints: int = 0
@@ -74,6 +77,7 @@ class SkillRecord:
         out = asdict(self)
         out["run_kinds"] = list(self.run_kinds)
         out["history"] = [list(h) for h in self.history]
+        out["card"] = dict(self.card) if self.card is not None else None
         return out
 
     @classmethod
@@ -94,6 +98,14 @@ class SkillRecord:
                 if not all(isinstance(k, str) for k in value):
                     return None
                 value = tuple(value)
+            elif f.name == "card" and value is not None:
+                try:
+                    from fsrs import Card
+
+                    Card.from_dict(value)
+                except (KeyError, TypeError, ValueError):
+                    return None
+                value = dict(value)
             elif f.name == "history":
                 if not all(isinstance(h, (list, tuple)) and len(h) == 4 for h in value):
                     return None

@@ -35,8 +35,8 @@ from filelock import FileLock, Timeout
 from .record import SkillRecord
 from .seeding import attnlab_home, learner_id
 
-SCHEMA = 2
-_READABLE_SCHEMAS = (1, 2)  # schema 1: the same fields as dicts, before SkillRecord
+SCHEMA = 3
+_READABLE_SCHEMAS = (1, 2, 3)  # 1: the same fields as dicts, before SkillRecord; 2: before the FSRS card
 LOCK_TIMEOUT = 30.0  # seconds to wait for another process's write
 
 

@@ -55,12 +55,14 @@ class PracticeItem:
         return self.last.feedback
 
     def hint(self) -> str:
-        """The next hint (1: nudge, 2: method). Showing a hint resets the run towards mastery."""
+        """The next hint (1: nudge, 2: method) for the problem on screen. Before it is answered right, showing
+        a hint resets the run towards mastery; after a right answer the run is kept."""
         tier, text = mastery.reveal_hint(self.store, self.skill.name)
         return f"Hint {tier}/2: {text}"
 
     def worked_answer(self) -> str:
-        """The worked answer (method and result) of the open problem. It then no longer counts and the run resets."""
+        """The worked answer (method and result) of the problem on screen. Before it is answered right, the
+        problem then no longer counts and the run resets; after a right answer the run is kept."""
         return "Worked answer: " + mastery.reveal_answer(self.store, self.skill.name)
 
     def next(self) -> Variant:

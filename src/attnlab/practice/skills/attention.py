@@ -81,6 +81,7 @@ def _col_softmax(d):
 register(Skill(
     name="sdpa_softmax_row", lesson="02", title="Row-wise softmax of scores", kind="matrix", decimals=2,
     build=_softmax_build, solve=None, working=lambda d, m: [m.softmax(row) for row in d["scores"]],
+    orders=(lambda d, m: [m.softmax_shifted(row) for row in d["scores"]],),
     reference=lambda d: softmax_rows(d["scores"]), tables=("scores",),
     mistakes={
         "softmax_wrong_axis": _col_softmax,
@@ -125,6 +126,7 @@ register(Skill(
         "av_transposed": lambda d: (f64(d["A"]).T @ f64(d["V"])).tolist(),
         "av_v_transposed": lambda d: (f64(d["A"]) @ f64(d["V"]).T).tolist(),
         "va_instead_of_av": lambda d: (f64(d["V"]) @ f64(d["A"])).tolist(),
+        "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
     },
     hints=("Output row i is a weighted average of the value rows, using row i of A.",
            "out[i] = A[i][0]·V[0] + A[i][1]·V[1] (each V[j] is a row vector)."),
@@ -153,6 +155,16 @@ def _full_working(d, m):
     return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
 
 
+def _full_working_scaled_first(d, m, side="Q"):
+    """The same formula with the queries (or the keys) divided by √d_k before the dot products."""
+    root = m.r(m.sqrt(2))
+    Q = [[m.r(x / root) for x in q] for q in d["Q"]] if side == "Q" else d["Q"]
+    K = [[m.r(x / root) for x in k] for k in d["K"]] if side == "K" else d["K"]
+    scores = [[m.r(sum(x * y for x, y in zip(q, k, strict=True))) for k in K] for q in Q]  # (L, S)
+    weights = [m.softmax(row) for row in scores]  # (L, S)
+    return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
+
+
 def _full_reference(d):
     from attnlab.nn import scaled_dot_product_attention
 
@@ -169,12 +181,17 @@ def _full_wrong(d, divisor=math.sqrt(2), column_softmax=False):
 register(Skill(
     name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
     build=_full_build, solve=None, working=_full_working, reference=_full_reference, tables=("Q", "K", "V"),
+    orders=(_full_working_scaled_first, lambda d, m: _full_working_scaled_first(d, m, "K")),
     mistakes={
         "no_scale": lambda d: _full_wrong(d, 1.0),
         "scale_by_dk": lambda d: _full_wrong(d, 2.0),
         "softmax_wrong_axis": lambda d: _full_wrong(d, column_softmax=True),
         "av_transposed": lambda d: (softmax_rows((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).tolist()).T
                                     @ f64(d["V"])).tolist(),
+        "k_qt": lambda d: (softmax_rows((f64(d["K"]) @ f64(d["Q"]).T / math.sqrt(2)).tolist())
+                           @ f64(d["V"])).tolist(),
+        "softmax_no_normalise": lambda d: ((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).exp() @ f64(d["V"])).tolist(),
+        "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
     },
     hints=("Three steps: scores, softmax per row, weighted average of values.",
            "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),

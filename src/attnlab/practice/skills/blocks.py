@@ -35,6 +35,7 @@ register(Skill(
         "params_without_bias": lambda d: ffn_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: ffn_params(d["d_model"], d["d_model"]),
         "ffn_count_one_layer": lambda d: d["d_model"] * d["d_ff"] + d["d_ff"],
+        "one_bias_forgotten": lambda d: ffn_params(d["d_model"], d["d_ff"]) - d["d_model"],
     },
     hints=("Count each linear layer as weights plus biases.",
            "W_1: d_model·d_ff + d_ff; W_2: d_ff·d_model + d_model."),
@@ -52,10 +53,11 @@ def _block_build(rng):
 
 
 def block_params(d_model: int, d_ff: int, *, bias: bool = True, w_o: bool = True, norms: bool = True,
-                 heads: int = 1) -> int:
+                 heads: int = 1, ln_bias: bool = True, lost_bias: int = 0) -> int:
     """Attention (4 projections) + FFN + two LayerNorms (2·d each); the keywords leave parts out."""
     attention = mha_params(d_model, bias) * (3 if not w_o else 4) // 4 * heads
-    return attention + ffn_params(d_model, d_ff, bias) + (2 * (2 * d_model if bias else d_model) if norms else 0)
+    ln = 2 * d_model if bias and ln_bias else d_model
+    return attention + ffn_params(d_model, d_ff, bias) + (2 * ln if norms else 0) - lost_bias
 
 
 def _block_reference(d):
@@ -74,6 +76,10 @@ register(Skill(
         "params_without_bias": lambda d: block_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
+        "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
+        "one_bias_forgotten": lambda d: block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
+        "params_one_head": lambda d: block_params(d["d_model"], d["d_ff"]) - mha_params(d["d_model"]) + (
+            4 * d["d_model"] * (d["d_model"] // d["n_heads"]) + 3 * (d["d_model"] // d["n_heads"]) + d["d_model"]),
     },
     hints=("Add up three parts: attention, feed-forward, and the two LayerNorms.",
            "Attention 4·d² + 4·d; FFN 2·d·d_ff + d_ff + d; LayerNorms 2 × 2·d (d = d_model)."),
@@ -99,6 +105,15 @@ def _ln_working(d, m):
     return [m.r(e / sd) for e in dev]
 
 
+def _ln_working_mean_of_squares(d, m):
+    """The same LayerNorm with the variance as mean(x²) − μ² (another order of the same sums)."""
+    x = d["x"]
+    mu = m.r(sum(x) / len(x))
+    var = m.r(m.r(sum((m.r(v * v) for v in x), 0.0) / len(x)) - m.r(mu * mu))
+    sd = m.r(m.sqrt(var))
+    return [m.r(m.r(v - mu) / sd) for v in x]
+
+
 def _ln(x, unbiased=False, center=True, divide_by_var=False):
     x = f64(x)
     mu = x.mean() if center else 0.0
@@ -107,7 +122,7 @@ def _ln(x, unbiased=False, center=True, divide_by_var=False):
 
 register(Skill(
     name="layernorm_by_hand", lesson="06", title="LayerNorm by hand", kind="vector", decimals=2,
-    build=_ln_build, solve=None, working=_ln_working,
+    build=_ln_build, solve=None, working=_ln_working, orders=(_ln_working_mean_of_squares,),
     reference=lambda d: torch.nn.functional.layer_norm(f64(d["x"]), (4,), eps=1e-12),
     mistakes={
         "layernorm_unbiased_var": lambda d: _ln(d["x"], unbiased=True),

@@ -76,9 +76,10 @@ def choices_skill(name, lesson, title, questions, hints):
     ))
 
 
-def order_skill(name, lesson, title, questions, wrong_orders, hints):
+def order_skill(name, lesson, title, questions, wrong_orders, hints, also_right=()):
     """Steps to put in order; each option's tag is its position in the right order. ``wrong_orders[m]`` is
-    the order (positions) the misconception ``m`` produces."""
+    the order (positions) the misconception ``m`` produces; ``also_right``: other orders that compute the
+    same thing."""
     def in_order(d, positions):
         where = {tag: LETTERS[i] for i, (_, tag) in enumerate(d["options"])}
         return [where[p] for p in positions]
@@ -87,6 +88,7 @@ def order_skill(name, lesson, title, questions, wrong_orders, hints):
     register(Skill(
         name=name, lesson=lesson, title=title, kind="order", build=_build(questions, "order"),
         solve=lambda d: in_order(d, range(n)),
+        also_right=lambda d: [in_order(d, o) for o in also_right],
         mistakes={m: (lambda d, o=o: in_order(d, o)) for m, o in wrong_orders.items()},
         kinds=tuple(label for label, _, _ in questions), kind_of_data=lambda d: d["question"],
         hints=hints,
@@ -126,7 +128,7 @@ choice_skill("concept_scale", "02", "Why scale the scores by 1/√d_k", [
     ]),
     ("forget", "d_k grows from 64 to 1024 and the 1/√d_k scale is left out. What happens to the softmax of the scores?",
      [
-         ("It becomes nearly one-hot (saturated), and its gradients nearly vanish.", None),
+         ("It becomes peakier, towards one-hot (it saturates), and its gradient shrinks.", None),
          ("It becomes nearly uniform.", "big_scores_uniform"),
          ("Nothing: the softmax does not change when its inputs are scaled.", "softmax_scale_invariant"),
          ("Its rows no longer sum to 1.", "scale_normalises"),
@@ -148,8 +150,10 @@ order_skill("concept_mask_order", "03", "The order of the steps of masked attent
     "mask_after_softmax": [0, 1, 3, 2, 4],
     "scale_after_softmax": [0, 2, 3, 1, 4],
     "values_before_softmax": [0, 1, 2, 4, 3],
-}, hints=("The mask must act on the logits, before they become probabilities.",
-          "scores = Q Kᵀ → / √d_k → masked_fill(blocked, −inf) → softmax over keys → @ V."))
+}, also_right=[[0, 2, 1, 3, 4]],  # masking before scaling gives the same logits: −∞ / √d_k = −∞
+    hints=("The mask must act on the logits, before they become probabilities.",
+           "scores = Q Kᵀ → / √d_k → masked_fill(blocked, −inf) → softmax over keys → @ V (masking before "
+           "the scaling gives the same logits, since −∞ / √d_k = −∞)."))
 
 # ============================================================================ 04 positions
 choice_skill("concept_positions", "04", "Why attention needs positions", [
@@ -162,8 +166,8 @@ choice_skill("concept_positions", "04", "Why attention needs positions", [
         ("Attention cannot run without positions.", "attention_needs_positions_to_run"),
         ("Every output becomes the same average of all the tokens.", "attention_averages_all"),
     ]),
-    ("dog", "Without positional encoding, compare 'dog bites man' with 'man bites dog'. What does self-attention "
-            "output for the token 'dog'?", [
+    ("dog", "Without positional encoding and without a mask (unmasked, bidirectional self-attention), compare "
+            "'dog bites man' with 'man bites dog'. What does self-attention output for the token 'dog'?", [
         ("Exactly the same vector in both sentences.", None),
         ("Different vectors, because 'dog' moved.", "attention_order_aware"),
         ("The output row at the same position, i.e. the vector of 'man'.", "permutation_invariant"),
@@ -268,7 +272,7 @@ choice_skill("concept_exposure_bias", "08", "Teacher forcing and exposure bias",
         ("The true token at position t; the target at t is the true token t + 1.", None),
         ("The model's own prediction from position t − 1.", "teacher_forcing_feeds_predictions"),
         ("The true token t + 1, which is also its target.", "target_no_shift"),
-        ("Nothing: the decoder is fed a blank and predicts the whole sequence at once.", "teacher_forcing_sequential"),
+        ("Nothing: the decoder is fed a blank and predicts the whole sequence at once.", "teacher_forcing_blank_input"),
     ]),
 ], hints=("Compare what the model is fed in training with what it is fed when it generates.",
           "Teacher forcing feeds the ground truth prefix (inputs = targets shifted by one), all positions in "

@@ -64,9 +64,9 @@ def _mem_build(rng):
     return prompt, {"B": B, "H": H, "L": L, "dtype": dtype}
 
 
-def _weights_bytes(d, *, heads=True, batch=True, size=True):
+def _weights_bytes(d, *, heads=True, batch=True, size=True, square=True):
     """B · H · L · L · bytes per number."""
-    return ((d["B"] if batch else 1) * (d["H"] if heads else 1) * d["L"] * d["L"]
+    return ((d["B"] if batch else 1) * (d["H"] if heads else 1) * d["L"] * (d["L"] if square else 1)
             * (BYTES[d["dtype"]] if size else 1))
 
 
@@ -85,6 +85,7 @@ register(Skill(
         "scores_forget_heads": lambda d: _weights_bytes(d, heads=False),
         "forget_batch": lambda d: _weights_bytes(d, batch=False),
         "bytes_as_numbers": lambda d: _weights_bytes(d, size=False),
+        "scores_linear_in_length": lambda d: _weights_bytes(d, square=False),
     },
     hints=("The weights hold one number for every (batch, head, query, key) combination.",
            "bytes = B · H · L · L · bytes per number."),
@@ -101,9 +102,9 @@ def _flops_build(rng):
     return prompt, {"B": B, "H": H, "L": L, "d_k": d_k}
 
 
-def _flops(d, *, per_madd=2, matmuls=2, heads=True):
+def _flops(d, *, per_madd=2, matmuls=2, heads=True, batch=True):
     """matmuls · per_madd · B · H · L · L · d_k."""
-    return matmuls * per_madd * d["B"] * (d["H"] if heads else 1) * d["L"] * d["L"] * d["d_k"]
+    return matmuls * per_madd * (d["B"] if batch else 1) * (d["H"] if heads else 1) * d["L"] * d["L"] * d["d_k"]
 
 
 def _flops_reference(d):
@@ -124,6 +125,7 @@ register(Skill(
         "flops_forget_factor_two": lambda d: _flops(d, per_madd=1),
         "flops_one_matmul": lambda d: _flops(d, matmuls=1),
         "scores_forget_heads": lambda d: _flops(d, heads=False),
+        "forget_batch": lambda d: _flops(d, batch=False) if d["B"] > 1 else None,
     },
     hints=("Each product is (L × d_k)(d_k × L) or (L × L)(L × d_k) per batch element and head.",
            "Each matmul: 2 · B · H · L · L · d_k FLOPs; there are two of them."),

@@ -54,10 +54,26 @@ def _topk_working(d, m):
     return m.softmax(d["logits"], _kept(d, d["k"]))
 
 
+def _topk_renormalised(d, m):
+    """The same probabilities computed another way: softmax over all the tokens, then the kept ones divided by
+    their total (renormalised)."""
+    p = m.softmax(d["logits"])
+    kept = _kept(d, d["k"])
+    total = m.r(sum((v for v, k in zip(p, kept, strict=True) if k), 0.0))
+    return [m.r(v / total) if k else 0.0 for v, k in zip(p, kept, strict=True)]
+
+
 def _topk_reference(d):
     from attnlab.nn import top_k_filter
 
     return top_k_filter(f64(d["logits"]), d["k"]).softmax(-1)
+
+
+def _topk_linear(d):
+    """The kept logits divided by their sum (no exp); None when that sum is 0."""
+    kept = _kept(d, d["k"])
+    total = sum(v for v, keep in zip(d["logits"], kept, strict=True) if keep)
+    return [v / total if keep else 0.0 for v, keep in zip(d["logits"], kept, strict=True)] if total else None
 
 
 def _topk_exact(d, k):
@@ -69,10 +85,14 @@ def _topk_exact(d, k):
 register(Skill(
     name="top_k_probs", lesson="08", title="Top-k filtering", kind="vector", decimals=2,
     build=_topk_build, solve=None, working=_topk_working, reference=_topk_reference,
+    orders=(_topk_renormalised, lambda d, m: m.softmax_shifted(d["logits"], _kept(d, d["k"]))),
     mistakes={
         "top_k_plus_one": lambda d: _topk_exact(d, d["k"] + 1),
         "top_k_no_renorm": lambda d: f64(d["logits"]).softmax(-1) * torch.tensor(_kept(d, d["k"])),
         "top_k_as_greedy": lambda d: _topk_exact(d, 1),
+        "top_k_linear_renorm": lambda d: _topk_linear(d),
+        "softmax_no_normalise": lambda d: [math.exp(v) if keep else 0.0
+                                           for v, keep in zip(d["logits"], _kept(d, d["k"]), strict=True)],
     },
     hints=("Everything outside the k largest logits gets probability 0; the rest must still sum to 1.",
            "Set the other logits to −inf, then softmax: p_i = exp(l_i) / Σ_{kept} exp(l_j) for kept tokens."),
@@ -374,11 +394,16 @@ def _beam_first_greedy(d):
     return _beam_answer(d, beam) if d["ask"] != "greedy" else None  # for "greedy" it is the greedy answer
 
 
+def _not_for_greedy(d, answer):
+    """A ranking slip that leaves the best sequence unchanged does not bear on the greedy-vs-beam question."""
+    return None if d["ask"] == "greedy" and answer == _beam_solve(d) else answer
+
+
 def _beam_sum(d):
     """Extensions ranked by p(y1) + p(y2 | y1); their 'probabilities' reported as those sums."""
     beam = _ranked(_tenths(d), d["k"], lambda a, b: a + b)
     if beam is None or d["ask"] != "probs":
-        return _beam_answer(d, beam)
+        return _not_for_greedy(d, _beam_answer(d, beam))
     return [round(d["first"][a] + d["next"][a][b], 1) for a, b in beam]
 
 
@@ -386,7 +411,7 @@ def _beam_last(d):
     """Extensions ranked by the last step's probability p(y2 | y1) only (reported as their score)."""
     beam = _ranked(_tenths(d), d["k"], lambda a, b: b)
     if beam is None or d["ask"] != "probs":
-        return _beam_answer(d, beam)
+        return _not_for_greedy(d, _beam_answer(d, beam))
     return [d["next"][a][b] for a, b in beam]
 
 

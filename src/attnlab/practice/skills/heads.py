@@ -173,6 +173,10 @@ register(Skill(
         "forget_w_o": lambda d: mha_params(d["d_model"], d["bias"]) * 3 // 4,
         "params_times_heads": lambda d: mha_params(d["d_model"], d["bias"]) * d["n_heads"],
         "params_weights_times_heads": lambda d: 4 * d["d_model"] ** 2 * d["n_heads"],
+        "count_bias_when_disabled": lambda d: mha_params(d["d_model"], True) if not d["bias"] else None,
+        "one_bias_forgotten": lambda d: mha_params(d["d_model"], True) - d["d_model"] if d["bias"] else None,
+        "params_one_head": lambda d: (4 * d["d_model"] * (d["d_model"] // d["n_heads"])
+                                      + ((3 * (d["d_model"] // d["n_heads"]) + d["d_model"]) if d["bias"] else 0)),
     },
     hints=("The number of heads does not change the count: the heads split d_model, they do not add width.",
            "4 linear maps d_model -> d_model: 4·d_model² weights, plus 4·d_model biases if bias=True."),

@@ -26,13 +26,20 @@ def _gpt_build(rng):
                     "n_layers": n_layers}
 
 
-def gpt_params(d, *, positions=True, layers=None, bias=True, tied=True, heads=1) -> int:
-    """Embeddings + n_layers blocks (2 LayerNorms, attention, FFN with d_ff = 4·d) + final LayerNorm."""
-    dm, ln = d["d_model"], (2 * d["d_model"] if bias else d["d_model"])
-    block = 2 * ln + mha_params(dm, bias) * heads + ffn_params(dm, 4 * dm, bias)
+def gpt_params(d, *, positions=True, layers=None, bias=True, tied=True, heads=1, norms=True, final_norm=True,
+               ln_bias=True, head_bias=False, lost_bias=0, one_head=False) -> int:
+    """Embeddings + n_layers blocks (2 LayerNorms, attention, FFN with d_ff = 4·d) + final LayerNorm; the
+    keywords make the count a named mistake makes (``lost_bias``: biases left out per block)."""
+    dm = d["d_model"]
+    ln = (2 * dm if bias and ln_bias else dm) if norms else 0
+    attention = mha_params(dm, bias) * heads
+    if one_head:  # W_Q, W_K, W_V of one head (d_model × d_k each) and W_O as if it took one head back
+        d_k = dm // d["n_heads"]
+        attention = 4 * dm * d_k + (3 * d_k + dm if bias else 0)
+    block = 2 * ln + attention + ffn_params(dm, 4 * dm, bias) - lost_bias
     n = d["n_layers"] if layers is None else layers
-    return (d["vocab_size"] * dm * (1 if tied else 2) + (d["block_size"] * dm if positions else 0)
-            + n * block + ln)
+    return (d["vocab_size"] * dm * (1 if tied else 2) + (d["vocab_size"] if head_bias else 0)
+            + (d["block_size"] * dm if positions else 0) + n * block + (ln if final_norm else 0))
 
 
 def _gpt_reference(d):
@@ -50,6 +57,13 @@ register(Skill(
         "params_without_bias": lambda d: gpt_params(d, bias=False),
         "tied_head_counted_twice": lambda d: gpt_params(d, tied=False),
         "params_times_heads": lambda d: gpt_params(d, heads=d["n_heads"]),
+        "forget_layernorm_params": lambda d: gpt_params(d, norms=False),
+        "final_layernorm_missing": lambda d: gpt_params(d, final_norm=False),
+        "layernorm_gain_only": lambda d: gpt_params(d, ln_bias=False),
+        "tied_head_bias": lambda d: gpt_params(d, tied=False, head_bias=True),
+        "head_bias_added": lambda d: gpt_params(d, head_bias=True),
+        "one_bias_forgotten": lambda d: gpt_params(d, lost_bias=d["d_model"]),
+        "params_one_head": lambda d: gpt_params(d, one_head=True),
     },
     hints=("Count embeddings once, one block times n_layers, the final LayerNorm; the tied output layer adds nothing.",
            "V·d + block·d + n_layers·(4d² + 4d + 2·d·4d + 4d + d + 2·2d) + 2d, with d = d_model."),
@@ -85,6 +99,7 @@ register(Skill(
         "log2_instead_of_ln": lambda d: math.log2(d["vocab_size"]),
         "log10_instead_of_ln": lambda d: math.log10(d["vocab_size"]),
         "loss_is_probability": lambda d: 1.0 / d["vocab_size"],
+        "loss_missing_minus": lambda d: -math.log(d["vocab_size"]),
     },
     hints=("Cross-entropy is −log of the probability given to the right token.",
            "Each token gets probability 1/V, so the loss is −ln(1/V) = ln V."),

@@ -1,6 +1,8 @@
 """Lesson 03: causal (square and rectangular), padding and combined masks (bool, True = may attend), masked softmax."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ._common import Skill, ints, register, show, softmax_rows
@@ -17,8 +19,9 @@ def _grid(rows: int, cols: int, allowed) -> list[list[bool]]:
 
 
 def _causal_build(rng):
-    L = rng.randint(2, 9)
-    S = L + (rng.randint(1, 6) if rng.random() < 0.5 else 0)
+    square = rng.random() < 0.5
+    L = rng.randint(2, 11) if square else rng.randint(2, 9)
+    S = L + (0 if square else rng.randint(1, 6))
     extra = (f" The keys include {S - L} cached earlier position(s): S = {S} keys, and the {L} queries are the "
              "**last** L positions.") if S > L else ""
     prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra} {_MASK_FORMS}"
@@ -49,7 +52,8 @@ register(Skill(
     build=_causal_build, solve=_causal, reference=_causal_reference,
     kinds=("S = L", "S > L (cached keys)"),
     kind_of_data=lambda d: "S = L" if d["S"] == d["L"] else "S > L (cached keys)",
-    mistakes=_CAUSAL_MISTAKES,
+    mistakes={**_CAUSAL_MISTAKES,
+              "rect_mask_square": lambda d: _grid(d["S"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None},
     hints=("A query may look at itself and at everything before it, never after.",
            "Entry (i, j) is True iff j <= i + (S − L); with S = L that is the lower triangle including the diagonal."),
 ))
@@ -60,7 +64,7 @@ register(Skill(
 def _rect_build(rng):
     prefill = rng.random() < 0.4  # a prompt run in chunks (L > 1), else generation (often one token, L = 1)
     L = rng.randint(2, 5) if prefill or rng.random() < 0.5 else 1
-    P = rng.randint(2, 9)  # positions whose keys and values are already cached
+    P = rng.randint(2, 13) if L == 1 else rng.randint(2, 9)  # positions whose keys and values are already cached
     S = P + L
     first = f"positions 0..{P - 1}"
     if not prefill:
@@ -133,8 +137,8 @@ register(Skill(
 
 
 def _combined_build(rng):
-    L = rng.randint(3, 10)
-    length = rng.randint(1, L - 1) if rng.random() < 0.9 else L
+    L = rng.randint(3, 12)
+    length = rng.randint(2, L - 1) if rng.random() < 0.9 else L  # length 1: leaving out the causal mask changes nothing
     pad = f"whose last {L - length} position(s) are padding (real length {length})" if length < L else \
         "with no padding (real length {L})".format(L=L)
     prompt = (f"Decoder self-attention over L = {L} positions of one sequence {pad}. Build the **combined mask** "
@@ -207,6 +211,8 @@ register(Skill(
         "mask_fill_zero": _fill_zero,
         "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
                                                                                 dtype=torch.bool).triu()),
+        "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
+                                           for i, row in enumerate(d["scores"])],
     },
     hints=("Blocked positions must get weight exactly 0 and each row must still sum to 1.",
            "Replace blocked scores (j > i) by −inf, then take the softmax of each row over what is left."),

@@ -73,11 +73,13 @@ _LOOKUP_HINTS = ("Score each key against the query first, then turn the three sc
 register(Skill(
     name="soft_lookup_weights", lesson="01", title="Soft lookup: weights", kind="vector", decimals=2,
     build=lambda rng: _lookup_build(rng, False), solve=None, working=_weights, reference=_lookup_reference,
+    orders=(lambda d, m: m.softmax_shifted(_scores(d)),),
     mistakes={
         "normalize_without_exp": lambda d: [s / sum(_scores(d)) for s in _scores(d)],
         "argmax_lookup": _onehot,
         "softmax_wrong_axis": lambda d: [1.0, 1.0, 1.0],
         "scaled_lookup": _scaled_weights,
+        "softmax_no_normalise": lambda d: [math.exp(s) for s in _scores(d)],
     },
     hints=_LOOKUP_HINTS,
 ))
@@ -90,6 +92,8 @@ register(Skill(
         "softmax_wrong_axis": lambda d: _mix(d, [1.0, 1.0, 1.0]),
         "normalize_without_exp": lambda d: _mix(d, [s / sum(_scores(d)) for s in _scores(d)]),
         "scaled_lookup": lambda d: _mix(d, _scaled_weights(d).tolist()),
+        "softmax_no_normalise": lambda d: _mix(d, [math.exp(s) for s in _scores(d)]),
+        "lookup_ignores_weights": lambda d: f64(d["V"]).mean(0),
     },
     hints=("The output is a weighted average of the value rows, with the softmax weights.",
            _LOOKUP_HINTS[1] + "; output = Σ_j weight_j · v_j (row vector of length 2)."),

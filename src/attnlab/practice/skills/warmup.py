@@ -19,7 +19,7 @@ def _softmax_build(rng):
 register(Skill(
     name="warmup_softmax", lesson="00", title="Softmax of a 3-vector", kind="vector", decimals=2,
     build=_softmax_build, solve=None,
-    working=lambda d, m: m.softmax(d["x"]),
+    working=lambda d, m: m.softmax(d["x"]), orders=(lambda d, m: m.softmax_shifted(d["x"]),),
     reference=lambda d: softmax_rows([d["x"]])[0],
     mistakes={
         "normalize_without_exp": lambda d: [v / sum(d["x"]) for v in d["x"]],
