@@ -1,5 +1,5 @@
 """The deployment's exchange and course folder win over the clone's defaults, and the documented
-release route is nbgrader's own (issue 12, item 3): generate_assignment -> release_assignment into a
+release route is nbgrader's own: generate_assignment -> release_assignment into a
 shared exchange -> a student fetch_assignment -> submit -> the instructor's collect, with the course
 folder outside the clone and formgrader served from a root folder given to start.sh."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # nbgrader's own CLI entry point; jsonschema's optional rfc3987_syntax import (~3 s per process, never
-# used by nbgrader: /work/shared/notes/nbgrader-facts.md) is skipped as autograder.course does.
+# used by nbgrader, measured) is skipped as autograder.course does.
 NBGRADER = [sys.executable, "-c", "import sys; sys.modules['rfc3987_syntax'] = None; sys.argv[0] = 'nbgrader'; "
             "from nbgrader.apps.nbgraderapp import main; main()"]
 ASSIGNMENT = "01_routing_and_soft_lookup"

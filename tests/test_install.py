@@ -1,4 +1,4 @@
-"""The grader is installed, not only cloned (issue 12, item 7): `pip install .` (non-editable) gives
+"""The grader is installed, not only cloned: `pip install .` (non-editable) gives
 `attnlab-grade`, which finds its nbgrader config (package data), the course's solutions
 (--solutions / ATTNLAB_SOLUTIONS, deliberately not shipped) and the Tiny Shakespeare data."""
 from __future__ import annotations
@@ -96,6 +96,6 @@ def test_a_non_editable_install_runs_attnlab_grade_with_its_config_solutions_and
     # installed root-owned for everyone: every installed file readable by all
     unreadable = [p for p in (site / "autograder").rglob("*") if p.is_file() and not p.stat().st_mode & 0o004]
     assert not unreadable, unreadable[:5]
-    # test-support and benchmark code stays in the clone (issue 11): no QA helpers, tests or bench installed
+    # test-support and benchmark code stays in the clone: no QA helpers, tests or bench installed
     shipped = {p.relative_to(site / "autograder").as_posix() for p in (site / "autograder").rglob("*.py")}
     assert not {"qa.py", "bench.py"} & shipped and not any(p.startswith("tests/") for p in shipped), sorted(shipped)

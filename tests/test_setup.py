@@ -1,5 +1,5 @@
 """scripts/setup.sh takes the resolver-made lock of the interpreter it uses, refuses one it has no lock
-for in one sentence, and works for an ordinary user with Debian's own python3 (issue 12, item 2)."""
+for in one sentence, and works for an ordinary user with Debian's own python3."""
 from __future__ import annotations
 
 import os
@@ -128,7 +128,7 @@ def _ordinary_user() -> tuple[str, list[str]]:
 def test_debian_python3_as_an_ordinary_user_resolves_its_lock():
     """The whole route of `./start.sh` up to installing: Debian's /usr/bin/python3 (3.11.2 on Debian 12),
     a clone owned by an ordinary user, .venv created, and pip resolving the lock with the torch CPU
-    build (`setup.sh --dry-run`; a full install is minutes, done by hand and reported in issue 12)."""
+    build (`setup.sh --dry-run`; a full install takes minutes and is left to the README's own commands)."""
     system_py = Path("/usr/bin/python3")
     if not system_py.exists():
         pytest.skip("no /usr/bin/python3 on this machine")

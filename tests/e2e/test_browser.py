@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_lab import NOTEBOOK, Lab, Steps
+from e2e_lab import Lab, Steps
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 

@@ -1,4 +1,4 @@
-"""The engine's shape and edges (issue 13): the pure transition table, typos that change nothing,
+"""The engine's shape and edges: the pure transition table, typos that change nothing,
 concurrent writers that lose nothing, fresh problems that never repeat and cover every kind."""
 import json
 import multiprocessing

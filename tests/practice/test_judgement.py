@@ -1,4 +1,4 @@
-"""Judging like a tutor (issue 13): rounded working accepted, every named mistake rejected and named,
+"""Judging like a tutor: rounded working accepted, every named mistake rejected and named,
 enough fresh problems, and every plain-formula oracle agreeing with attnlab.nn."""
 import random
 

@@ -120,7 +120,7 @@ _ENTRIES = [
      "Cross-attention weights are (B, H, L, S): one row per decoder (query) position, one column per encoder (key) position."),
     ("path_counts_tokens", "you counted tokens instead of steps",
      "The path from token 1 to token n in an RNN takes n − 1 recurrent steps."),
-    # --- practice (mastery): the common mistakes of issue 13 ---
+    # --- practice (mastery): common mistakes in the by-hand skills ---
     ("softmax_no_normalise", "you exponentiated but did not divide by the sum",
      "Softmax is exp(s_j) / Σ exp(s_i): after exponentiating, divide by the sum so the weights add up to 1."),
     ("k_qt", "you computed K Qᵀ instead of Q Kᵀ",
@@ -197,7 +197,7 @@ _ENTRIES = [
      "Every sequence in the batch has its own attention weights: multiply by B."),
     ("flops_one_matmul", "you counted only Q Kᵀ",
      "Attention has two matrix products of the same cost: Q Kᵀ and A V."),
-    # --- practice (mastery): the rectangular causal mask, perplexity and beam search (issue 14) ---
+    # --- practice (mastery): the rectangular causal mask, perplexity and beam search ---
     ("rect_mask_square", "you gave the square mask over all S positions instead of the L query rows",
      "Only the L newest positions are queries: the mask has L rows (queries) and S columns (keys). It is the bottom L rows of the square S × S causal mask."),
     ("ppl_log2_then_exp", "you took log base 2 of the probabilities but then exponentiated with e",

@@ -1,4 +1,4 @@
-"""The skills for the topics issue 14 added to the lessons (rectangular causal mask, perplexity, beam search),
+"""The skills for the rectangular causal mask, perplexity and beam search,
 answered as a learner with a pen would: right answers in several forms, rounded working, natural mistakes, typos."""
 import math
 
