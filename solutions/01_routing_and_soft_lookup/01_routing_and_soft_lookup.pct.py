@@ -341,4 +341,10 @@ print("hard_lookup: visible checks passed")
 # A soft lookup lets the blank's query ask "where is my subject?": if the key of "keys" matches that query best,
 # most of the weight goes to it and the output carries its value (plural), while the nearby singular nouns get
 # little weight. Because the weights are a softmax, the model can learn this choice by gradient descent.
+#
+# **Rubric (2 points).** 1 point: "are", because the subject is the plural "keys" (the nearby singular
+# nouns are inside the modifying phrases), and a recency-biased model would say "is". 1 point: the path length
+# (RNN: one recurrent step per word in between, each able to blur the number; self-attention: one step whatever
+# the distance) and how a query that matches the key of "keys" puts most of the weight on its (plural) value.
+# Half a point off for each part that is stated without its reason.
 # ### END SOLUTION

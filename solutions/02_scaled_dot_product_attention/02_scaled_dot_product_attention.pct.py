@@ -293,7 +293,13 @@ print("scaled_dot_product_attention: visible checks passed")
 # ### BEGIN SOLUTION
 # A dot product of two such vectors is a sum of d_k independent terms of variance 1, so its variance is d_k and
 # its typical size grows like √d_k. Without scaling, the largest score in a row dominates the others by a wide
-# margin once d_k is large, the softmax saturates to an almost one-hot row, and its gradients become tiny, so
-# learning stalls. Dividing by √d_k brings the variance back to 1 whatever d_k is, which keeps the softmax in
+# margin once d_k is large, the softmax saturates towards a one-hot row, and its gradient shrinks (about 5
+# times at d_k = 1024 on random vectors, more as scores grow in training), so learning slows down. Dividing
+# by √d_k brings the variance back to 1 whatever d_k is, which keeps the softmax in
 # its sensitive range (Vaswani et al. 2017, §3.2.1, footnote 4).
+#
+# **Rubric (2 points).** 1 point: unscaled scores have variance d_k (standard deviation √d_k), so the softmax
+# saturates towards one-hot and its gradient shrinks. 1 point: dividing by √d_k (the standard deviation, not the
+# variance d_k) brings the variance back to 1 for every d_k. No credit for "so that the rows sum to 1" (the
+# softmax does that) or for scaling by d_model.
 # ### END SOLUTION

@@ -297,4 +297,9 @@ print("sees_future: visible checks passed")
 # language model trained this way can partly read the tokens it must predict, so its training loss looks too good
 # and it fails at generation time, when the future is really unknown. Setting the scores to −∞ before the softmax
 # gives exact zeros and rows that sum to 1 over the allowed keys only.
+#
+# **Rubric (2 points).** 1 point: the rows no longer sum to 1 (a shrunken, unnormalised average), and the
+# future scores are still in the softmax's denominator, so future information leaks into the outputs. 1 point:
+# a causal model then partly reads the tokens it must predict, its training loss looks too good and it fails
+# when generating; the fix is −∞ on the scores before the softmax.
 # ### END SOLUTION

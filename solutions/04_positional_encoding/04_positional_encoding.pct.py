@@ -252,4 +252,9 @@ print("is_permutation_equivariant: visible checks passed")
 # beyond the training length. Rotary embeddings (RoPE) make the attention score depend only on the offset n − m
 # between query and key, which is why they (and other relative schemes) extend more gracefully, though still not
 # for free.
+#
+# **Rubric (2 points).** 1 point: a learned table has no rows beyond 512; the sinusoidal formula gives a vector
+# for every position. 1 point: the network was fitted only to the positions (angle combinations) it saw, so
+# being defined is not the same as working, and one relative design is named (RoPE, a relative position bias
+# such as ALiBi or T5's). Half a point off if the answer claims sinusoids extrapolate for free.
 # ### END SOLUTION

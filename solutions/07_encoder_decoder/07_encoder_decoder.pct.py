@@ -299,4 +299,9 @@ print("depends_on_future: visible checks passed")
 # is an induction over layers: row i depends only on inputs up to i as long as every layer keeps that property. One
 # unmasked layer lets row i mix in the rows j > i, and all later layers (even masked ones) carry that information
 # forward, so the outputs depend on the future.
+#
+# **Rubric (2 points).** 1 point: teacher forcing feeds the whole target at once, so without the mask a position
+# reads the token it must predict; cross-attention reads the source, which is fully known before decoding, so
+# only source padding is masked. 1 point: causality holds by induction over the layers, and one unmasked layer
+# mixes future rows into row i, which every later layer carries forward.
 # ### END SOLUTION

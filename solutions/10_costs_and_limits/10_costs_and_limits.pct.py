@@ -277,4 +277,10 @@ print("count_parameters: visible checks passed")
 # unchanged predictions), so the pattern we see is not the only one consistent with the decision. Better evidence is
 # causal: change or remove the token (or ablate the head, or patch its activations from another input) and measure how
 # much the predicted probability of "her" moves; gradient-based attributions are a cheaper complement.
+#
+# **Rubric (2 points).** 1 point: at least two concrete reasons, e.g. a weight scales a value vector that may be
+# small or cancelled by W_O; one head of one layer is not the whole computation (other heads, layers, the
+# residual stream); after layer 1 a position mixes many tokens; other weight patterns give the same output
+# (Jain & Wallace 2019). 1 point: a causal test is named, e.g. remove or change the token, ablate or patch the
+# head, and measure how the probability of "her" moves.
 # ### END SOLUTION

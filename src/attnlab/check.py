@@ -47,7 +47,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from traitlets import Dict, UseEnum
+from traitlets import CaselessStrEnum, Dict
 from traitlets.config import Configurable
 
 __all__ = ["SelfCheckMode", "SelfCheck", "ItemVerdict", "WrittenAnswer", "CheckReport", "CheckError",
@@ -71,15 +71,15 @@ class SelfCheck(Configurable):
     """The instructor's setting for ``attnlab check`` (``c.SelfCheck.*`` in the deployment's
     nbgrader configuration; see the module docstring)."""
 
-    default = UseEnum(SelfCheckMode, default_value=SelfCheckMode.FULL,
-                      help="Mode for every exercise set not named in `assignments`: 'full', 'visible' "
+    default = CaselessStrEnum([m.value for m in SelfCheckMode], default_value=SelfCheckMode.FULL.value,
+                              help="Mode for every exercise set not named in `assignments`: 'full', 'visible' "
                            "or 'off'.").tag(config=True)
-    assignments = Dict(value_trait=UseEnum(SelfCheckMode), default_value={},
+    assignments = Dict(value_trait=CaselessStrEnum([m.value for m in SelfCheckMode]), default_value={},
                        help="Per exercise set, e.g. {'09_capstone': 'off'}; wins over `default`.").tag(config=True)
 
     def mode_for(self, assignment: str) -> SelfCheckMode:
         """The mode for ``assignment`` (e.g. ``"03_masks"``)."""
-        return SelfCheckMode(self.assignments.get(assignment, self.default))
+        return SelfCheckMode(str(self.assignments.get(assignment, self.default)).lower())
 
 
 def _system_config_dirs() -> list[str]:
@@ -93,7 +93,8 @@ def load_policy(config_dirs: list[str] | None = None) -> SelfCheck:
     """The :class:`SelfCheck` setting from the ``nbgrader_config.py``/``.json`` files in
     ``config_dirs`` (default: the system-wide Jupyter configuration folders), later folders winning.
 
-    A file that cannot be read is skipped with a note on stderr (nbgrader warns about it too).
+    A file that cannot be read is skipped with a note on stderr (nbgrader warns about it too); a
+    mode that is not ``full``/``visible``/``off`` raises :class:`CheckError`.
     """
     from traitlets.config import Config
     from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
@@ -106,7 +107,14 @@ def load_policy(config_dirs: list[str] | None = None) -> SelfCheck:
                     merged.merge(loader(name, path=folder).load_config())
                 except Exception as err:  # noqa: BLE001 - a broken deployment file must not stop the check
                     print(f"attnlab check: ignoring {os.path.join(folder, name)}: {err}", file=sys.stderr)
-    return SelfCheck(config=merged)
+    from traitlets import TraitError
+    try:
+        policy = SelfCheck(config=merged)
+        policy.mode_for("")
+    except (TraitError, ValueError) as err:
+        raise CheckError(f"the course's self-check setting (c.SelfCheck in nbgrader_config) is not valid ({err}); "
+                         "ask your instructor: each mode must be 'full', 'visible' or 'off'.") from None
+    return policy
 
 
 # ------------------------------------------------------------------ results
@@ -413,13 +421,17 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
         learner_nb = _read_json(path)
         learner_nb = learner_nb if isinstance(learner_nb, dict) and isinstance(learner_nb.get("cells"), list) else None
         items_by_id = rep.get("items") or {}
+        if rep.get("status") == "error":  # the whole notebook was refused: say why once
+            report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
         answers_of = {_nbg(t).get("grade_id"): a for t, a in _items_of(learner_nb or {"cells": []})}
+        raised = _cell_errors(root / "autograded" / who / name / f"{name}.ipynb")
         for test, _ in _items_of(released):
             gid = _nbg(test).get("grade_id")
             max_points = float(_nbg(test).get("points", 0) or 0)
             item = items_by_id.get(gid)
             if item is None:
-                why = rep.get("reason") or "the grader returned no result for this item"
+                why = "the grader would not grade the notebook (the reason is below)" if rep.get("reason") \
+                    else "the grader returned no result for this item"
                 report.items.append(ItemVerdict(gid, "failed", f"not checked: {why}", 0.0, max_points))
                 continue
             stub = _unattempted(answers_of.get(gid, []), code_stub) if not item["ok"] else None
@@ -428,7 +440,12 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
                                                 f"still holds the stub ({code_stub.splitlines()[-1]})",
                                                 0.0, float(item["max_points"])))
                 continue
-            report.items.append(ItemVerdict(gid, "passed" if item["ok"] else "failed", item["message"],
+            message = item["message"]
+            if not item["ok"]:
+                message += "".join(f"; when graded, answer cell '{_nbg(c).get('grade_id')}' raised "
+                                   f"{raised[_nbg(c).get('grade_id')]}" for c in answers_of.get(gid, [])
+                                   if _nbg(c).get("grade_id") in raised)
+            report.items.append(ItemVerdict(gid, "passed" if item["ok"] else "failed", message,
                                             float(item["points"]), float(item["max_points"]),
                                             list(item.get("mistakes") or ([item["mistake"]] if item.get("mistake")
                                                                           else []))))
@@ -439,6 +456,19 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
     finally:
         os.chdir(here)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _cell_errors(graded: Path) -> dict[str, str]:
+    """``{answer cell: error}`` for the answer cells that raised when the grader ran them (the grader
+    writes "When graded, this cell raised ..." into their outputs in the autograded notebook)."""
+    nb = _read_json(graded)
+    out = {}
+    for cell in (nb or {}).get("cells", []) if isinstance(nb, dict) else []:
+        for o in cell.get("outputs", []) or []:
+            text = _source_text(o)
+            if text.startswith("When graded, this cell raised "):
+                out[_nbg(cell).get("grade_id")] = text.removeprefix("When graded, this cell raised ").strip()
+    return out
 
 
 def _written(learner_nb: dict | None, released: dict, source: Path | None, auto: set[str], text_stub: str,
@@ -481,7 +511,7 @@ def _visible(path: Path, report: CheckReport, why: str) -> CheckReport:
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     code_stub, text_stub = _stubs()
     try:
-        nb = nbformat.from_dict(nb_json)
+        nb = nbformat.reads(json.dumps(nb_json), as_version=4)
         nbformat.validate(nb)
     except Exception as err:  # noqa: BLE001 - nbformat raises many kinds
         report.notes.append(f"{path.name} is not a valid notebook ({type(err).__name__}); nothing could run.")
@@ -496,6 +526,9 @@ def _visible(path: Path, report: CheckReport, why: str) -> CheckReport:
             client.execute()
         except (CellTimeoutError, DeadKernelError, RuntimeError) as err:
             report.notes.append(f"the run stopped early: {str(err).strip().splitlines()[0][:200]}")
+        except Exception as err:  # noqa: BLE001 - a kernel that cannot start: one sentence, no traceback
+            report.notes.append(f"the notebook could not be run here ({type(err).__name__}: "
+                                f"{str(err).strip()[:200]}); run its cells in Jupyter instead.")
     finally:
         os.chdir(here)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -126,7 +126,8 @@ choice_skill("concept_scale", "02", "Why scale the scores by 1/√d_k", [
     ]),
     ("forget", "d_k grows from 64 to 1024 and the 1/√d_k scale is left out. What happens to the softmax of the scores?",
      [
-         ("It becomes nearly one-hot (saturated), and its gradients nearly vanish.", None),
+         ("It saturates towards one-hot, and its gradient shrinks (about 5 times smaller at d_k = 1024 in lesson 02), so "
+          "learning to move the attention slows down.", None),
          ("It becomes nearly uniform.", "big_scores_uniform"),
          ("Nothing: the softmax does not change when its inputs are scaled.", "softmax_scale_invariant"),
          ("Its rows no longer sum to 1.", "scale_normalises"),
@@ -153,8 +154,8 @@ order_skill("concept_mask_order", "03", "The order of the steps of masked attent
 
 # ============================================================================ 04 positions
 choice_skill("concept_positions", "04", "Why attention needs positions", [
-    ("permute", "Self-attention **without positional encoding** is run on a sentence, then on the same tokens in "
-                "another order. How do the outputs relate?", [
+    ("permute", "Unmasked self-attention **without positional encoding** is run on a sentence, then on the same "
+                "tokens in another order. How do the outputs relate?", [
         ("They are the same vectors, permuted in the same way as the inputs (permutation equivariance).", None),
         ("They stay in the original order: attention is permutation-invariant.", "permutation_invariant"),
         ("They change in ways unrelated to the permutation, because attention reads the order.",
@@ -162,8 +163,8 @@ choice_skill("concept_positions", "04", "Why attention needs positions", [
         ("Attention cannot run without positions.", "attention_needs_positions_to_run"),
         ("Every output becomes the same average of all the tokens.", "attention_averages_all"),
     ]),
-    ("dog", "Without positional encoding, compare 'dog bites man' with 'man bites dog'. What does self-attention "
-            "output for the token 'dog'?", [
+    ("dog", "Without positional encoding, compare 'dog bites man' with 'man bites dog'. What does unmasked "
+            "self-attention (no causal mask) output for the token 'dog'?", [
         ("Exactly the same vector in both sentences.", None),
         ("Different vectors, because 'dog' moved.", "attention_order_aware"),
         ("The output row at the same position, i.e. the vector of 'man'.", "permutation_invariant"),
@@ -268,7 +269,8 @@ choice_skill("concept_exposure_bias", "08", "Teacher forcing and exposure bias",
         ("The true token at position t; the target at t is the true token t + 1.", None),
         ("The model's own prediction from position t − 1.", "teacher_forcing_feeds_predictions"),
         ("The true token t + 1, which is also its target.", "target_no_shift"),
-        ("Nothing: the decoder is fed a blank and predicts the whole sequence at once.", "teacher_forcing_sequential"),
+        ("The true token at position t, but one position per training step: the positions are trained one "
+         "after another.", "teacher_forcing_sequential"),
     ]),
 ], hints=("Compare what the model is fed in training with what it is fed when it generates.",
           "Teacher forcing feeds the ground truth prefix (inputs = targets shifted by one), all positions in "
