@@ -285,8 +285,9 @@ plt.show()
 # letter) looks at the last source position, the next row one position earlier, and so on. Note the shift once more: the
 # row is labelled with the decoder's *input* token, and it looks at the source letter of the *next* output. Nobody told
 # the model about positions 5 − t; the alignment is what minimising the loss produced. In translation the same picture
-# is mostly diagonal with local swaps (adjective–noun order, *the cat* ↔ *le chat*), which is how Bahdanau et al. (2015)
-# first showed attention weights as alignments.
+# is mostly diagonal with local swaps where the word order differs (adjective–noun order: *the black cat* ↔ *le chat
+# noir*, where *black* ↔ *noir* crosses *cat* ↔ *chat*), which is how Bahdanau et al. (2015) first showed attention
+# weights as alignments.
 
 # %% [markdown]
 # ## 3 · The causal-masking theorem
