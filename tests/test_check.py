@@ -233,3 +233,11 @@ def test_without_the_grading_specs_only_visible_checks_run_and_nothing_hidden_is
     assert "answered; your instructor grades it" in text
     model = _model_answer("".join(qa.cell(nbformat.read(str(SOLUTIONS / A / f"{A}.ipynb"), 4), WRITTEN).source))[0]
     assert model[:60] not in text and "Rubric" not in text
+
+
+def test_the_hub_recipe_limits_a_class_to_the_visible_checks(tmp_path):
+    """The class deployment's system-wide nbgrader config (installed as <env>/etc/jupyter/nbgrader_config.py)
+    sets the visible mode for every set."""
+    shutil.copy(REPO / "deploy" / "jupyterhub" / "nbgrader_config_global.py", tmp_path / "nbgrader_config.py")
+    policy = load_policy([str(tmp_path)])
+    assert {policy.mode_for(a) for a in ("01_routing_and_soft_lookup", "09_capstone")} == {SelfCheckMode.VISIBLE}
