@@ -241,3 +241,17 @@ def test_the_hub_recipe_limits_a_class_to_the_visible_checks(tmp_path):
     shutil.copy(REPO / "deploy" / "jupyterhub" / "nbgrader_config_global.py", tmp_path / "nbgrader_config.py")
     policy = load_policy([str(tmp_path)])
     assert {policy.mode_for(a) for a in ("01_routing_and_soft_lookup", "09_capstone")} == {SelfCheckMode.VISIBLE}
+
+
+def test_from_a_notebook_the_running_notebook_is_found_or_asked_for(tmp_path, monkeypatch, capsys):
+    from attnlab.check import _running_notebook, check
+    nb = shutil.copy(BLANK, tmp_path / "mine.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JPY_SESSION_NAME", "some/folder/mine.ipynb")  # server-relative; the kernel runs here
+    assert _running_notebook() == str(Path(nb).resolve())
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    check()
+    assert "cannot tell which notebook this is" in capsys.readouterr().out
+    check(tmp_path / "missing.ipynb")
+    out = capsys.readouterr().out
+    assert "there is no file" in out and "Traceback" not in out

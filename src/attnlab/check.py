@@ -570,8 +570,12 @@ def _running_notebook() -> str | None:
     except ImportError:
         vsc = None
     for candidate in (vsc, os.environ.get("JPY_SESSION_NAME")):
-        if candidate and candidate.endswith(".ipynb") and os.path.isfile(candidate):
-            return candidate
+        if not candidate or not candidate.endswith(".ipynb"):
+            continue
+        # an absolute path, else the server-relative path: the kernel starts in the notebook's folder
+        for path in (candidate, os.path.basename(candidate)):
+            if os.path.isfile(path):
+                return os.path.abspath(path)
     return None
 
 
