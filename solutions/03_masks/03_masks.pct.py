@@ -23,7 +23,7 @@
 #
 # * Part 1 by hand (your own numbers), Part 2 the three mask functions of `attnlab.nn`, Part 3 a check you write
 #   that a causal model cannot see the future, Part 4 a written answer.
-# * Run the *check* cell under each answer for immediate feedback (for numbers computed by hand: whether your answer can be read; they are checked when your work is graded).
+# * Run the *check* cell under each answer for immediate feedback (for numbers computed by hand: whether your answer can be read). To check your work as the grader does, save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Graded: by-hand masks (1 point each), `causal_mask` (2), `padding_mask` (2), `combine_masks` (1),
 #   `sees_future` (2), written answer (2, by your instructor). At grading time your functions also run on
 #   fresh random inputs.
