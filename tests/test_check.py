@@ -255,3 +255,14 @@ def test_from_a_notebook_the_running_notebook_is_found_or_asked_for(tmp_path, mo
     check(tmp_path / "missing.ipynb")
     out = capsys.readouterr().out
     assert "there is no file" in out and "Traceback" not in out
+
+
+def test_a_written_answer_counts_as_attempted_only_when_it_is_more_than_the_stub_or_the_question():
+    from attnlab.check import _attempted
+    question = "**Why?** In three sentences: ...\n\nYOUR ANSWER HERE"
+    assert not _attempted(question, question, "YOUR ANSWER HERE")
+    assert not _attempted("**Why?** In three sentences: ...\n\n", question, "YOUR ANSWER HERE")
+    assert not _attempted("   ", None, "YOUR ANSWER HERE")
+    assert not _attempted("# YOUR CODE HERE\nraise NotImplementedError()", None, "YOUR ANSWER HERE",
+                          "# YOUR CODE HERE\nraise NotImplementedError()")
+    assert _attempted("**Why?** In three sentences: ...\n\nBecause the variance grows.", question, "YOUR ANSWER HERE")

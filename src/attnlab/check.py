@@ -327,12 +327,12 @@ def _written_cells(nb: dict, auto: set[str]) -> list[dict]:
             and _nbg(c).get("grade_id") not in auto]
 
 
-def _attempted(text: str, released: str | None, text_stub: str) -> bool:
-    """A written answer is attempted when it no longer holds the stub and differs from the released
-    cell (the question alone counts as not attempted)."""
+def _attempted(text: str, released: str | None, text_stub: str, code_stub: str = "") -> bool:
+    """A written answer is attempted when it no longer holds a stub (text, or code for an answer
+    written in a code cell) and differs from the released cell (the question alone is not an attempt)."""
     def norm(s):
         return " ".join(s.split())
-    if text_stub in text or not norm(text):
+    if text_stub in text or not norm(text) or (code_stub and norm(code_stub) in norm(text)):
         return False
     if released is not None and norm(text) in (norm(released), norm(released.replace(text_stub, ""))):
         return False
@@ -397,6 +397,17 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         return _full(path, report, SOLUTIONS)
     except SandboxUnavailable as err:
         return _visible(path, report, f"The grader's sandbox could not start here ({err})")
+    except CheckError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the grader itself failed: one sentence per item, no traceback
+        why = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
+        nb = _read_json(path)
+        for test, _ in _items_of(nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else {}):
+            report.items.append(ItemVerdict(_nbg(test).get("grade_id", "?"), "failed",
+                                            "not checked: the grader could not run (the reason is below)", 0.0,
+                                            float(_nbg(test).get("points", 0) or 0)))
+        report.notes.append(f"the grader could not run here ({why}); try again, or ask for help with this message")
+        return report
 
 
 def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
@@ -481,7 +492,7 @@ def _written(learner_nb: dict | None, released: dict, source: Path | None, auto:
     out = []
     for cell in _written_cells(released if released.get("cells") else (learner_nb or {}), auto):
         gid = _nbg(cell).get("grade_id")
-        attempted = gid in mine and _attempted(mine[gid], rel.get(gid), text_stub)
+        attempted = gid in mine and _attempted(mine[gid], rel.get(gid), text_stub, _stubs()[0])
         answer = rubric = None
         if reveal and attempted and gid in model:
             answer, rubric = _model_answer(model[gid])
