@@ -153,7 +153,8 @@ def test_blank_set_scores_zero_with_a_reason_per_item_and_a_damaged_file_is_refu
 @needs_sandbox
 @pytest.mark.xdist_group("grading-2")
 def test_wrong_work_names_its_mistakes_and_a_crashing_cell_loses_only_its_item(tmp_path):
-    learner = next(f"{_uid()}-{i}" for i in range(50) if qa.mistake_differs(A, f"{_uid()}-{i}", "by_hand_weights_without_exp"))
+    base = _uid()  # a learner whose variant makes the by-hand mistake give different numbers
+    learner = next(f"{base}-{i}" for i in range(50) if qa.mistake_differs(A, f"{base}-{i}", "by_hand_weights_without_exp"))
     sp = qa.spec(A)
     nb = qa.reference_submission(A, learner)
     for case in ("soft_lookup_scaled_by_sqrt_dk", "by_hand_weights_without_exp"):
