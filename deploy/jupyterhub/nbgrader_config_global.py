@@ -8,3 +8,7 @@ import os
 c = get_config()  # noqa: F821 - provided by traitlets
 c.CourseDirectory.course_id = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
 c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
+# `attnlab check` in a graded class: only the notebook's own check cells, never the grader's hidden
+# inputs or model answers ("full", "visible" or "off"; per set: c.SelfCheck.assignments = {...}).
+# Read from this system-wide file only, so students cannot change it (see attnlab/check.py).
+c.SelfCheck.default = "visible"

@@ -37,8 +37,9 @@
 # * **Lesson** (`lessons/NN_topic.ipynb`): explanation, worked examples, plots and sliders to play with.
 #   It ends with a **mastery check**: a few short practice cards.
 # * **Exercise** (`exercises/NN_name/NN_name.ipynb`): you write the code yourself. Exercise cells
-#   marked `# YOUR CODE HERE` are yours to fill in. Each one is followed by **visible test cells**:
-#   run them to check your work. Hidden tests run when the exercise is graded.
+#   marked `# YOUR CODE HERE` are yours to fill in. Each one is followed by a **check cell** for a
+#   quick first check (for code it says what is wrong; for numbers worked by hand only whether they
+#   can be read). To check your work as the grader does, run `attnlab check` on the notebook (below).
 # * **Mastery gate**: the first cell of the next lesson checks that you have mastered the skills it
 #   builds on. If something is missing it tells you which skill and offers practice. It never stops
 #   you: you can always read on, but the lesson will be harder.
@@ -99,7 +100,13 @@ plt.show()
 #
 # ### Checking your work and asking for hints
 #
-# * **Exercises**: run the visible test cells under each answer. A failing test says what it expected.
+# * **Exercises**: the check cell under each answer gives a quick first check. To know whether your
+#   work is right, save the notebook and run `attnlab check exercises/NN_name/NN_name.ipynb` in a
+#   terminal (or `from attnlab.check import check; check()` in a cell of the exercise). It grades
+#   your copy as the grader does: your functions on fresh random inputs, your by-hand numbers, the
+#   named mistake, item by item, ending with your points. Written answers are listed apart, with the
+#   model answer and the rubric once you have attempted them. In a graded class your instructor may
+#   limit it to the check cells or switch it off for an exercise; it then says so.
 # * **Practice cards** (in the mastery check and wherever a lesson offers practice): type your
 #   answer and press *Check*. A wrong answer gets specific feedback, often naming the exact slip
 #   (for example "you forgot to divide by √d_k"). Press **Hint** if you are stuck; hints come one step
@@ -120,6 +127,7 @@ plt.show()
 # | `attnlab practice SKILL` | fresh problems for one skill, in the terminal (`h` for a hint) |
 # | `attnlab hint SKILL` | the next hint for the problem you have open |
 # | `attnlab gate 03` | the prerequisite check of lesson 03, without opening it |
+# | `attnlab check NOTEBOOK` | grade your copy of an exercise notebook as the grader does |
 #
 # Your progress is stored per learner. The next cell shows who the course thinks you are, where your
 # progress is kept, and the names of the skills this lesson checks (the names `attnlab practice` expects).

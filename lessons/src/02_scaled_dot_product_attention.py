@@ -200,13 +200,14 @@ plt.show()
 #
 # So raw scores spread out like $\sqrt{d_k}$ even when nothing is relevant. That matters because the
 # softmax is scale-sensitive (lesson 00's temperature): large scores make it nearly one-hot, and a
-# nearly one-hot softmax has **almost zero gradient**. Its Jacobian is
+# nearly one-hot softmax has a **small gradient**. Its Jacobian is
 #
 # $$
 # \frac{\partial a}{\partial z} = \operatorname{diag}(a) - a a^\top ,
 # $$
 #
-# which vanishes when $a$ is a one-hot vector: the model can no longer learn to move its attention.
+# which shrinks as $a$ approaches a one-hot vector (and vanishes at one): the model learns ever more
+# slowly to move its attention.
 # Dividing by $\sqrt{d_k}$ keeps the scores at unit variance for every $d_k$.
 #
 # Before measuring, a check that the closed-form Jacobian is right, against autograd:
@@ -583,7 +584,7 @@ for name, divisor in [("correct: √d_k = 8", 8.0), ("no scale: 1", 1.0), ("by d
     print(f"{name:>20s}: largest weight {a.max(-1).values.mean():.2f}, entropy {entropy:.2f} bits")
 
 # %% [markdown]
-# No scaling gives nearly one-hot rows (saturated, no gradient). Dividing by too much ($d_k$, or anything
+# No scaling gives nearly one-hot rows (saturated, with a much smaller gradient). Dividing by too much ($d_k$, or anything
 # with $d_\text{model}$) flattens the rows towards uniform: attention becomes a plain average that cannot
 # prefer anything until the weights grow large. Only $\sqrt{d_k}$, the width of the vectors actually
 # being dot-multiplied **inside one head**, keeps the scores at unit variance.

@@ -542,8 +542,10 @@ print("F.scaled_dot_product_attention agrees with attnlab on the unconverted mas
 #    position 2 and sees $j \le 2$.
 # 2. $\tfrac12$ for each of the two real keys, $0$ for the three pads.
 # 3. `pad[:, None, None, :]`, shape $(B, 1, 1, S)$.
-# 4. Query 0 may see only key 0, so its row must be `[1, 0, 0, 0]`. Weight on key 1 means the
-#    mask is shifted or inverted, e.g. `tril(diagonal=1)` or a "blocked" mask used as "allowed".
+# 4. Query 0 may see only key 0, so its row must be `[1, 0, 0, 0]`. Weight on keys 0 and 1 (and
+#    nothing after) means the mask is shifted by one, e.g. `tril(diagonal=1)`. An inverted mask (a
+#    "blocked" mask used as "allowed") cannot give this row: it would give query 0 every key *but*
+#    key 0, e.g. `[0, ⅓, ⅓, ⅓]` with equal scores.
 #
 # </details>
 #
@@ -566,8 +568,9 @@ practice("masked_softmax")
 # %% [markdown]
 # ## Mastery check
 #
-# These cards decide whether lesson 04's gate opens. Later lessons combine masks with heads
-# and caches, so it pays to read masks quickly and correctly now.
+# These cards are what lesson 04's gate looks at: it lists the skills you have not mastered yet and
+# offers practice, but never stops you. Later lessons combine masks with heads and caches, so it
+# pays to read masks quickly and correctly now.
 
 # %%
 from attnlab.practice import mastery_check

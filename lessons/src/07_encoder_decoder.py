@@ -37,7 +37,8 @@ gate("07")
 # * state the causal-masking theorem, prove it by induction, and check it numerically through a whole stack;
 # * choose a family for a task and justify it.
 #
-# Runtime: about 25 s (it trains a small encoder–decoder for a few seconds).
+# Runtime: about 25 s on a quiet 2-core machine (it trains a small encoder–decoder); on a busy shared
+# machine it can take three times as long.
 
 # %%
 import time
@@ -199,10 +200,10 @@ assert count_parameters(dec_block) - count_parameters(enc_block) == 4 * 512 ** 2
 # %% [markdown]
 # ### A trained encoder–decoder: watch the alignment appear
 #
-# Translation needs a large corpus, but the mechanism shows on a toy task that a small model learns in seconds:
+# Translation needs a large corpus, but the mechanism shows on a toy task that a small model learns in under a minute:
 # **reverse a string** of 6 letters, `abcdef` → `fedcba`. The target word at output position $t$ is the source word at
 # position $5 - t$, so a model that solves the task must learn to look there: its cross-attention should become an
-# **anti-diagonal**, the toy version of *le* ↔ *the* in translation. The model is `attnlab.nn.Transformer` (the full
+# **anti-diagonal**, the toy version of a translation's word alignment (*le* ↔ *the*, *chat* ↔ *cat*). The model is `attnlab.nn.Transformer` (the full
 # encoder–decoder of the original paper, post-LN, sinusoidal positions) at a tiny size: one encoder and one decoder
 # layer, $d_\text{model} = 32$, 2 heads. The decoder input is the target shifted right behind `<bos>`, the targets end
 # with `<eos>` (lesson 08 explains both).
@@ -285,8 +286,9 @@ plt.show()
 # letter) looks at the last source position, the next row one position earlier, and so on. Note the shift once more: the
 # row is labelled with the decoder's *input* token, and it looks at the source letter of the *next* output. Nobody told
 # the model about positions 5 − t; the alignment is what minimising the loss produced. In translation the same picture
-# is mostly diagonal with local swaps (adjective–noun order, *the cat* ↔ *le chat*), which is how Bahdanau et al. (2015)
-# first showed attention weights as alignments.
+# is mostly diagonal with local swaps where the word order differs (adjective–noun order: *the black cat* ↔ *le chat
+# noir*, where *black* ↔ *noir* crosses *cat* ↔ *chat*), which is how Bahdanau et al. (2015) first showed attention
+# weights as alignments.
 
 # %% [markdown]
 # ## 3 · The causal-masking theorem

@@ -384,7 +384,7 @@ widgets.interact(beam_panel, width=widgets.IntSlider(value=4, min=1, max=8, desc
                  n_new=widgets.IntSlider(value=40, min=10, max=80, step=10, description="characters"));
 
 # %% [markdown]
-# On open-ended text the most probable continuation is often dull or repetitive (Holtzman et al. 2020), so chat models and
+# On open-ended text the most probable continuation is often dull or repetitive (Holtzman et al., ICLR 2020), so chat models and
 # story generators *sample* (next section), while beam search is used where one right answer exists: translation,
 # summarisation, speech recognition. Common mistakes: multiplying probabilities instead of summing log-probabilities
 # (the product underflows to 0 after a few hundred tokens), ranking beams by the last token's probability instead of the
@@ -398,7 +398,7 @@ widgets.interact(beam_panel, width=widgets.IntSlider(value=4, min=1, max=8, desc
 # * **Temperature** $\tau > 0$ divides the logits: $p_i = \dfrac{e^{z_i/\tau}}{\sum_j e^{z_j/\tau}}$. $\tau < 1$ sharpens
 #   (towards greedy as $\tau \to 0$), $\tau > 1$ flattens (towards uniform).
 # * **Top-k** keeps the $k$ most probable tokens, sets the others' logits to $-\infty$, and renormalises.
-# * **Top-p** (nucleus sampling, Holtzman et al. 2019) keeps the *smallest* set of most probable tokens whose total probability
+# * **Top-p** (nucleus sampling, Holtzman et al. 2020) keeps the *smallest* set of most probable tokens whose total probability
 #   reaches $p$, and renormalises. Unlike top-k, the number kept adapts: few tokens when the model is confident, many when it is not.
 #
 # In `attnlab.nn` the order is temperature, then top-k, then top-p, then sample (`sample_next_token`).

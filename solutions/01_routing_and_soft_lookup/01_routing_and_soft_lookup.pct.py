@@ -22,7 +22,7 @@
 # Here you do both **by hand** on small numbers made for you, then **in code**.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your numbers are personal: they come from your learner id, so a classmate's numbers will not match yours. The setup cell prints that id; it must be the id your course grades you under.
 # * Graded: the three by-hand answers (1 point each), `path_lengths` (2), `apply_temperature` (1),
 #   `soft_lookup` (2), `hard_lookup` (1), and a short written answer (2, graded by your instructor).
@@ -341,4 +341,10 @@ print("hard_lookup: visible checks passed")
 # A soft lookup lets the blank's query ask "where is my subject?": if the key of "keys" matches that query best,
 # most of the weight goes to it and the output carries its value (plural), while the nearby singular nouns get
 # little weight. Because the weights are a softmax, the model can learn this choice by gradient descent.
+#
+# **Rubric (2 points).** 1 point: "are", because the subject is the plural "keys" (the nearby singular
+# nouns are inside the modifying phrases), and a recency-biased model would say "is". 1 point: the path length
+# (RNN: one recurrent step per word in between, each able to blur the number; self-attention: one step whatever
+# the distance) and how a query that matches the key of "keys" puts most of the weight on its (plural) value.
+# Half a point off for each part that is stated without its reason.
 # ### END SOLUTION

@@ -22,7 +22,7 @@
 # Here you compute it twice: **by hand** on small numbers made for you, then **in code**.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your numbers are personal: they come from your learner id, so a classmate's numbers will not match yours. The setup cell prints that id; it must be the id your course grades you under.
 # * Graded: the by-hand answers (1 point each), `attention_scores` (1), `softmax` (2),
 #   `scaled_dot_product_attention` (3), and a short written answer (2, graded by your instructor).
@@ -293,7 +293,13 @@ print("scaled_dot_product_attention: visible checks passed")
 # ### BEGIN SOLUTION
 # A dot product of two such vectors is a sum of d_k independent terms of variance 1, so its variance is d_k and
 # its typical size grows like √d_k. Without scaling, the largest score in a row dominates the others by a wide
-# margin once d_k is large, the softmax saturates to an almost one-hot row, and its gradients become tiny, so
-# learning stalls. Dividing by √d_k brings the variance back to 1 whatever d_k is, which keeps the softmax in
+# margin once d_k is large, the softmax saturates towards a one-hot row, and its gradient shrinks (about 5
+# times at d_k = 1024 on random vectors, more as scores grow in training), so learning slows down. Dividing
+# by √d_k brings the variance back to 1 whatever d_k is, which keeps the softmax in
 # its sensitive range (Vaswani et al. 2017, §3.2.1, footnote 4).
+#
+# **Rubric (2 points).** 1 point: unscaled scores have variance d_k (standard deviation √d_k), so the softmax
+# saturates towards one-hot and its gradient shrinks. 1 point: dividing by √d_k (the standard deviation, not the
+# variance d_k) brings the variance back to 1 for every d_k. No credit for "so that the rows sum to 1" (the
+# softmax does that) or for scaling by d_model.
 # ### END SOLUTION

@@ -23,7 +23,7 @@
 #
 # * Part 1 by hand (your own numbers), Part 2 the three mask functions of `attnlab.nn`, Part 3 a check you write
 #   that a causal model cannot see the future, Part 4 a written answer.
-# * Run the *check* cell under each answer for immediate feedback (for numbers computed by hand: whether your answer can be read; they are checked when your work is graded).
+# * Run the *check* cell under each answer for immediate feedback (for numbers computed by hand: whether your answer can be read). To check your work as the grader does, save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Graded: by-hand masks (1 point each), `causal_mask` (2), `padding_mask` (2), `combine_masks` (1),
 #   `sees_future` (2), written answer (2, by your instructor). At grading time your functions also run on
 #   fresh random inputs.
@@ -297,4 +297,9 @@ print("sees_future: visible checks passed")
 # language model trained this way can partly read the tokens it must predict, so its training loss looks too good
 # and it fails at generation time, when the future is really unknown. Setting the scores to −∞ before the softmax
 # gives exact zeros and rows that sum to 1 over the allowed keys only.
+#
+# **Rubric (2 points).** 1 point: the rows no longer sum to 1 (a shrunken, unnormalised average), and the
+# future scores are still in the softmax's denominator, so future information leaks into the outputs. 1 point:
+# a causal model then partly reads the tokens it must predict, its training loss looks too good and it fails
+# when generating; the fix is −∞ on the scores before the softmax.
 # ### END SOLUTION

@@ -23,7 +23,7 @@
 # `PE[pos, 2i] = sin(pos / 10000^(2i / d_model))`, `PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))`.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your numbers are personal: they come from your learner id, so a classmate's numbers will not match yours. The setup cell prints that id; it must be the id your course grades you under.
 # * Graded: the two by-hand answers (1 point each), `sinusoidal_encoding` (3), `is_permutation_equivariant` (2),
 #   and a short written answer (2, graded by your instructor). When your instructor grades, your functions also
@@ -252,4 +252,9 @@ print("is_permutation_equivariant: visible checks passed")
 # beyond the training length. Rotary embeddings (RoPE) make the attention score depend only on the offset n − m
 # between query and key, which is why they (and other relative schemes) extend more gracefully, though still not
 # for free.
+#
+# **Rubric (2 points).** 1 point: a learned table has no rows beyond 512; the sinusoidal formula gives a vector
+# for every position. 1 point: the network was fitted only to the positions (angle combinations) it saw, so
+# being defined is not the same as working, and one relative design is named (RoPE, a relative position bias
+# such as ALiBi or T5's). Half a point off if the answer claims sinusoids extrapolate for free.
 # ### END SOLUTION

@@ -23,6 +23,7 @@
 # result is **split** into `H` heads of width `d_k = d_model / H`, attended per head, and **merged** back.
 #
 # * Part 1 by hand (your own configuration), Part 2 `split_heads` / `merge_heads`, Part 3 `MultiHeadAttention.forward`.
+# * Run the *check* cell under each answer for a first check. To check your work as the grader does, save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Graded: the shape trace (after `split_heads` (1), the scores `Q Kᵀ / √d_k` (1)), merge by hand (1),
 #   parameter count (1), `split_heads` (2), `merge_heads` (2),
 #   `MultiHeadAttention.forward` (4). At grading time your code also runs on fresh random inputs and weights.

@@ -23,7 +23,7 @@
 # **in code**.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your numbers are personal: they come from your learner id, so a classmate's numbers will not match yours. The setup cell prints that id; it must be the id your course grades you under.
 # * Graded: the two by-hand answers (1 point each), `FeedForward.forward` (2), `block_forward` (3),
 #   `count_parameters` (1) and `count_block_parameters` (2). When your instructor grades, your code also runs on

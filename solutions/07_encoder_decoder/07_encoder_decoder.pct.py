@@ -24,7 +24,7 @@
 # checks a model cannot see the future.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your numbers are personal: they come from your learner id, so a classmate's numbers will not match yours. The setup cell prints that id; it must be the id your course grades you under.
 # * Graded: the two by-hand answers (1 point each), `padding_mask` (1), `encoder_decoder_masks` (2),
 #   `depends_on_future` (3), and a short written answer (2, graded by your instructor). When your instructor
@@ -299,4 +299,9 @@ print("depends_on_future: visible checks passed")
 # is an induction over layers: row i depends only on inputs up to i as long as every layer keeps that property. One
 # unmasked layer lets row i mix in the rows j > i, and all later layers (even masked ones) carry that information
 # forward, so the outputs depend on the future.
+#
+# **Rubric (2 points).** 1 point: teacher forcing feeds the whole target at once, so without the mask a position
+# reads the token it must predict; cross-attention reads the source, which is fully known before decoding, so
+# only source padding is masked. 1 point: causality holds by induction over the layers, and one unmasked layer
+# mixes future rows into row i, which every later layer carries forward.
 # ### END SOLUTION

@@ -23,7 +23,7 @@
 # Here you build those pieces yourself.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your by-hand numbers are personal: they come from your learner id, so a classmate's numbers will not match yours.
 # * Graded (12 points): the two by-hand answers (1 point each), `shift_targets` (1), `next_token_loss` (2),
 #   `greedy_decode` (2), `top_k_filter` (1), `top_p_filter` (2) and `attend_with_cache` (2).

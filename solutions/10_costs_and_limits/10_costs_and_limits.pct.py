@@ -23,7 +23,7 @@
 # for you and then as small functions, and you explain one limit of attention in words.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your by-hand numbers are personal: they come from your learner id, so a classmate's numbers will not match yours.
 # * Graded (9 points): the two by-hand answers (1 point each), `attention_score_bytes` (1), `kv_cache_bytes` (1),
 #   `mha_flops` (2), `count_parameters` (1), and a written answer (2, graded by your instructor). When your instructor
@@ -277,4 +277,10 @@ print("count_parameters: visible checks passed")
 # unchanged predictions), so the pattern we see is not the only one consistent with the decision. Better evidence is
 # causal: change or remove the token (or ablate the head, or patch its activations from another input) and measure how
 # much the predicted probability of "her" moves; gradient-based attributions are a cheaper complement.
+#
+# **Rubric (2 points).** 1 point: at least two concrete reasons, e.g. a weight scales a value vector that may be
+# small or cancelled by W_O; one head of one layer is not the whole computation (other heads, layers, the
+# residual stream); after layer 1 a position mixes many tokens; other weight patterns give the same output
+# (Jain & Wallace 2019). 1 point: a causal test is named, e.g. remove or change the token, ablate or patch the
+# head, and measure how the probability of "her" moves.
 # ### END SOLUTION

@@ -6,6 +6,7 @@
     attnlab hint SKILL                   the next hint for the open problem of SKILL
     attnlab progress                     table by lesson and skill: mastered / in progress / due
     attnlab gate LESSON [--override]     the lesson's prerequisite check, as a notebook would run it
+    attnlab check NOTEBOOK               grade your copy of an exercise notebook with the grader's checks
 
 Input is read line by line from stdin, so piped answers work (``printf '0.5\\nq\\n' | attnlab practice ...``).
 Progress goes to ``$ATTNLAB_HOME`` (default ``~/.attnlab``) under the learner ``$ATTNLAB_LEARNER``.
@@ -173,6 +174,24 @@ def gate(lesson: str, override: bool) -> None:
     except UnknownLesson as err:
         raise click.BadParameter(f"{err}.", param_hint="LESSON") from None
     run_gate(lesson, override=override)
+
+
+@main.command("check")
+@click.argument("notebook", type=click.Path(dir_okay=True, path_type=str))
+@click.option("--assignment", "-a", default=None,
+              help="The exercise set, e.g. 03_masks (default: read from the file name or its setup cell).")
+@click.option("--visible", is_flag=True, help="Run only the notebook's visible test cells.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check_cmd(notebook: str, assignment: str | None, visible: bool, as_json: bool) -> None:
+    """Grade NOTEBOOK (your copy of an exercise set) with the grader's own checks and print each item,
+    the written answers apart, and the points it could judge. Nothing is written to the notebook."""
+    from attnlab.check import CheckError, SelfCheckMode, run_check
+
+    try:
+        report = run_check(notebook, assignment=assignment, mode=SelfCheckMode.VISIBLE if visible else None)
+    except CheckError as err:
+        raise click.UsageError(str(err)) from None
+    click.echo(report.to_json() if as_json else report.text())
 
 
 if __name__ == "__main__":  # pragma: no cover

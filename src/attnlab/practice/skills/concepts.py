@@ -128,7 +128,8 @@ choice_skill("concept_scale", "02", "Why scale the scores by 1/√d_k", [
     ]),
     ("forget", "d_k grows from 64 to 1024 and the 1/√d_k scale is left out. What happens to the softmax of the scores?",
      [
-         ("It becomes peakier, towards one-hot (it saturates), and its gradient shrinks.", None),
+         ("It saturates towards one-hot, and its gradient shrinks (about 5 times smaller at d_k = 1024 in lesson 02), so "
+          "learning to move the attention slows down.", None),
          ("It becomes nearly uniform.", "big_scores_uniform"),
          ("Nothing: the softmax does not change when its inputs are scaled.", "softmax_scale_invariant"),
          ("Its rows no longer sum to 1.", "scale_normalises"),
@@ -157,8 +158,8 @@ order_skill("concept_mask_order", "03", "The order of the steps of masked attent
 
 # ============================================================================ 04 positions
 choice_skill("concept_positions", "04", "Why attention needs positions", [
-    ("permute", "Self-attention **without positional encoding** is run on a sentence, then on the same tokens in "
-                "another order. How do the outputs relate?", [
+    ("permute", "Unmasked self-attention **without positional encoding** is run on a sentence, then on the same "
+                "tokens in another order. How do the outputs relate?", [
         ("They are the same vectors, permuted in the same way as the inputs (permutation equivariance).", None),
         ("They stay in the original order: attention is permutation-invariant.", "permutation_invariant"),
         ("They change in ways unrelated to the permutation, because attention reads the order.",
