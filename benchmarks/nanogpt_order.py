@@ -202,13 +202,15 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
 
     tok, train_data, val_data = shakespeare_splits()
+    from attnlab.fast import to_fast
+
     kinds = ("attnlab", "reference") if args.model == "both" else (args.model,)
     runs = []
     for seed in args.seeds:
         for kind in kinds:
             torch.manual_seed(seed)
             ref = NanoLayoutGPT(tok.vocab_size, 64, 4, 4, 128)
-            model = to_attnlab(ref, tok.vocab_size) if kind == "attnlab" else ref
+            model = to_fast(to_attnlab(ref, tok.vocab_size)) if kind == "attnlab" else ref  # what train() steps
             run = {"model": kind, "seed": seed, "precision": args.precision,
                    **train_nanogpt_order(model, train_data, val_data, args.iters, f"[{kind} {seed}] ", args.precision)}
             print(json.dumps(run), flush=True)

@@ -13,7 +13,6 @@ add. Attention-weight dropout happens inside :class:`MultiHeadAttention`.
 
 from __future__ import annotations
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_last_dim, check_rank
@@ -138,36 +137,6 @@ class DecoderBlock(nn.Module):
                 x = self.norm2(x + self._cross_attention(x, memory, memory_key_padding_mask))
             x = self.norm3(x + dropout(self.dropout3, self.ffn(x)))
         return x
-
-    def _decode_plan(self) -> tuple:
-        """What :meth:`_decode_step` reads from this block's modules, gathered into one tuple.
-
-        :meth:`attnlab.nn.GPT.generate` gathers it once per generation: at one token per call a
-        small model's arithmetic is so cheap that looking weights up on ``nn.Module`` objects
-        (about 20 lookups per block) shows in the time per token.
-        """
-        f, n1, n3 = self.ffn, self.norm1, self.norm3
-        return (self.norm_first, self.self_attn._decode_plan(),
-                (n1.normalized_shape, n1.weight, n1.bias, n1.eps), (n3.normalized_shape, n3.weight, n3.bias, n3.eps),
-                f.w_1.weight, f.w_1.bias, f._act, f.w_2.weight, f.w_2.bias)
-
-    def _decode_step(self, x: Tensor, cache: KVCache, plan: tuple | None = None) -> Tensor:
-        """``forward(x, cache=cache)`` for ONE new position ``x: (B, 1, d_model)`` of a block
-        without cross-attention, in evaluation mode without gradients: the per-token path of
-        :meth:`attnlab.nn.GPT.forward` (see :meth:`MultiHeadAttention._decode_step`).
-
-        The same operations on the same weights as ``forward``, called as functions: no checks,
-        no dropout (evaluation), no module hooks of the sublayers -- at one token per call a
-        small model's step is mostly Python overhead. ``plan``: :meth:`_decode_plan`, gathered
-        by the caller once per generation (None: gathered here).
-        """
-        norm_first, attn, ln1, ln3, w_1, b_1, act, w_2, b_2 = plan or self._decode_plan()
-        mha = self.self_attn
-        if norm_first:  # pre-LN: x + f(LN(x))
-            x = x + mha._decode_step(F.layer_norm(x, *ln1), cache, attn)
-            return x + F.linear(act(F.linear(F.layer_norm(x, *ln3), w_1, b_1)), w_2, b_2)
-        x = F.layer_norm(x + mha._decode_step(x, cache, attn), *ln1)  # post-LN: LN(x + f(x))
-        return F.layer_norm(x + F.linear(act(F.linear(x, w_1, b_1)), w_2, b_2), *ln3)
 
     def _self_attention(self, x: Tensor, sa: dict) -> Tensor:
         # sa: the self-attention masks / causal flag / KV cache given to forward
