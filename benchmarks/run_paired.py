@@ -38,7 +38,7 @@ import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from paired import compare, describe, machine  # noqa: E402
+from paired import compare, describe, machine, spread_text  # noqa: E402
 from nanogpt_order import NanoLayoutGPT, nanogpt_optimizer  # noqa: E402
 
 MD_START, MD_END = "<!-- paired:start -->", "<!-- paired:end -->"
@@ -157,7 +157,7 @@ def memory_child(kind: str, iters: int, threads: int) -> dict:
     from bench_capstone import build_model, recipe, shakespeare_splits
 
     tok, train_data, val_data = shakespeare_splits()
-    cfg = recipe(iters)
+    cfg = recipe(iters, precision="fp32", threads=threads)  # like for like with the fp32 reference, threads as pinned
     if kind == "attnlab":
         from attnlab.training import train
 
@@ -230,7 +230,7 @@ def markdown(r: dict) -> str:
              f"start, torch {m['torch']}, avx512_bf16 {m['cpu_avx512_bf16']}, GPU: {m['gpu'] or 'none'}. "
              f"{r.get('note', '')}", "",
              "Ratio = reference time / attnlab time per round (> 1: attnlab faster); median [quartiles] (min-max) "
-             "of the rounds, on the wall clock and on this process's CPU time (less disturbed by other load). "
+             "of the rounds (fewer than 4 rounds: the rounds themselves), on the wall clock and on this process's CPU time (less disturbed by other load). "
              "The absolute medians hold only for the machine and load stated with them.", "",
              "| comparison | rounds | wall ratio | CPU-time ratio | attnlab / reference median ms (wall) "
              "| load 1-min before→after | run started (UTC), threads |",
@@ -238,8 +238,7 @@ def markdown(r: dict) -> str:
 
     def row(name, x, when):
         w, c = x["ratio_wall"], x["ratio_cpu"]
-        return (f"| {name} | {w['n']} | **{w['median']:.3f}** [{w['q1']:.3f}-{w['q3']:.3f}] ({w['min']:.2f}-{w['max']:.2f}) "
-                f"| **{c['median']:.3f}** [{c['q1']:.3f}-{c['q3']:.3f}] ({c['min']:.2f}-{c['max']:.2f}) "
+        return (f"| {name} | {w['n']} | {spread_text(w, bold=True)} | {spread_text(c, bold=True)} "
                 f"| {x['candidate_ms']['wall']:.1f} / {x['reference_ms']['wall']:.1f} "
                 f"| {x['load_before'][0]}→{x['load_after'][0]} "
                 f"| {when.get('date_utc', '?')[:16]}, {when.get('torch_threads', '?')} |")
