@@ -1,7 +1,8 @@
 """attnlab's GPT trained in nanoGPT's random-number order: does it land on nanoGPT's number?
 
-nanoGPT's CPU recipe for shakespeare_char reports val loss 1.8857 at step 2000 (seed 1337).
-That figure is one draw: the initial weights, the training windows and the 20 evaluation
+nanoGPT's README gives a validation loss of about 1.88 for its CPU recipe for shakespeare_char.
+Run on the course machine at seed 1337, nanoGPT's recipe in nanoGPT's order gives 1.8857 at step
+2000, and this script reproduces that figure (``--model reference``). It is one draw: the initial weights, the training windows and the 20 evaluation
 batches all come from one global RNG stream seeded with 1337. ``bench_capstone.py`` trains
 attnlab's GPT with the same hyperparameters but attnlab's own stream order (separate
 generators for batches and evaluation), so it draws different windows and lands elsewhere
@@ -216,7 +217,8 @@ def main(argv=None) -> dict:
             print(json.dumps(run), flush=True)
             runs.append(run)
     out = {"recipe": "nanoGPT CPU shakespeare_char, nanoGPT's RNG order", "iters": args.iters,
-           "threads": args.threads, "nanogpt_reported_val": 1.8857, "runs": runs}
+           "threads": args.threads, "nanogpt_readme_val": "about 1.88",
+           "nanogpt_recipe_here_seed_1337": 1.8857, "runs": runs}
     if args.out:
         args.out.write_text(json.dumps(out, indent=2) + "\n")
     return out
