@@ -474,6 +474,23 @@ def test_training_a_reference_gpt_trains_its_fast_twin_and_copies_the_weights_ba
     assert other.history["val"] == result.history["val"] and other.trained is direct
 
 
+def test_a_gpt_with_a_learner_module_is_trained_as_it_is():
+    from attnlab.nn import FeedForward
+
+    calls = []
+
+    class LearnerFFN(FeedForward):
+        def forward(self, x):
+            calls.append(1)
+            return super().forward(x)
+
+    data = cyclic_tokens()
+    model = tiny_model()
+    model.blocks[0].ffn = LearnerFFN(32, 128, activation="gelu")
+    result = train(model, data[:320], data[320:], fast_cfg(max_iters=3), progress=False)
+    assert result.trained is model and len(calls) >= 3  # the learner's forward ran in every step
+
+
 def test_a_fast_gpt_checkpoint_is_a_reference_checkpoint(tmp_path):
     from attnlab.fast import FastGPT, to_fast
 

@@ -311,8 +311,10 @@ def train(
 ) -> TrainResult:
     """Train ``model`` on next-token prediction; evaluate every ``cfg.eval_interval`` steps.
 
-    An ``attnlab.nn.GPT`` is trained through its fast twin (:func:`attnlab.fast.to_fast`: the same
-    model with W_Q, W_K, W_V packed, tested equal forward and backward); its weights are copied
+    An ``attnlab.nn.GPT`` made of its own modules (:func:`attnlab.fast.convert.has_fast_twin`: no
+    submodule swapped for a learner's, no hooks) is trained through its fast twin
+    (:func:`attnlab.fast.to_fast`: the same model with W_Q, W_K, W_V packed, tested equal forward
+    and backward); its weights are copied
     back into ``model`` before every ``callback`` and when training ends, however it ends (an
     interrupt included), and ``TrainResult.optimizer`` is an optimizer over ``model`` holding the
     trained state (:func:`attnlab.fast.convert.reference_optimizer_state`). Other models are
@@ -339,14 +341,13 @@ def train(
                 f"{name} must be a 1-D integer tensor of token ids with more than block_size + 1 = "
                 f"{block_size + 1} tokens, got dtype {data.dtype}, shape {tuple(data.shape)}."
             )
-    from attnlab.fast import FastGPT, reference_optimizer_state, reference_state_dict, to_fast
-    from attnlab.nn import GPT
+    from attnlab.fast import has_fast_twin, reference_optimizer_state, reference_state_dict, to_fast
 
     seed_everything(cfg.seed)
     device = cfg.resolved_device()
     policy = machine_policy(device, cfg.precision, interval_s=0.25 if cfg.threads is None else 0.0)
     model.to(device).train()
-    twin = to_fast(model) if isinstance(model, GPT) and not isinstance(model, FastGPT) else None
+    twin = to_fast(model) if has_fast_twin(model) else None
 
     def sync() -> None:  # the trained weights back into the caller's reference model
         if twin is not None:

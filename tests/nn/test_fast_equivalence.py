@@ -376,3 +376,26 @@ def test_optimizer_state_converts_to_the_state_of_the_reference_trained_alike():
     fresh.load_state_dict(converted)  # loads into an optimizer over the reference twin
     with pytest.raises(ValueError, match="not the given module's"):
         reference_optimizer_state(opts[0], fast)
+
+
+def test_a_model_with_a_swapped_module_or_a_hook_has_no_fast_twin():
+    """A learner's module swapped into a GPT (the capstone ladder does this) or a hook on any
+    submodule would silently vanish in a twin built from the config: refused, not converted."""
+    from attnlab.fast import has_fast_twin
+    from attnlab.nn import FeedForward
+
+    class MyFFN(FeedForward):  # a learner's subclass: same parameters, maybe another forward
+        pass
+
+    ref, _ = _pair()
+    assert has_fast_twin(ref) and has_fast_twin(ref.blocks[0]) and has_fast_twin(ref.blocks[0].self_attn)
+    ref.blocks[1].ffn = MyFFN(16, 64, activation="gelu")
+    assert not has_fast_twin(ref)
+    with pytest.raises(TypeError, match="submodule of another class or a hook"):
+        to_fast(ref)
+    hooked, _ = _pair()
+    handle = hooked.blocks[0].self_attn.register_forward_hook(lambda *a: None)
+    assert not has_fast_twin(hooked)
+    handle.remove()
+    assert has_fast_twin(hooked)
+    assert not has_fast_twin(torch.nn.Linear(2, 2))

@@ -19,13 +19,20 @@ caches) is tested in ``tests/nn/test_fast_equivalence.py``.
 """
 
 from .attention import AttentionPlan, FastSelfAttention, fused_attention
-from .convert import fast_state_dict, reference_optimizer_state, reference_state_dict, to_fast, to_reference
+from .convert import (
+    fast_state_dict,
+    has_fast_twin,
+    reference_optimizer_state,
+    reference_state_dict,
+    to_fast,
+    to_reference,
+)
 from .model import BlockPlan, FastBlock, FastGPT
 from .policy import MachinePolicy, apply_thread_policy, machine_policy, resolve_precision
 
 __all__ = [
     "fused_attention", "FastSelfAttention", "AttentionPlan",
     "FastBlock", "FastGPT", "BlockPlan",
-    "fast_state_dict", "reference_state_dict", "reference_optimizer_state", "to_fast", "to_reference",
+    "fast_state_dict", "reference_state_dict", "reference_optimizer_state", "has_fast_twin", "to_fast", "to_reference",
     "MachinePolicy", "machine_policy", "apply_thread_policy", "resolve_precision",
 ]

@@ -29,7 +29,8 @@ from attnlab.nn.blocks import DecoderBlock
 from attnlab.nn.gpt import GPT
 from attnlab.nn.mha import MultiHeadAttention
 
-__all__ = ["fast_state_dict", "reference_state_dict", "to_fast", "to_reference", "reference_optimizer_state"]
+__all__ = ["fast_state_dict", "reference_state_dict", "has_fast_twin", "to_fast", "to_reference",
+           "reference_optimizer_state"]
 
 _PARTS = ("w_q", "w_k", "w_v")
 
@@ -92,6 +93,32 @@ def _build(make):
         return make()
 
 
+def _plain(module: nn.Module) -> bool:
+    """No hooks on ``module`` or any submodule: a twin would not call them."""
+    hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+             "_load_state_dict_pre_hooks")
+    return all(not getattr(m, h, None) for m in module.modules() for h in hooks)
+
+
+def _reference_block(block: nn.Module) -> bool:
+    from attnlab.nn.ffn import FeedForward
+
+    return (type(block) is DecoderBlock and block.cross_attn is None and type(block.self_attn) is MultiHeadAttention
+            and type(block.ffn) is FeedForward and type(block.norm1) is nn.LayerNorm and type(block.norm3) is nn.LayerNorm)
+
+
+def has_fast_twin(module: nn.Module) -> bool:
+    """Whether :func:`to_fast` gives a twin that computes exactly what ``module`` computes: an
+    ``attnlab.nn`` ``GPT``, GPT block or ``MultiHeadAttention`` of exactly those classes, built of
+    the reference's own submodules (none swapped for another class, e.g. a learner's), with no
+    hooks registered on it or its submodules."""
+    if type(module) is GPT:
+        return all(_reference_block(b) for b in module.blocks) and _plain(module)
+    if type(module) is DecoderBlock:
+        return _reference_block(module) and _plain(module)
+    return type(module) is MultiHeadAttention and _plain(module)
+
+
 def to_fast(module: nn.Module) -> nn.Module:
     """The fast twin of a reference module, holding the same weights (copies).
 
@@ -100,13 +127,18 @@ def to_fast(module: nn.Module) -> nn.Module:
     (for self-attention). The twin has the reference's device, dtype and train/eval mode.
 
     Raises:
-        TypeError: any other module (including a ``DecoderBlock`` with cross-attention).
+        TypeError: any other module, including a ``DecoderBlock`` with cross-attention and a
+            module for which :func:`has_fast_twin` is False (a swapped submodule, a hook).
     """
     from .attention import FastSelfAttention
     from .model import FastBlock, FastGPT
 
     if isinstance(module, FastGPT | FastBlock | FastSelfAttention):
         raise TypeError(f"{type(module).__name__} is already an attnlab.fast module.")
+    if isinstance(module, GPT | DecoderBlock | MultiHeadAttention) and not (
+            isinstance(module, DecoderBlock) and module.cross_attn is not None) and not has_fast_twin(module):
+        raise TypeError(f"this {type(module).__name__} has a submodule of another class or a hook; its fast twin "
+                        f"would compute something else. Train or run it as it is.")
     if isinstance(module, GPT):
         twin = _build(lambda: FastGPT(module.config))
     elif isinstance(module, DecoderBlock) and module.cross_attn is None:
