@@ -28,11 +28,21 @@ from .convert import (
     to_reference,
 )
 from .model import BlockPlan, FastBlock, FastGPT
-from .policy import MachinePolicy, apply_thread_policy, machine_policy, resolve_precision
+from .policy import (
+    MachinePolicy,
+    apply_thread_policy,
+    cgroup_cpu_limit,
+    cpu_has_native_bf16,
+    idle_cpus,
+    machine_policy,
+    resolve_precision,
+    thread_count,
+)
 
 __all__ = [
     "fused_attention", "FastSelfAttention", "AttentionPlan",
     "FastBlock", "FastGPT", "BlockPlan",
     "fast_state_dict", "reference_state_dict", "reference_optimizer_state", "has_fast_twin", "to_fast", "to_reference",
     "MachinePolicy", "machine_policy", "apply_thread_policy", "resolve_precision",
+    "cpu_has_native_bf16", "cgroup_cpu_limit", "idle_cpus", "thread_count",
 ]

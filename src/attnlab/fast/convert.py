@@ -3,7 +3,8 @@
 The two layouts differ in one place: the reference's self-attention holds ``w_q``, ``w_k``,
 ``w_v`` as three ``Linear(d_model, d_model)``; the fast one holds them stacked row-wise in one
 ``qkv = Linear(d_model, 3 d_model)`` (weight ``[W_Q; W_K; W_V]``: ``(3 d_model, d_model)``, bias
-``(3 d_model,)``). Every other key is the same. So:
+``(3 d_model,)``; the layout of nanoGPT's ``c_attn``; the projections are Vaswani et al. 2017,
+§3.2.2). Every other key is the same. So:
 
 =====================================  ==========================================
 reference key                          fast key
@@ -39,6 +40,8 @@ def fast_state_dict(state: dict[str, Tensor]) -> dict[str, Tensor]:
     """A reference ``state_dict`` in the fast layout: every ``w_q``/``w_k``/``w_v`` triple of a
     self-attention stacked into ``qkv`` (see the module's table); other keys unchanged.
 
+    ``(d_model, d_model)`` x 3 -> ``(3 d_model, d_model)`` (biases ``(d_model,)`` x 3 -> ``(3 d_model,)``).
+
     Raises:
         ValueError: a ``w_q`` key without its ``w_k``/``w_v`` partners.
     """
@@ -63,7 +66,8 @@ def fast_state_dict(state: dict[str, Tensor]) -> dict[str, Tensor]:
 
 def reference_state_dict(state: dict[str, Tensor]) -> dict[str, Tensor]:
     """A fast ``state_dict`` in the reference layout: every ``qkv`` split into ``w_q``, ``w_k``,
-    ``w_v`` (three equal row blocks); other keys unchanged. The inverse of :func:`fast_state_dict`.
+    ``w_v`` (three equal row blocks: ``(3 d_model, d_model)`` -> ``(d_model, d_model)`` x 3); other
+    keys unchanged. The inverse of :func:`fast_state_dict`.
 
     Raises:
         ValueError: a ``qkv`` tensor whose first dimension is not divisible by 3.
@@ -111,7 +115,7 @@ def has_fast_twin(module: nn.Module) -> bool:
     """Whether :func:`to_fast` gives a twin that computes exactly what ``module`` computes: an
     ``attnlab.nn`` ``GPT``, GPT block or ``MultiHeadAttention`` of exactly those classes, built of
     the reference's own submodules (none swapped for another class, e.g. a learner's), with no
-    hooks registered on it or its submodules."""
+    hooks registered on it or its submodules. (Shapes: any; this looks at classes and hooks only.)"""
     if type(module) is GPT:
         return all(_reference_block(b) for b in module.blocks) and _plain(module)
     if type(module) is DecoderBlock:
@@ -158,7 +162,8 @@ def to_fast(module: nn.Module) -> nn.Module:
 
 
 def to_reference(module: nn.Module) -> nn.Module:
-    """The reference (``attnlab.nn``) twin of a fast module, holding the same weights (copies).
+    """The reference (``attnlab.nn``) twin of a fast module, holding the same weights (copies):
+    ``qkv (3 d_model, d_model)`` split into ``w_q``, ``w_k``, ``w_v (d_model, d_model)``.
 
     Raises:
         TypeError: a module that is not an ``attnlab.fast`` module.
@@ -191,7 +196,8 @@ def reference_optimizer_state(optimizer: torch.optim.Optimizer, module: nn.Modul
 
     Each packed ``qkv`` parameter becomes three parameters (``w_q``, ``w_k``, ``w_v``) in its
     place, and every per-parameter tensor of its state (AdamW's ``exp_avg``, ``exp_avg_sq``) is
-    split into the same three row blocks; scalars (``step``) are copied. The result loads into
+    split into the same three row blocks (``(3 d_model, d_model)`` -> ``(d_model, d_model)`` x 3);
+    scalars (``step``) are copied. The result loads into
     the same kind of optimizer, with the same groups, over the reference twin's parameters in
     ``parameters()`` order (what :func:`attnlab.training.make_optimizer` builds).
 

@@ -22,13 +22,19 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnlab.nn.ffn import FeedForward, dropout
+from attnlab.nn.ffn import FeedForward
 from attnlab.nn.gpt import GPT, GPTConfig
 from attnlab.nn.kv_cache import KVCache
 
 from .attention import AttentionPlan, FastSelfAttention
 
 __all__ = ["FastBlock", "FastGPT", "BlockPlan"]
+
+
+def _dropout(module: nn.Dropout, x: Tensor) -> Tensor:
+    """``module(x)``, skipped where it is the identity (evaluation, or p = 0): the same result
+    without the module call, which shows in a small model's step."""
+    return module(x) if module.training and module.p > 0 else x
 
 
 class BlockPlan(NamedTuple):
@@ -69,10 +75,15 @@ class FastBlock(nn.Module):
         """``x: (B, L, d_model) -> (B, L, d_model)``; arguments as :meth:`attnlab.nn.DecoderBlock.forward`."""
         sa = dict(attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal, cache=cache)
         if self.norm_first:  # pre-LN: x + f(LN(x))
-            x = x + dropout(self.dropout1, self.self_attn(self.norm1(x), **sa)[0])
-            return x + dropout(self.dropout3, self.ffn(self.norm3(x)))
-        x = self.norm1(x + dropout(self.dropout1, self.self_attn(x, **sa)[0]))  # post-LN: LN(x + f(x))
-        return self.norm3(x + dropout(self.dropout3, self.ffn(x)))
+            x = x + _dropout(self.dropout1, self.self_attn(self.norm1(x), **sa)[0])
+            return x + _dropout(self.dropout3, self._ffn(self.norm3(x)))
+        x = self.norm1(x + _dropout(self.dropout1, self.self_attn(x, **sa)[0]))  # post-LN: LN(x + f(x))
+        return self.norm3(x + _dropout(self.dropout3, self._ffn(x)))
+
+    def _ffn(self, x: Tensor) -> Tensor:
+        """``self.ffn(x)`` without its checks (the model checked its input): ``(B, L, d) -> (B, L, d)``."""
+        f = self.ffn
+        return f.w_2(_dropout(f.dropout, f.act(f.w_1(x))))  # (B, L, d_ff) inside
 
     def plan(self) -> BlockPlan:
         """This block's weights and settings for :meth:`decode_step`."""
@@ -80,7 +91,7 @@ class FastBlock(nn.Module):
         return BlockPlan(self.norm_first, self.self_attn.plan(),
                          (n1.normalized_shape, n1.weight, n1.bias, n1.eps),
                          (n3.normalized_shape, n3.weight, n3.bias, n3.eps),
-                         f.w_1.weight, f.w_1.bias, f._act, f.w_2.weight, f.w_2.bias)
+                         f.w_1.weight, f.w_1.bias, f.act, f.w_2.weight, f.w_2.bias)
 
     @staticmethod
     def decode_step(x: Tensor, cache: KVCache, plan: BlockPlan) -> Tensor:
@@ -104,7 +115,9 @@ class FastGPT(GPT):
     (:func:`attnlab.fast.convert.fast_state_dict` maps them). ``config.fused_attention`` is
     ignored: the attention is always the fused kernel (the same numbers).
 
-    Everything else -- arguments, checks, errors, sampling, caches -- is :class:`attnlab.nn.GPT`'s.
+    Everything else -- arguments (``idx: (B, L)`` token ids -> ``logits (B, L, V)``), checks,
+    errors (``ValueError``/``TypeError`` as :meth:`attnlab.nn.GPT.forward` raises them), sampling,
+    caches -- is :class:`attnlab.nn.GPT`'s (Radford et al. 2019).
     """
 
     def __init__(self, config: GPTConfig) -> None:

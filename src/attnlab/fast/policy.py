@@ -26,6 +26,11 @@ Threads: intra-op threads = the CPUs this process may really use, the smallest o
   two).
 
 At least one thread; rounded down, except that a fraction of a CPU counts as one.
+
+Sources: the Linux kernel's cgroup v2 documentation (``cpu.max``: "$MAX $PERIOD") and cgroup v1
+CFS bandwidth control (``cpu.cfs_quota_us``, ``cpu.cfs_period_us``); ``proc(5)`` for
+``/proc/stat`` and ``/proc/self/cgroup``; JupyterHub's ``Spawner.cpu_limit`` ("exposed to the
+single-user server as the environment variable CPU_LIMIT"); torch's CPU autocast (bf16).
 """
 
 from __future__ import annotations
@@ -59,12 +64,15 @@ def _cpu_flags(cpuinfo: str | os.PathLike) -> set[str]:
 
 def cpu_has_native_bf16(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> bool:
     """Whether the CPU has bf16 arithmetic instructions (``avx512_bf16`` or ``amx_bf16`` in
-    ``cpuinfo``'s flags). False when the file cannot be read (e.g. macOS)."""
+    ``cpuinfo``'s flags). False when the file cannot be read (e.g. macOS). Shapes do not apply."""
     return bool(_cpu_flags(cpuinfo) & set(NATIVE_BF16_FLAGS))
 
 
 def resolve_precision(precision: str, device: str, *, cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
     """``"auto"`` -> the precision for ``device`` (see the module docstring); others unchanged.
+
+    Args: ``precision`` (str), ``device`` (``"cpu"``, ``"cuda[:i]"``, ``"mps"``), ``cpuinfo`` (a
+    ``/proc/cpuinfo``-format file; shapes do not apply).
 
     Returns one of ``"fp32"``, ``"bf16"``, ``"fp16"``.
 
@@ -135,8 +143,9 @@ def _cpu_times(stat: str | os.PathLike) -> dict[int, tuple[int, int]]:
 
 def idle_cpus(cpus: set[int], *, stat: str | os.PathLike = "/proc/stat", interval_s: float = 0.25,
               sleep: Callable[[float], None] = time.sleep) -> float | None:
-    """How many of ``cpus`` sat idle over ``interval_s`` (sum of their idle fractions), or None
-    when ``stat`` cannot be read or shows none of them."""
+    """How many of ``cpus`` sat idle over ``interval_s`` (sum of their idle fractions, in CPUs,
+    from the idle + iowait jiffies of ``/proc/stat``), or None when ``stat`` cannot be read or
+    shows none of them. Shapes do not apply."""
     before = _cpu_times(stat)
     sleep(interval_s)
     after = _cpu_times(stat)
@@ -154,7 +163,8 @@ def idle_cpus(cpus: set[int], *, stat: str | os.PathLike = "/proc/stat", interva
 def thread_count(*, affinity: set[int] | None = None, cgroup_limit: float | None = None,
                  hub_limit: float | None = None, idle: float | None = None) -> int:
     """Threads for the limits given (None = no such limit): the smallest of ``len(affinity)``,
-    ``cgroup_limit``, ``hub_limit`` and ``idle`` CPUs, rounded down, at least 1."""
+    ``cgroup_limit``, ``hub_limit`` and ``idle`` CPUs, rounded down, at least 1 (shapes do not apply:
+    all in CPUs)."""
     n = float(len(affinity)) if affinity else float(os.cpu_count() or 1)
     for limit in (cgroup_limit, hub_limit, idle):
         if limit is not None:
@@ -230,7 +240,9 @@ def machine_policy(device: str = "cpu", precision: str = "auto", *, cpuinfo: str
 
 
 def apply_thread_policy(policy: MachinePolicy) -> int:
-    """``torch.set_num_threads(policy.threads)``; returns the previous count (to restore it)."""
+    """``torch.set_num_threads(policy.threads)``; returns the previous count (an int, to restore it).
+
+    The thread count is process-wide (torch intra-op threads); shapes do not apply."""
     previous = torch.get_num_threads()
     torch.set_num_threads(policy.threads)
     return previous

@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from ._checks import check_last_dim, check_rank
-from .ffn import FeedForward, dropout
+from .ffn import FeedForward
 from .mha import KVCache, MultiHeadAttention
 
 
@@ -60,15 +60,15 @@ class EncoderBlock(nn.Module):
         check_last_dim(x, "x", self.d_model)
         if self.norm_first:  # pre-LN: x + f(LN(x))
             x = x + self._self_attention(self.norm1(x), attn_mask, key_padding_mask)
-            x = x + dropout(self.dropout2, self.ffn(self.norm2(x)))
+            x = x + self.dropout2(self.ffn(self.norm2(x)))
         else:  # post-LN (Vaswani et al. 2017): LN(x + f(x))
             x = self.norm1(x + self._self_attention(x, attn_mask, key_padding_mask))
-            x = self.norm2(x + dropout(self.dropout2, self.ffn(x)))
+            x = self.norm2(x + self.dropout2(self.ffn(x)))
         return x
 
     def _self_attention(self, x: Tensor, attn_mask, key_padding_mask) -> Tensor:
         out, _ = self.self_attn(x, attn_mask=attn_mask, key_padding_mask=key_padding_mask)
-        return dropout(self.dropout1, out)  # (B, L, d_model)
+        return self.dropout1(out)  # (B, L, d_model)
 
 
 class DecoderBlock(nn.Module):
@@ -130,20 +130,20 @@ class DecoderBlock(nn.Module):
             x = x + self._self_attention(self.norm1(x), sa)
             if self.cross_attn is not None:
                 x = x + self._cross_attention(self.norm2(x), memory, memory_key_padding_mask)
-            x = x + dropout(self.dropout3, self.ffn(self.norm3(x)))
+            x = x + self.dropout3(self.ffn(self.norm3(x)))
         else:  # post-LN (Vaswani et al. 2017): LN(x + f(x))
             x = self.norm1(x + self._self_attention(x, sa))
             if self.cross_attn is not None:
                 x = self.norm2(x + self._cross_attention(x, memory, memory_key_padding_mask))
-            x = self.norm3(x + dropout(self.dropout3, self.ffn(x)))
+            x = self.norm3(x + self.dropout3(self.ffn(x)))
         return x
 
     def _self_attention(self, x: Tensor, sa: dict) -> Tensor:
         # sa: the self-attention masks / causal flag / KV cache given to forward
         out, _ = self.self_attn(x, **sa)
-        return dropout(self.dropout1, out)  # (B, L, d_model)
+        return self.dropout1(out)  # (B, L, d_model)
 
     def _cross_attention(self, x: Tensor, memory: Tensor, memory_key_padding_mask) -> Tensor:
         # queries from the decoder, keys and values from the encoder (§3.2.3)
         out, _ = self.cross_attn(x, memory, memory, key_padding_mask=memory_key_padding_mask)
-        return dropout(self.dropout2, out)  # (B, L, d_model)
+        return self.dropout2(out)  # (B, L, d_model)

@@ -27,7 +27,6 @@ from torch import Tensor, nn
 
 from ._checks import check_divisible, check_rank, shape_str
 from .blocks import DecoderBlock
-from .ffn import dropout
 from .mha import KVCache
 from .positional import LearnedPositionalEmbedding, RotaryEmbedding
 from .sampling import apply_temperature, sample_next_token
@@ -147,7 +146,7 @@ class GPT(nn.Module):
         x = self.tok_emb(idx)  # (B, L, d_model)
         if self.pos_emb is not None:
             x = self.pos_emb(x, offset=offset)  # + learned vectors of positions offset .. offset + L - 1
-        x = dropout(self.drop, x)  # (B, L, d_model)
+        x = self.drop(x)  # (B, L, d_model)
         for i, block in enumerate(self.blocks):
             x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
         logits = self.lm_head(self.norm_f(x))  # (B, L, V)
