@@ -9,9 +9,12 @@ Shapes: batches are ``x, y: (B, L)`` int64 token ids with ``L = model.config.blo
 ``model(x, y)`` returns ``(logits (B, L, V), loss ())``.
 
 Speed (``benchmarks/run_paired.py`` measures it side by side with a nanoGPT-layout reference):
-AdamW runs as one fused kernel per parameter group where torch has one (CPU and CUDA), the
-step never waits for the device (no ``.item()``, no synchronisation unless ``time_steps``), and
-on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
+an ``attnlab.nn.GPT`` is stepped through its fast twin (:mod:`attnlab.fast`: the same model, W_Q,
+W_K, W_V packed once), the precision and torch's thread count default to what the machine runs
+fastest (:func:`attnlab.fast.policy.machine_policy`: bf16 where the CPU computes it natively, the
+CPUs the process may really use), AdamW runs as one fused kernel per parameter group where torch
+has one (CPU and CUDA), the step never waits for the device (no ``.item()``, no synchronisation
+unless ``time_steps``), and on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
 gradient scaler where bf16 is unsupported); ``compile=True`` adds ``torch.compile``, and
 ``compile="reduce-overhead"`` also records CUDA graphs (on an H100 the large recipe then steps 2.5x
 faster than nanoGPT's compiled loop: ``benchmarks/gpu_large.py``, RESULTS.md). Every option is
