@@ -162,9 +162,9 @@ def beam_search(next_logits: Callable[[Tensor], Tensor], prompt: Tensor, max_new
             raise ValueError(f"next_logits must return (n, V) = ({len(live)}, V) logits, "
                              f"got {tuple(getattr(logits, 'shape', ()))}.")
         V = logits.shape[1]
-        totals = torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None] \
-            + logits.double().log_softmax(dim=-1)  # (n, V) log-probability of each extension
-        best = totals.flatten().topk(min(beam_width, totals.numel()))
+        totals = (torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None]  # (n,) -> (n, 1)
+                  + logits.double().log_softmax(dim=-1))  # (n, V) log-probability of each extension
+        best = totals.flatten().topk(min(beam_width, totals.numel()))  # (n, V) -> (n * V,): index = beam * V + token
         extended = []
         for total, flat in zip(best.values.tolist(), best.indices.tolist(), strict=True):
             beam, token = divmod(flat, V)
