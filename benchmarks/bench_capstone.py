@@ -131,11 +131,10 @@ def main(argv=None) -> dict:
     from attnlab.viz_model import attention_cost_curve, fit_loglog_slope
 
     tok, train_data, val_data = shakespeare_splits()
-    policy = machine_policy("cpu", args.precision)
-    threads = args.threads or policy.threads
+    policy = machine_policy("cpu", args.precision, args.threads)
+    threads = policy.threads
     load_before = os.getloadavg()
-    print(f"[1/4] main run: {args.iters} iters; {policy.summary}"
-          f"{f' Pinned: {threads} threads.' if args.threads else ''} Load average {load_before[0]:.1f}", flush=True)
+    print(f"[1/4] main run: {args.iters} iters; {policy.summary} Load average {load_before[0]:.1f}", flush=True)
     model = build_model(tok.vocab_size, fused=True)
     cfg = recipe(args.iters, precision=policy.precision, threads=threads)
     t0 = time.perf_counter()

@@ -433,6 +433,11 @@ def test_machine_policy_says_what_it_chose_in_one_line(tmp_path):
                            environ={"CPU_LIMIT": "not a number"}, affinity={0}, interval_s=0)
     assert (plain.precision, plain.threads, plain.hub_limit) == ("fp32", 1, None)
     assert "no native bf16" in plain.summary and "\n" not in plain.summary
+    asked = machine_policy("cpu", "fp32", 3, cpuinfo=_cpuinfo(tmp_path, "avx512_bf16"), cgroup_root=root,
+                           proc_self_cgroup=proc, environ={}, affinity={0}, interval_s=0)
+    assert asked.threads == 3 and asked.summary == "fp32 (as configured); 3 torch thread(s) (as configured)."
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        machine_policy("cpu", threads=0, interval_s=0)
 
 
 def test_train_runs_with_the_configured_threads_and_restores_them():
@@ -444,6 +449,10 @@ def test_train_runs_with_the_configured_threads_and_restores_them():
         train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=2, eval_interval=1, threads=1),
               callback=lambda h: seen.append(torch.get_num_threads()), progress=False)
         assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+        result = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=1, precision="bf16", threads=1),
+                       progress=False)
+        assert (result.precision, result.threads) == ("bf16", 1)
+        assert result.settings == "bf16 (as configured); 1 torch thread(s) (as configured)."
     finally:
         torch.set_num_threads(previous)
     with pytest.raises(ValueError, match="threads must be a positive int"):

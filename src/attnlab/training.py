@@ -288,6 +288,9 @@ class TrainResult:
     iters_done: int = 0
     optimizer: torch.optim.Optimizer | None = field(default=None, repr=False)  # over the model given to train()
     trained: torch.nn.Module | None = field(default=None, repr=False)  # the module stepped (a GPT's fast twin)
+    precision: str = "fp32"  # the precision the steps ran in ("fp32", "bf16", "fp16")
+    threads: int = 0  # torch threads during training (restored afterwards)
+    settings: str = ""  # one line: precision and threads, and why (attnlab.fast.policy.MachinePolicy.summary)
 
     @property
     def final_train_loss(self) -> float:
@@ -348,7 +351,7 @@ def train(
 
     seed_everything(cfg.seed)
     device = cfg.resolved_device()
-    policy = machine_policy(device, cfg.precision, interval_s=0.25 if cfg.threads is None else 0.0)
+    policy = machine_policy(device, cfg.precision, cfg.threads)
     model.to(device).train()
     twin = to_fast(model) if has_fast_twin(model) else None
 
@@ -358,12 +361,13 @@ def train(
                 model.load_state_dict(reference_state_dict(twin.state_dict()))
 
     previous_threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads or policy.threads)
+    torch.set_num_threads(policy.threads)
     try:
         result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress, sync)
     finally:
         torch.set_num_threads(previous_threads)
         sync()
+    result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
     if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
         optimizer = make_optimizer(model, cfg)
         optimizer.load_state_dict(reference_optimizer_state(result.optimizer, twin))

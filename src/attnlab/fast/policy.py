@@ -181,6 +181,7 @@ class MachinePolicy:
         precision: ``"fp32"``, ``"bf16"`` or ``"fp16"``.
         threads: torch intra-op threads for this process.
         cpus: CPUs in the affinity set; cgroup_limit, hub_limit, idle: the limits found (None: none).
+        native_bf16: the CPU's bf16 flags; precision_requested, threads_requested: what was asked.
     """
 
     device: str
@@ -191,11 +192,15 @@ class MachinePolicy:
     hub_limit: float | None
     idle: float | None
     native_bf16: bool
+    precision_requested: str = "auto"
+    threads_requested: int | None = None
 
     @property
     def summary(self) -> str:
         """One line: the precision and threads chosen, and why."""
-        if self.device.startswith("cuda"):
+        if self.precision_requested != "auto":
+            why = "as configured"
+        elif self.device.startswith("cuda"):
             why = "the GPU's mixed precision"
         elif self.precision == "bf16":
             why = "this CPU computes bf16 natively"
@@ -206,10 +211,13 @@ class MachinePolicy:
                             ("idle", self.idle)):
             if value is not None:
                 limits.append(f"{name} {value:.1f}")
+        if self.threads_requested is not None:
+            limits = ["as configured"]
         return f"{self.precision} ({why}); {self.threads} torch thread(s) ({', '.join(limits)})."
 
 
-def machine_policy(device: str = "cpu", precision: str = "auto", *, cpuinfo: str | os.PathLike = "/proc/cpuinfo",
+def machine_policy(device: str = "cpu", precision: str = "auto", threads: int | None = None, *,
+                   cpuinfo: str | os.PathLike = "/proc/cpuinfo",
                    cgroup_root: str | os.PathLike = "/sys/fs/cgroup",
                    proc_self_cgroup: str | os.PathLike = "/proc/self/cgroup", stat: str | os.PathLike = "/proc/stat",
                    environ: Mapping[str, str] | None = None, affinity: set[int] | None = None,
@@ -218,9 +226,11 @@ def machine_policy(device: str = "cpu", precision: str = "auto", *, cpuinfo: str
 
     Every source is a parameter (files, environment, affinity set), so the policy can be tested on
     any machine's figures. On a GPU the thread count is still computed (the host side uses it).
+    ``precision`` other than ``"auto"`` and ``threads`` other than None are kept as given (and
+    the idle CPUs are then not measured).
 
     Raises:
-        ValueError: ``precision`` not one of ``auto, fp32, bf16, fp16``.
+        ValueError: ``precision`` not one of ``auto, fp32, bf16, fp16``; ``threads`` not a positive int.
     """
     environ = os.environ if environ is None else environ
     if affinity is None:
@@ -233,10 +243,12 @@ def machine_policy(device: str = "cpu", precision: str = "auto", *, cpuinfo: str
             hub = float(raw) if float(raw) > 0 else None
         except ValueError:
             hub = None  # not a number: a spawner that sets nothing usable
-    idle = idle_cpus(affinity, stat=stat, interval_s=interval_s) if interval_s > 0 else None
-    threads = thread_count(affinity=affinity, cgroup_limit=cg, hub_limit=hub, idle=idle)
-    return MachinePolicy(device, resolve_precision(precision, device, cpuinfo=cpuinfo), threads, len(affinity),
-                         cg, hub, idle, cpu_has_native_bf16(cpuinfo))
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a positive int or None (the machine's policy), got {threads!r}.")
+    idle = idle_cpus(affinity, stat=stat, interval_s=interval_s) if interval_s > 0 and threads is None else None
+    chosen = threads or thread_count(affinity=affinity, cgroup_limit=cg, hub_limit=hub, idle=idle)
+    return MachinePolicy(device, resolve_precision(precision, device, cpuinfo=cpuinfo), chosen, len(affinity),
+                         cg, hub, idle, cpu_has_native_bf16(cpuinfo), precision, threads)
 
 
 def apply_thread_policy(policy: MachinePolicy) -> int:
