@@ -253,6 +253,7 @@ Produced by `python benchmarks/bench_capstone.py --write-md` (raw numbers: `resu
 **Conditions:** {r['conditions'] or 'not recorded'}
 Run at {r['date_utc']}, torch {r['machine']['torch']}, {r['machine']['threads']} threads
 (`torch.set_num_threads`), {r['machine']['cpu_count']} CPUs visible, {r['machine']['platform']}.
+Precision and threads: {r['machine'].get('policy', 'float32 (recorded before the machine policy)')}
 
 ## Training: nanoGPT's CPU recipe for shakespeare_char
 
@@ -267,10 +268,10 @@ comparison with nanoGPT use the paired ratios (`run_paired.py`, section "Side by
 |---|---|---|
 | iterations | {mr['iters']} | 2000 |
 | wall time (incl. evals) | {mr['wall_s']} s | – (not measured here) |
-| median ms / iter (fused path) | {mr['median_ms_per_iter']} | – |
-| iterations / s (fused path) | {mr['iters_per_s']} | – |
-| median ms / iter (explicit path, {ex['iters']} iters) | {ex['median_ms_per_iter']} | - |
-| iterations / s (explicit path) | {ex['iters_per_s']} | - |
+| median ms / iter (`train`: attnlab.fast) | {mr['median_ms_per_iter']} | – |
+| iterations / s (`train`: attnlab.fast) | {mr['iters_per_s']} | – |
+| median ms / iter (attnlab.nn, explicit attention, fp32, {ex['iters']} iters) | {ex['median_ms_per_iter']} | - |
+| iterations / s (attnlab.nn, explicit attention) | {ex['iters_per_s']} | - |
 | peak RSS | {mr['peak_rss_mb']} MB | – (paired RSS: see below) |
 | final train loss | {mr['final_train_loss']} | - |
 | final val loss | {mr['final_val_loss']} | about 1.88 (nanoGPT's README); 1.8857 (its recipe run here, seed 1337, its RNG order) |
