@@ -476,6 +476,10 @@ def test_training_a_reference_gpt_trains_its_fast_twin_and_copies_the_weights_ba
     assert not torch.equal(synced[0], synced[1])  # the callback saw the weights of the moment
     trained = fast_state_dict(ref.state_dict())
     assert all(torch.equal(trained[k], v) for k, v in result.trained.state_dict().items())
+    assert ref.blocks[0].ffn.w_1.weight.data_ptr() == result.trained.blocks[0].ffn.w_1.weight.data_ptr()  # one copy
+    ref.eval(), result.trained.eval()
+    x = data[:8][None]
+    torch.testing.assert_close(ref(x)[0], result.trained(x)[0])
     config = tiny_model().config
     torch.manual_seed(0)
     direct = FastGPT(config)  # the same initial weights, trained as a FastGPT directly

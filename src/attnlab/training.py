@@ -320,9 +320,10 @@ def train(
     An ``attnlab.nn.GPT`` made of its own modules (:func:`attnlab.fast.convert.has_fast_twin`: no
     submodule swapped for a learner's, no hooks) is trained through its fast twin
     (:func:`attnlab.fast.to_fast`: the same model with W_Q, W_K, W_V packed, tested equal forward
-    and backward); its weights are copied
-    back into ``model`` before every ``callback`` and when training ends, however it ends (an
-    interrupt included), and ``TrainResult.optimizer`` is an optimizer over ``model`` holding the
+    and backward) whose storage ``model``'s parameters then share
+    (:func:`attnlab.fast.convert.share_weights`: one copy in memory), so ``model`` holds the
+    weights of every step -- in ``callback``, after training, after an interrupt -- and
+    ``TrainResult.optimizer`` is an optimizer over ``model`` holding the
     trained state (:func:`attnlab.fast.convert.reference_optimizer_state`). Other models are
     trained as they are.
 
@@ -347,26 +348,22 @@ def train(
                 f"{name} must be a 1-D integer tensor of token ids with more than block_size + 1 = "
                 f"{block_size + 1} tokens, got dtype {data.dtype}, shape {tuple(data.shape)}."
             )
-    from attnlab.fast import has_fast_twin, reference_optimizer_state, reference_state_dict, to_fast
+    from attnlab.fast import has_fast_twin, reference_optimizer_state, share_weights, to_fast
 
     seed_everything(cfg.seed)
     device = cfg.resolved_device()
     policy = machine_policy(device, cfg.precision, cfg.threads)
     model.to(device).train()
     twin = to_fast(model) if has_fast_twin(model) else None
-
-    def sync() -> None:  # the trained weights back into the caller's reference model
-        if twin is not None:
-            with torch.no_grad():
-                model.load_state_dict(reference_state_dict(twin.state_dict()))
+    if twin is not None:
+        share_weights(model, twin)  # one copy of the weights: the model sees every step of its twin
 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(policy.threads)
     try:
-        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress, sync)
+        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress)
     finally:
         torch.set_num_threads(previous_threads)
-        sync()
     result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
     if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
         optimizer = make_optimizer(model, cfg)
@@ -376,7 +373,7 @@ def train(
 
 
 def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig, device: str,
-           precision: str, callback, progress: bool, sync: Callable[[], None]) -> TrainResult:
+           precision: str, callback, progress: bool) -> TrainResult:
     """The loop of :func:`train` on the module it trains (arguments checked, threads set)."""
     block_size = model.config.block_size
     optimizer = make_optimizer(model, cfg)
@@ -398,7 +395,6 @@ def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: Tr
                            ("lr", lr_at(step, cfg)), ("elapsed_s", time.perf_counter() - start)):
             history[key].append(value)
         if callback is not None:
-            sync()
             callback(history)
 
     if progress:

@@ -399,3 +399,23 @@ def test_a_model_with_a_swapped_module_or_a_hook_has_no_fast_twin():
     handle.remove()
     assert has_fast_twin(hooked)
     assert not has_fast_twin(torch.nn.Linear(2, 2))
+
+
+def test_shared_weights_are_one_copy_that_both_models_see():
+    """After share_weights the reference's parameters are views of its twin's: an optimizer step
+    on the twin changes the reference alike (no copy back), and no second copy is kept."""
+    from attnlab.fast import share_weights
+
+    ref, fast = _pair()
+    params = list(ref.parameters())
+    share_weights(ref, fast)
+    assert [id(p) for p in ref.parameters()] == [id(p) for p in params]  # the same Parameter objects
+    qkv = fast.blocks[0].self_attn.qkv.weight
+    assert ref.blocks[0].self_attn.w_k.weight.data_ptr() == qkv.data_ptr() + 16 * 16 * qkv.element_size()
+    assert ref.tok_emb.weight.data_ptr() == fast.tok_emb.weight.data_ptr()
+    opt = torch.optim.AdamW(fast.parameters(), lr=0.1)
+    idx = torch.randint(0, 13, (2, 10))
+    fast(idx, idx)[1].backward()
+    opt.step()
+    torch.testing.assert_close(ref(idx)[0], fast(idx)[0], **TOL)
+    assert torch.equal(ref.blocks[1].self_attn.w_v.weight, fast.blocks[1].self_attn.qkv.weight[32:])

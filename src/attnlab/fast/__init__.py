@@ -24,6 +24,7 @@ from .convert import (
     has_fast_twin,
     reference_optimizer_state,
     reference_state_dict,
+    share_weights,
     to_fast,
     to_reference,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "fused_attention", "FastSelfAttention", "AttentionPlan",
     "FastBlock", "FastGPT", "BlockPlan",
     "fast_state_dict", "reference_state_dict", "reference_optimizer_state", "has_fast_twin", "to_fast", "to_reference",
+    "share_weights",
     "MachinePolicy", "machine_policy", "apply_thread_policy", "resolve_precision",
     "cpu_has_native_bf16", "cgroup_cpu_limit", "idle_cpus", "thread_count",
 ]

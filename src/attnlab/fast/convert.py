@@ -31,7 +31,7 @@ from attnlab.nn.gpt import GPT
 from attnlab.nn.mha import MultiHeadAttention
 
 __all__ = ["fast_state_dict", "reference_state_dict", "has_fast_twin", "to_fast", "to_reference",
-           "reference_optimizer_state"]
+           "share_weights", "reference_optimizer_state"]
 
 _PARTS = ("w_q", "w_k", "w_v")
 
@@ -189,6 +189,33 @@ def to_reference(module: nn.Module) -> nn.Module:
         raise TypeError(f"{type(module).__name__} is not an attnlab.fast module (FastGPT, FastBlock, FastSelfAttention).")
     twin.load_state_dict(reference_state_dict(module.state_dict()))
     return _like(module, twin)
+
+
+def share_weights(reference: nn.Module, fast: nn.Module) -> None:
+    """Make every parameter of ``reference`` a view of its twin's storage in ``fast``.
+
+    After ``share_weights(ref, to_fast(ref))`` the two hold one copy of the weights: ``w_q``,
+    ``w_k``, ``w_v`` (``(d_model, d_model)`` each) are the three row blocks of the packed
+    ``qkv (3 d_model, d_model)``, every other parameter is the twin's tensor. Training the twin in
+    place (an optimizer's step) therefore updates the reference too, with no copy back and no
+    second copy in memory. The reference's ``Parameter`` objects stay the same (their ``.data``
+    changes), so anything holding them (an optimizer, a hook) keeps working.
+
+    Raises:
+        KeyError: ``fast`` is not the twin of ``reference`` (a parameter without its counterpart).
+    """
+    twin = dict(fast.named_parameters())
+    with torch.no_grad():
+        for name, p in reference.named_parameters():
+            prefix, _, leaf = name.rpartition(".")
+            base, _, part = prefix.rpartition(".") if "." in prefix else ("", "", prefix)
+            if part in _PARTS:
+                packed = twin[f"{base}.qkv.{leaf}" if base else f"qkv.{leaf}"]
+                rows = packed.shape[0] // 3
+                i = _PARTS.index(part)
+                p.data = packed.data[i * rows:(i + 1) * rows]  # (d_model, ...): a view, no copy
+            else:
+                p.data = twin[name].data
 
 
 def reference_optimizer_state(optimizer: torch.optim.Optimizer, module: nn.Module) -> dict:
