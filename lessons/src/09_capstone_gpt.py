@@ -63,6 +63,7 @@ import torch
 from attnlab.data import CharTokenizer, get_batch, load_shakespeare, train_val_split
 from attnlab.nn import GPT, GPTConfig, count_parameters
 from attnlab.training import TrainConfig, default_device, is_ci, load_checkpoint, lr_at, save_checkpoint, train
+from attnlab.fast import apply_thread_policy, machine_policy, to_fast
 from attnlab.viz_model import (LiveLossPlot, attention_maps, head_pattern_scores, name_heads,
                                plot_attention_grid, plot_loss_curves)
 
@@ -360,8 +361,8 @@ print(f"final loss: train {result.final_train_loss:.3f}, validation {result.fina
 if RUN == "default":  # the target is about the model; the time depends on the machine, so report it apart
     verdict = "reached" if result.final_val_loss < 2.0 else "NOT reached"
     print(f"target 'validation loss < 2.0': {verdict} ({result.final_val_loss:.3f})")
-    print(f"time: {minutes:.1f} min on {torch.get_num_threads()} threads (a laptop's cores take about 2; "
-          f"a busy or slower machine takes longer, with the same loss)")
+    print(f"time: {minutes:.1f} min with {result.settings}")
+    print("(a busy or slower machine takes longer, with the same loss)")
 
 # %%
 ax = plot_loss_curves(result.history, title=f"'{RUN}' run")
@@ -452,12 +453,12 @@ def cache_speedup(prompt_len, n_new, pairs=3 if is_ci() else 5):
     pair (the order alternates, so a burst of load hits both runs of a pair alike)."""
     prompt = val_data[:prompt_len][None]  # (1, prompt_len)
     seen = []  # positions fed to the model, one entry per forward call
-    hook = model.register_forward_pre_hook(lambda mod, args: seen.append(args[0].shape[1]))
+    hook = fast_model.register_forward_pre_hook(lambda mod, args: seen.append(args[0].shape[1]))
     work = {}
     try:
         for use_cache in (True, False):
             seen.clear()
-            model.generate(prompt, n_new, greedy=True, use_cache=use_cache)
+            fast_model.generate(prompt, n_new, greedy=True, use_cache=use_cache)
             work[use_cache] = sum(seen)
     finally:
         hook.remove()
@@ -466,12 +467,17 @@ def cache_speedup(prompt_len, n_new, pairs=3 if is_ci() else 5):
         t = {}
         for use_cache in ((True, False) if i % 2 == 0 else (False, True)):
             t0 = time.perf_counter()
-            model.generate(prompt, n_new, greedy=True, use_cache=use_cache)
+            fast_model.generate(prompt, n_new, greedy=True, use_cache=use_cache)
             t[use_cache] = time.perf_counter() - t0
         ratios.append(t[False] / t[True])
     return work[False] / work[True], ratios
 
 
+# Generation runs on the model's fast twin (same weights, the decode path tuned for one token at a
+# time), with the thread count the machine policy picks: on a busy machine two threads fight over the
+# cores and hide what the cache saves.
+fast_model = to_fast(model).eval()
+apply_thread_policy(machine_policy())
 T_ctx = config.block_size
 for label, (prompt_len, n_new) in (("while the text fits the window", (1, T_ctx - 1)),
                                    ("once the window slides", (T_ctx, 2 * T_ctx))):
@@ -635,10 +641,17 @@ widgets.interact(
 # validation loss of 1.463–1.470 (nanoGPT reports 1.4697; `benchmarks/gpu_large.py`), and
 # `TrainConfig(compile="reduce-overhead")` (`torch.compile` with CUDA graphs) made each step about
 # 2.5x faster than nanoGPT's compiled loop. On a 2-core CPU it would take hours; to try it anyway, lower
-# `max_iters` or set `TrainConfig(time_limit_s=...)`, which stops early and still evaluates. If your
-# CPU computes in bf16 natively (`grep avx512_bf16 /proc/cpuinfo`, or AMX), `TrainConfig(precision="bf16")`
-# trains about 1.4x faster than float32 with the same validation loss (measured at four seeds);
-# the default stays float32, so that your numbers match this notebook's.
+# `max_iters` or set `TrainConfig(time_limit_s=...)`, which stops early and still evaluates.
+#
+# `train` picks the precision and the number of threads for the machine it runs on
+# (`attnlab.fast.policy`; `result.settings` says what it chose, in one line): bf16 where the CPU
+# computes it natively (`avx512_bf16` or AMX in `/proc/cpuinfo`), float32 on any other CPU, and one
+# torch thread per CPU your process may really use: its CPU affinity, a cgroup or hub CPU limit, and
+# only the CPUs that other work leaves idle. On a 2-core machine under heavy load (load average
+# 9–13) the default capstone run took 7.7 minutes this way (bf16, 1 thread; validation loss 1.918,
+# the loss float32 reaches); measured side by side there, one thread stepped 7.2x faster than two,
+# and bf16 1.4x faster than float32 (`benchmarks/bench_capstone.py`, `benchmarks/machine_defaults.py`).
+# `TrainConfig(precision="fp32", threads=2)` asks for a setting yourself.
 #
 # ## 8 · Common mistakes
 #

@@ -25,7 +25,7 @@
 # network, pre-LN blocks) and check that it computes exactly what `attnlab.nn.GPT` computes.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
-# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read: they are checked when your work is graded.
+# * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your by-hand numbers are personal: they come from your learner id, so a classmate's numbers will not match yours.
 # * Graded (14 points): two by-hand answers (1 point each), `get_batch` (2), `train_step` (2), `sample_next_token` (2),
 #   **your assembled GPT** `TinyGPT` (3) and the **training run** (3): when your instructor grades, the grader trains a fresh small GPT for 150 steps on a

@@ -59,8 +59,9 @@ def check_form(skill: str, answer: Any) -> str:
         raise AssertionError(str(err)) from None
     shape = getattr(value, "shape", None)
     what = f"an array of shape {tuple(shape)}" if shape is not None and len(shape) else f"{value!r}"
-    return (f"Read as {what}. Whether it is right is checked when your work is graded, against the "
-            f"numbers of learner id {learner_id()!r}.")
+    return (f"Read as {what}. Whether it is right is judged against the numbers of learner id "
+            f"{learner_id()!r}: save the notebook and run `attnlab check` on it to find out now "
+            f"(the grader judges it the same way).")
 
 
 def learner_note() -> str:
