@@ -321,7 +321,7 @@ def class_mastery(course, stale_days):
 
 
 _LAUNCHES = dict(default=None, type=click.Path(dir_okay=False),
-                 help="The hub's LTI launch record (default: lti/launches.jsonl beside COURSE, where lti.py writes it).")
+                 help="The hub's LTI launch record (default: ATTNLAB_LTI_LAUNCHES or /var/lib/attnlab-lti/<course id>/launches.jsonl).")
 
 
 @click.command("lti-roster")
@@ -332,7 +332,7 @@ def lti_roster(course, launches, db_url):
     """Put students' names, emails and LTI user ids from their LMS launches into the gradebook."""
     from .lti import LtiError, default_launches, import_roster, read_launches
     try:
-        done = import_roster(_db(course, db_url), read_launches(launches or default_launches(course)))
+        done = import_roster(_db(course, db_url), read_launches(launches or default_launches()))
     except LtiError as e:
         _fail(e)
     click.echo(f"{len(done)} student(s) updated from their LMS launches: {', '.join(done) or '(none yet)'}")
@@ -358,7 +358,7 @@ def lti_passback(course, assignment, tool_config, issuer, client_id, lineitems, 
     from .lti import LtiError, default_launches, import_roster, lineitems_url, passback, read_launches
     url = _db(course, db_url)
     try:
-        path = launches or default_launches(course)
+        path = launches or default_launches()
         if launches or os.path.exists(path):
             recs = read_launches(path)
             import_roster(url, recs)  # names and LTI user ids of students who launched since

@@ -198,7 +198,12 @@ def _why(err: Exception) -> str:
     return str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
-def default_launches(course: str | os.PathLike) -> Path:
-    """Where the hub writes the launch record by default: ``<grader home>/lti/launches.jsonl``, the
-    folder above the course (``lti.py`` sets it from ``ATTNLAB_GRADER_HOME``)."""
-    return Path(course).resolve().parent / "lti" / "launches.jsonl"
+#: The hub's default launch record (deploy/jupyterhub/attnlab_lti.py, LAUNCHES_DEFAULT: the same).
+LAUNCHES_DEFAULT = "/var/lib/attnlab-lti/{course}/launches.jsonl"
+
+
+def default_launches() -> Path:
+    """The launch record the hub writes: ``ATTNLAB_LTI_LAUNCHES``, else :data:`LAUNCHES_DEFAULT`
+    for ``ATTNLAB_COURSE_ID`` (default ``attnlab``)."""
+    return Path(os.environ.get("ATTNLAB_LTI_LAUNCHES")
+                or LAUNCHES_DEFAULT.format(course=os.environ.get("ATTNLAB_COURSE_ID", "attnlab")))

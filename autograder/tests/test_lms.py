@@ -282,11 +282,42 @@ def test_lms_fragment_loads_the_production_config(tmp_path, monkeypatch):
     assert cfg.JupyterHub.authenticator_class.__name__ == "AttnlabLTI13Authenticator"
     assert cfg.AttnlabLTI13Authenticator.manage_groups is True
     assert cfg.AttnlabLTI13Authenticator.client_id == {"c1"}
-    assert all(not g.get("users") for g in cfg.JupyterHub.load_groups.values())
-    assert not cfg.Authenticator.allowed_groups
+    assert not cfg.JupyterHub.load_groups and not cfg.Authenticator.allowed_groups
+    settings = cfg.JupyterHub.tornado_settings
+    settings = settings.get_value({}) if hasattr(settings, "get_value") else settings
+    assert settings["cookie_options"] == {"SameSite": "None", "Secure": True}
+    assert cfg.AttnlabLTI13Authenticator.launches_path == "/var/lib/attnlab-lti/attnlab/launches.jsonl"
+    from autograder.instructor import lti
+    assert str(lti.default_launches()) == cfg.AttnlabLTI13Authenticator.launches_path
     monkeypatch.delenv("ATTNLAB_LTI_JWKS_URL")
     with pytest.raises(SystemExit, match="ATTNLAB_LTI_JWKS_URL"):
         PyFileConfigLoader("lti.py", path=str(DEPLOY)).load_config()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the hub writes the launch record as root")
+def test_lms_launch_record_cannot_be_redirected_by_the_grader(tmp_path):
+    """As the grader account would try: the record's folder replaced by a link to another folder,
+    or a folder the grader owns — the hub (root) refuses to write there; the record it writes is
+    root's, 0640, readable by the grader's group only."""
+    sys.path.insert(0, str(DEPLOY))
+    import attnlab_lti
+    target = tmp_path / "etc"
+    target.mkdir()
+    (tmp_path / "lti").symlink_to(target)
+    with pytest.raises(ValueError, match="not a directory owned by root"):
+        attnlab_lti.write_launch(str(tmp_path / "lti" / "launches.jsonl"), {"username": "x"})
+    assert list(target.iterdir()) == []
+    owned = tmp_path / "owned"
+    owned.mkdir()
+    os.chown(owned, 65534, 65534)  # nobody: a folder some user could swap files in
+    with pytest.raises(ValueError):
+        attnlab_lti.write_launch(str(owned / "launches.jsonl"), {"username": "x"})
+    ok = tmp_path / "ok" / "launches.jsonl"
+    attnlab_lti.write_launch(str(ok), {"username": "x"}, "nobody")
+    st, dst = ok.stat(), ok.parent.stat()
+    assert (st.st_uid, st.st_mode & 0o777, dst.st_mode & 0o777) == (0, 0o640, 0o750)
+    import pwd
+    assert st.st_gid == pwd.getpwnam("nobody").pw_gid
 
 
 # ---------------------------------------------------------------------------- names and passback

@@ -26,8 +26,8 @@ against its JWKS, issuer, audience, expiry, nonce and state) is the upstream aut
   to another claim, and it must be a usable nbgrader student id; with ``require_unix_account``
   (the default: the local spawners run each server as that Unix user) the account must exist.
 * **launch record** (``launches_path``): one JSON line per successful launch (username, hub role,
-  ``sub``, given/family name, email, context, the AGS endpoint claim) written for the grader
-  account only, from which ``attnlab-grade lti-roster`` fills nbgrader's gradebook (names, LMS
+  ``sub``, given/family name, email, context, the AGS endpoint claim), root's and readable by the
+  grader account's group only (:func:`write_launch`), from which ``attnlab-grade lti-roster`` fills nbgrader's gradebook (names, LMS
   user id) and ``attnlab-grade lti-passback`` finds the course's line items.
 """
 from __future__ import annotations
@@ -36,6 +36,7 @@ import json
 import os
 import pwd
 import re
+import stat
 import time
 
 from ltiauthenticator.lti13.auth import LTI13Authenticator
@@ -90,7 +91,7 @@ class AttnlabLTI13Authenticator(LTI13Authenticator):
     require_unix_account = Bool(True, config=True,
                                 help="Refuse a user without a Unix account (the local spawners need one).")
     launches_path = Unicode("", config=True, help="JSON-lines record of launches ('' = none).")
-    launches_owner = Unicode("", config=True, help="Unix user who owns the launch record (the grader account).")
+    launches_owner = Unicode("", config=True, help="Unix user whose group may read the launch record (the grader account).")
 
     def get_username(self, token):
         """The username from ``username_key`` only (``custom_X``: the custom claim's ``X``); a
@@ -138,6 +139,8 @@ class AttnlabLTI13Authenticator(LTI13Authenticator):
         return state.get("lti_role") in RANK
 
     def _record(self, name: str, role: str, token: dict) -> None:
+        """Append this launch to ``launches_path`` (see :func:`write_launch`); a failure is logged,
+        never a refused login."""
         if not self.launches_path:
             return
         ctx = token.get(CONTEXT_CLAIM) or {}
@@ -147,17 +150,39 @@ class AttnlabLTI13Authenticator(LTI13Authenticator):
                 "name": token.get("name"), "email": token.get("email"),
                 "context_id": ctx.get("id"), "context_title": ctx.get("title"),
                 "ags": token.get(AGS_CLAIM)}
-        folder = os.path.dirname(self.launches_path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(self.launches_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
-            os.write(fd, (json.dumps(line, sort_keys=True) + "\n").encode())
-            if self.launches_owner and os.geteuid() == 0:
-                pw = pwd.getpwnam(self.launches_owner)
-                os.fchown(fd, pw.pw_uid, pw.pw_gid)
-                os.chown(folder, pw.pw_uid, pw.pw_gid)
-        finally:
-            os.close(fd)
+            write_launch(self.launches_path, line, self.launches_owner)
+        except (OSError, KeyError, ValueError) as err:
+            self.log.error("LTI launch of %s not recorded in %s: %s", name, self.launches_path, err)
+
+
+def write_launch(path: str, line: dict, reader: str = "") -> None:
+    """Append ``line`` as JSON to ``path``.  Run as root (the hub), the folder and file are root's
+    (0750/0640) with the group of the Unix user ``reader`` (the grader account), who can read but not
+    replace them; a folder that is a link or not root's is refused (``ValueError``), so nobody can
+    steer the hub's writes elsewhere.  Students never read it (it holds everyone's email)."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o750, exist_ok=True)
+    st = os.lstat(folder)
+    root = os.geteuid() == 0
+    if not stat.S_ISDIR(st.st_mode) or (root and st.st_uid != 0):
+        raise ValueError(f"{folder} is not a directory owned by root")
+    gid = pwd.getpwnam(reader).pw_gid if (root and reader) else -1
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o640 if root else 0o600)
+    try:
+        if root:
+            os.chown(folder, 0, gid, follow_symlinks=False)
+            os.chmod(folder, 0o750)
+            os.fchown(fd, 0, gid)
+            os.fchmod(fd, 0o640)
+        os.write(fd, (json.dumps(line, sort_keys=True) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+#: Where the hub records launches by default (``{course}``: the course id); autograder.instructor.lti
+#: reads the same default (checked by the lms tests).
+LAUNCHES_DEFAULT = "/var/lib/attnlab-lti/{course}/launches.jsonl"
 
 
 def configure(c, env=os.environ) -> None:
@@ -170,7 +195,6 @@ def configure(c, env=os.environ) -> None:
                          "registration); set them in the hub's environment.")
     course = env.get("ATTNLAB_COURSE_ID", "attnlab")
     grader = env.get("ATTNLAB_GRADER_USER", f"grader-{course}")
-    grader_home = env.get("ATTNLAB_GRADER_HOME", f"/home/{grader}")
     c.JupyterHub.authenticator_class = AttnlabLTI13Authenticator
     a = c.AttnlabLTI13Authenticator
     a.issuer = env["ATTNLAB_LTI_ISSUER"]
@@ -180,7 +204,7 @@ def configure(c, env=os.environ) -> None:
     a.username_key = env.get("ATTNLAB_LTI_USERNAME_CLAIM", "sub")
     a.course_id = course
     a.require_unix_account = env.get("ATTNLAB_LTI_REQUIRE_UNIX_ACCOUNT", "1") != "0"
-    a.launches_path = env.get("ATTNLAB_LTI_LAUNCHES", os.path.join(grader_home, "lti", "launches.jsonl"))
+    a.launches_path = env.get("ATTNLAB_LTI_LAUNCHES", LAUNCHES_DEFAULT.format(course=course))
     a.launches_owner = grader
     a.manage_groups = True  # the launch decides the groups: a changed LMS role applies at the next launch
     a.admin_users = set()

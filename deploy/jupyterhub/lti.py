@@ -14,7 +14,14 @@ load_subconfig(os.path.join(HERE, "jupyterhub_config.py"))  # noqa: F821 - provi
 c = get_config()  # noqa: F821 - provided by JupyterHub
 # PAM's Unix-group allow list means nothing to LTI users: the launch's course role decides
 c.Authenticator.allowed_groups = set()
-c.JupyterHub.load_groups = {name: {"users": []} for name in dict(c.JupyterHub.load_groups or {})}
+# the authenticator manages group membership (JupyterHub then refuses static groups); the groups
+# named in load_roles are created by JupyterHub itself
+c.JupyterHub.load_groups = {}
+# the platform posts the launch back cross-site: the hub's cookies (OIDC state and nonce, then the
+# login) must be SameSite=None, which browsers accept only with Secure, i.e. the hub behind HTTPS
+settings = c.JupyterHub.tornado_settings  # a dict, or traitlets' lazy value when the main config left it
+cookies = dict((settings.get("cookie_options") if isinstance(settings, dict) else None) or {})
+settings.update({"cookie_options": {**cookies, "SameSite": "None", "Secure": True}})
 
 sys.path.insert(0, HERE)
 import attnlab_lti  # noqa: E402 - after its folder is on the path
