@@ -21,12 +21,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 
-pytest.importorskip("ltiauthenticator")
-pytest.importorskip("pylti1p3")
-requests = pytest.importorskip("requests")
+from autograder.tests.lti_platform import INSTRUCTOR, LEARNER, TA, Platform, new_key, pem
 
-from autograder.tests.lti_platform import INSTRUCTOR, LEARNER, TA, Platform, new_key, pem  # noqa: E402
+pytestmark = pytest.mark.xdist_group("lms")  # one hub per run: the module's tests stay on one worker
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy" / "jupyterhub"
@@ -278,6 +277,8 @@ def test_lms_fragment_loads_the_production_config(tmp_path, monkeypatch):
                  "ATTNLAB_LTI_JWKS_URL": "https://lms.example.edu/jwks",
                  "ATTNLAB_HUB_STATE": str(tmp_path)}.items():
         monkeypatch.setenv(k, v)
+    for k in ("ATTNLAB_LTI_LAUNCHES", "ATTNLAB_COURSE_ID", "ATTNLAB_LTI_USERNAME_CLAIM"):
+        monkeypatch.delenv(k, raising=False)
     cfg = PyFileConfigLoader("lti.py", path=str(DEPLOY)).load_config()
     assert cfg.JupyterHub.authenticator_class.__name__ == "AttnlabLTI13Authenticator"
     assert cfg.AttnlabLTI13Authenticator.manage_groups is True
