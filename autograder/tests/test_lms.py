@@ -203,6 +203,44 @@ def test_lms_teaching_assistant_gets_grader_role_only(lms):
     assert s.get(f"{lms[1]}/hub/api/users", timeout=10).status_code == 403
 
 
+def test_lms_role_change_in_the_lms_applies_at_the_next_launch(lms):
+    """An instructor demoted to learner in the LMS loses formgrader at the next launch (the launch
+    manages the groups; nothing is left from the earlier role)."""
+    who = person([INSTRUCTOR])
+    s, r = launch(lms, who)
+    assert logged_in(s, r) and f"formgrade-{COURSE}" in hub_user(lms, who["sub"])["groups"]
+    s, r = launch(lms, {**who, "https://purl.imsglobal.org/spec/lti/claim/roles": [LEARNER]})
+    assert logged_in(s, r)
+    assert hub_user(lms, who["sub"])["groups"] == [f"nbgrader-{COURSE}"]
+
+
+def test_lms_captured_launch_replayed_elsewhere_is_refused(lms):
+    """A launch form (id_token + state) captured and posted from another browser, or posted twice
+    from the same one, is refused: the OIDC state and nonce live in the first browser's cookies and are
+    used up by the first post; stolen together with those cookies, the used nonce refuses it."""
+    platform, hub, *_ = lms
+    hint = uuid.uuid4().hex
+    platform.users[hint] = person([INSTRUCTOR])
+    s = requests.Session()
+    r = s.post(f"{hub}/hub/lti13/oauth_login", data={"iss": platform.issuer, "login_hint": hint,
+               "target_link_uri": f"{hub}/hub/home", "client_id": CLIENT_ID}, timeout=30)
+    form = _Form()
+    form.feed(r.text)
+    thief = requests.Session()
+    stolen = thief.post(form.action, data=form.fields, allow_redirects=False, timeout=30)
+    assert stolen.status_code == 400 and not logged_in(thief, stolen)
+    captured = dict(s.cookies.items())  # what a thief who also stole the cookies would hold
+    first = s.post(form.action, data=form.fields, allow_redirects=False, timeout=30)
+    assert logged_in(s, first)
+    replay = s.post(form.action, data=form.fields, allow_redirects=False, timeout=30)
+    assert replay.status_code == 400  # the state cookie was used up
+    # with the first browser's cookies as they were before the launch: the nonce was used
+    both = requests.Session()
+    both.cookies.update(captured)
+    replay = both.post(form.action, data=form.fields, allow_redirects=False, timeout=30)
+    assert replay.status_code == 403 and "already used" in replay.text and not logged_in(both, replay)
+
+
 @pytest.mark.parametrize("roles", [["http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"],
                                    ["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"],
                                    []])
@@ -231,7 +269,12 @@ def test_lms_forged_token_is_refused(lms, forge, code):
                         timeout=10).status_code == 404
 
 
-def test_lms_launch_without_the_username_claim_is_refused(lms, tmp_path):
+def _verified(claims: dict) -> dict:
+    """Claims as the upstream validator hands them on (with a fresh nonce)."""
+    return {**claims, "iss": "https://lms.example.edu", "nonce": uuid.uuid4().hex}
+
+
+def test_lms_launch_without_the_username_claim_is_refused():
     """The username comes from the configured claim only: a launch without it is refused (the
     upstream fallback to another claim would silently give the person a second account)."""
     import asyncio
@@ -240,18 +283,22 @@ def test_lms_launch_without_the_username_claim_is_refused(lms, tmp_path):
     auth = attnlab_lti.AttnlabLTI13Authenticator(username_key="custom_login", require_unix_account=False)
     from tornado.web import HTTPError
     with pytest.raises(HTTPError) as err:
-        asyncio.run(auth.authenticate(None, person([LEARNER])))
+        asyncio.run(auth.authenticate(None, _verified(person([LEARNER]))))
     assert err.value.status_code == 403 and "custom_login" in err.value.log_message
-    ok = asyncio.run(auth.authenticate(None, person(
-        [LEARNER], **{"https://purl.imsglobal.org/spec/lti/claim/custom": {"login": "Alice.B"}})))
+    ok = asyncio.run(auth.authenticate(None, _verified(person(
+        [LEARNER], **{"https://purl.imsglobal.org/spec/lti/claim/custom": {"login": "Alice.B"}}))))
     assert ok["name"] == "alice.b" and ok["groups"] == ["nbgrader-attnlab"] and ok["admin"] is False
     with pytest.raises(HTTPError) as err:  # a name that cannot be a student id
-        asyncio.run(auth.authenticate(None, person(
-            [LEARNER], **{"https://purl.imsglobal.org/spec/lti/claim/custom": {"login": "a+b/c"}})))
-    assert err.value.status_code == 403
+        asyncio.run(auth.authenticate(None, _verified(person(
+            [LEARNER], **{"https://purl.imsglobal.org/spec/lti/claim/custom": {"login": "a+b/c"}}))))
+    assert err.value.status_code == 403 and "cannot be a course login" in err.value.log_message
+    launch_ = _verified(person([LEARNER], **{"https://purl.imsglobal.org/spec/lti/claim/custom": {"login": "bo"}}))
+    assert asyncio.run(auth.authenticate(None, launch_))["name"] == "bo"
+    with pytest.raises(HTTPError, match="already used"):  # the same verified launch twice
+        asyncio.run(auth.authenticate(None, launch_))
     unix = attnlab_lti.AttnlabLTI13Authenticator(username_key="sub")  # require_unix_account: the default
     with pytest.raises(HTTPError) as err:
-        asyncio.run(unix.authenticate(None, person([LEARNER], sub=f"nosuchuser{RUN}")))
+        asyncio.run(unix.authenticate(None, _verified(person([LEARNER], sub=f"nosuchuser{RUN}"))))
     assert err.value.status_code == 403 and "no account" in err.value.log_message
 
 

@@ -25,6 +25,9 @@ against its JWKS, issuer, audience, expiry, nonce and state) is the upstream aut
   ``custom_login`` for a custom parameter): a launch without it is refused rather than falling back
   to another claim, and it must be a usable nbgrader student id; with ``require_unix_account``
   (the default: the local spawners run each server as that Unix user) the account must exist.
+* **one use per launch**: a launch's ``nonce`` is remembered for 15 minutes (the hub's
+  process), so the same form posted again — even with the first browser's cookies — is refused
+  (OpenID Connect Core 1.0 §15.5.2).
 * **launch record** (``launches_path``): one JSON line per successful launch (username, hub role,
   ``sub``, given/family name, email, context, the AGS endpoint claim), root's and readable by the
   grader account's group only (:func:`write_launch`), from which ``attnlab-grade lti-roster`` fills nbgrader's gradebook (names, LMS
@@ -111,10 +114,29 @@ class AttnlabLTI13Authenticator(LTI13Authenticator):
                                 "users by another claim.")
         return name
 
+    #: seconds a used launch stays remembered: longer than the validator's ``max_age`` (600 s), after
+    #: which an ``id_token`` is refused as too old anyway
+    REPLAY_WINDOW_S = 900
+
+    def _first_use(self, token: dict) -> bool:
+        """Remember this launch (its ``nonce``); False when it was seen within the replay window."""
+        seen = self.__dict__.setdefault("_seen_launches", {})
+        now = time.monotonic()
+        for k in [k for k, t in seen.items() if now - t > self.REPLAY_WINDOW_S]:
+            del seen[k]
+        key = (token.get("iss"), token.get("nonce"))
+        if not key[1] or key in seen:
+            return False
+        seen[key] = now
+        return True
+
     async def authenticate(self, handler, data=None):
         """Map the verified ``id_token`` (``data``) to ``{name, admin: False, groups, auth_state}``;
-        raises ``HTTPError(403)`` for an unknown or missing course role or an unusable username."""
+        raises ``HTTPError(403)`` for an unknown or missing course role, an unusable username, or a
+        launch already used (a replayed form with its cookies)."""
         token = data or {}
+        if not self._first_use(token):
+            raise web.HTTPError(403, "This launch was already used; open the course again from the LMS.")
         role = hub_role(token.get(ROLES_CLAIM), self.role_map)
         if role is None:
             raise web.HTTPError(403, "Your role in this LMS course (%s) gives no access to the course hub: "
