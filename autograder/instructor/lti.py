@@ -110,14 +110,21 @@ def _registration(tool_config: str | os.PathLike, issuer: str | None, client_id:
         raise LtiError(f"cannot use the LTI tool configuration {tool_config}: {err}") from None
     with open(tool_config, encoding="utf-8") as fh:
         issuers = list(json.load(fh))
+    if not issuers:
+        raise LtiError(f"{tool_config} registers no platform; add the LMS's issuer with its client_id, "
+                       "auth_token_url and private_key_file")
     if issuer is None:
         if len(issuers) != 1:
             raise LtiError(f"{tool_config} registers {len(issuers)} platforms; name one with --issuer")
         issuer = issuers[0]
-    reg = (conf.find_registration_by_params(issuer, client_id) if client_id
-           else conf.find_registration_by_issuer(issuer))
+    try:
+        reg = (conf.find_registration_by_params(issuer, client_id) if client_id
+               else conf.find_registration_by_issuer(issuer))
+    except Exception:  # noqa: BLE001 - pylti1p3 raises bare Exception for an unknown issuer/client
+        reg = None
     if reg is None or not reg.get_auth_token_url():
-        raise LtiError(f"{tool_config} has no registration with a token URL (auth_token_url) for {issuer}")
+        raise LtiError(f"{tool_config} has no registration with a token URL (auth_token_url) for {issuer}"
+                       + (f" and client id {client_id}" if client_id else "") + f"; it has {', '.join(issuers)}")
     return reg
 
 

@@ -499,3 +499,14 @@ def test_lms_passback_bad_input_is_one_sentence(tmp_path):
     out = _grade_cli("lti-passback", course, "-a", "99_nope", "--tool-config", tool,
                      "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
     assert out.returncode != 0 and "no rows for '99_nope'" in out.stderr
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool,
+                     "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
+    assert out.returncode != 0 and "registers no platform" in out.stderr
+    key = tmp_path / "k.pem"
+    key.write_bytes(pem(new_key()))
+    tool.write_text(json.dumps({"https://lms.example.edu": {
+        "client_id": "c", "auth_login_url": "x", "auth_token_url": "http://127.0.0.1:9/token",
+        "key_set_url": "x", "private_key_file": str(key), "deployment_ids": ["d"]}}))
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--issuer", "https://other",
+                     "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
+    assert out.returncode != 0 and "it has https://lms.example.edu" in out.stderr
