@@ -510,3 +510,21 @@ def test_lms_passback_bad_input_is_one_sentence(tmp_path):
     out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--issuer", "https://other",
                      "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
     assert out.returncode != 0 and "it has https://lms.example.edu" in out.stderr
+
+
+def test_lms_hub_pins_agree_with_the_tested_versions():
+    """The hub's LTI packages (requirements-lti.txt) and its JupyterHub (requirements-hub.txt) are the
+    versions these tests ran (constraints/py3.11.txt)."""
+    def pins(path):
+        out = {}
+        for line in path.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if "==" in line:
+                name, version = line.split("==")
+                out[name.strip().lower().replace("_", "-")] = version.strip()
+        return out
+    lock = pins(REPO / "constraints" / "py3.11.txt")
+    lti = pins(DEPLOY / "requirements-lti.txt")
+    assert lti["jupyterhub-ltiauthenticator"] == "1.6.3"
+    assert {k: lock.get(k) for k in lti} == lti
+    assert pins(DEPLOY / "requirements-hub.txt")["jupyterhub"] == lock["jupyterhub"]
