@@ -15,12 +15,12 @@ against its JWKS, issuer, audience, expiry, nonce and state) is the upstream aut
   a user with several gets the *least* privileged (a teaching assistant is sent as
   ``Instructor`` and ``Instructor#TeachingAssistant``: grader).  No known course role → the
   login is refused with a 403 saying so.
-* **hub rights** (:data:`HUB_GROUPS`): graders and instructors join ``formgrade-<course>``
+* **hub rights** (:func:`hub_groups`): graders and instructors join ``formgrade-<course>``
   (formgrader for this course and nothing else); instructors also ``instructors-<course>`` (which
-  grants nothing more: it tells instructors from graders); students ``nbgrader-<course>`` (nbgrader's
-  name for a course's students, granting nothing at the hub); nobody is a hub admin (``admin: False`` on every login, so a
-  changed role in the LMS takes effect at the next launch: groups are managed by the
-  authenticator).
+  grants nothing more: it tells instructors from graders); students ``nbgrader-<course>``
+  (nbgrader's name for a course's students, granting nothing at the hub); nobody is a hub admin
+  (``admin: False`` on every login).  Groups are managed by the authenticator, so a role changed
+  in the LMS takes effect at the next launch.
 * **username** from one stable claim (``username_key``: ``sub`` by default, or e.g.
   ``custom_login`` for a custom parameter): a launch without it is refused rather than falling back
   to another claim, and it must be a usable nbgrader student id; with ``require_unix_account``
@@ -30,8 +30,9 @@ against its JWKS, issuer, audience, expiry, nonce and state) is the upstream aut
   (OpenID Connect Core 1.0 §15.5.2).
 * **launch record** (``launches_path``): one JSON line per successful launch (username, hub role,
   ``sub``, given/family name, email, context, the AGS endpoint claim), root's and readable by the
-  grader account's group only (:func:`write_launch`), from which ``attnlab-grade lti-roster`` fills nbgrader's gradebook (names, LMS
-  user id) and ``attnlab-grade lti-passback`` finds the course's line items.
+  grader account's group only (:func:`write_launch`), from which ``attnlab-grade lti-roster``
+  fills nbgrader's gradebook (names, LMS user id) and ``attnlab-grade lti-passback`` finds the
+  course's line items.
 """
 from __future__ import annotations
 
