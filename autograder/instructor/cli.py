@@ -1,6 +1,6 @@
 """The instructor commands of ``attnlab-grade`` (registered on the main group by
 :func:`register`): deadlines, extensions, regrade requests and grade history, LMS exports and
-the instructor page.  Every command takes the course folder and ``--db`` as ``grade`` does;
+the instructor page, LTI names and score passback.  Every command takes the course folder and ``--db`` as ``grade`` does;
 bad input is one sentence and changes nothing."""
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def _fail(err: Exception):
 def register(cli: click.Group) -> None:
     """Add the instructor commands to ``cli``."""
     for command in (deadline, extension, regrade_request, regrade_queue, regrade, history_cmd, lms_export,
-                    rubric_define, rubric_apply, grading_queue, similarity, practice_attach, class_mastery):
+                    rubric_define, rubric_apply, grading_queue, similarity, practice_attach, class_mastery,
+                    lti_roster, lti_passback):
         cli.add_command(command)
 
 
@@ -317,3 +318,59 @@ def class_mastery(course, stale_days):
         _fail(e)
     click.echo(f"{cm.students} students, {len(cm.skills)} skills practised, {len(cm.stale)} without progress "
                f"for {stale_days:g} days; wrote {path}")
+
+
+_LAUNCHES = dict(default=None, type=click.Path(dir_okay=False),
+                 help="The hub's LTI launch record (default: ATTNLAB_LTI_LAUNCHES or /var/lib/attnlab-lti/<course id>/launches.jsonl).")
+
+
+@click.command("lti-roster")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--launches", **_LAUNCHES)
+@click.option("--db", "db_url", **_DB)
+def lti_roster(course, launches, db_url):
+    """Put students' names, emails and LTI user ids from their LMS launches into the gradebook."""
+    from .lti import LtiError, default_launches, import_roster, read_launches
+    try:
+        done = import_roster(_db(course, db_url), read_launches(launches or default_launches()))
+    except LtiError as e:
+        _fail(e)
+    click.echo(f"{len(done)} student(s) updated from their LMS launches: {', '.join(done) or '(none yet)'}")
+
+
+@click.command("lti-passback")
+@click.argument("course", type=click.Path(exists=True, file_okay=False))
+@click.option("--assignment", "-a", required=True)
+@click.option("--tool-config", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="pylti1p3 JSON tool configuration (issuer, client_id, auth_token_url, private_key_file, ...).")
+@click.option("--issuer", default=None, help="The platform (when the tool configuration has several).")
+@click.option("--client-id", default=None)
+@click.option("--lineitems", default=None, help="The course's AGS line items URL (default: from the launch record).")
+@click.option("--lineitem", default=None, help="Post to this existing line item (an LMS column) instead.")
+@click.option("--label", default=None, help="Name of a line item created for ASSIGNMENT (default: its name).")
+@click.option("--launches", **_LAUNCHES)
+@click.option("--csv", "csv_path", default=None, help="Grades sheet (default COURSE/grades.csv).")
+@click.option("--dry-run", is_flag=True, help="List what would be sent; send nothing.")
+@click.option("--db", "db_url", **_DB)
+def lti_passback(course, assignment, tool_config, issuer, client_id, lineitems, lineitem, label, launches,
+                 csv_path, dry_run, db_url):
+    """Send ASSIGNMENT's final scores (after late penalties) to the LMS through LTI Advantage AGS."""
+    from .lti import LtiError, default_launches, import_roster, lineitems_url, passback, read_launches
+    url = _db(course, db_url)
+    try:
+        path = launches or default_launches()
+        if launches or os.path.exists(path):
+            recs = read_launches(path)
+            import_roster(url, recs)  # names and LTI user ids of students who launched since
+            lineitems = lineitems or lineitems_url(recs)
+        out = passback(csv_path or os.path.join(course, "grades.csv"), assignment, tool_config, url,
+                       lineitems=lineitems, lineitem=lineitem, issuer=issuer, client_id=client_id,
+                       label=label, dry_run=dry_run)
+    except LtiError as e:
+        _fail(e)
+    for s, given, maximum in out.sent:
+        click.echo(f"{'would send' if dry_run else 'sent'} {s}: {given:g}/{maximum:g}")
+    for line in out.not_sent:
+        click.echo(f"not sent: {line}", err=True)
+    click.echo(f"{len(out.sent)} score(s) {'to send' if dry_run else 'sent'} to {out.lineitem or 'the line item'}; "
+               f"{len(out.not_sent)} not sent")
