@@ -349,7 +349,7 @@ torch.manual_seed(0)
 prev_model = PreviousTokenModel()
 opt = torch.optim.Adam(prev_model.parameters(), lr=1e-2)
 gen = torch.Generator().manual_seed(1)
-for step in range(200):
+for _step in range(200):
     ids = torch.randint(0, V_prev, (64, L_prev), generator=gen)  # (B, L) random tokens
     logits, _ = prev_model(ids)
     loss = F.cross_entropy(logits[:, 1:].reshape(-1, V_prev), ids[:, :-1].reshape(-1))  # target: the token before

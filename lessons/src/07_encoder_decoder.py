@@ -231,7 +231,7 @@ opt = torch.optim.Adam(seq2seq.parameters(), lr=3e-3)
 gen = torch.Generator().manual_seed(1)
 t0 = time.perf_counter()
 rev_losses = []
-for step in range(250):
+for _step in range(250):
     src_b, dec_in_b, dec_out_b = reversal_batch(64, gen)
     logits_b = seq2seq(src_b, dec_in_b)  # (B, 7, V): teacher forcing
     loss_b = F.cross_entropy(logits_b.reshape(-1, len(itos)), dec_out_b.reshape(-1))

@@ -445,7 +445,10 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 10)):
     print(sample(temperature=temperature, top_k=top_k, n_new=120))
 
 # %%
-def cache_speedup(prompt_len, n_new, pairs=3 if is_ci() else 5):
+PAIRS = 3 if is_ci() else 5  # back-to-back timing pairs per setting
+
+
+def cache_speedup(prompt_len, n_new, pairs=PAIRS):
     """KV cache with vs without, for greedy generation of n_new characters after prompt_len characters.
 
     Returns (work, speed-ups): work = positions the model runs without the cache / with it (counted by

@@ -266,7 +266,7 @@ class MultiHeadAttention(nn.Module):
         attn_mask: Tensor | None = None,
         key_padding_mask: Tensor | None = None,
         need_weights: bool = False,
-        cache: KVCache | None = None,
+        cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key``/``value`` with H heads.

@@ -40,7 +40,7 @@ def store(tmp_path):
 def test_mastered_after_three_consecutive_fresh_correct(store):
     item = practice_item("sdpa_scale", store)
     seeds = set()
-    for k in range(3):
+    for _ in range(3):
         assert not item.mastered
         seeds.add(item.variant.seed)
         assert answer_fresh(item).correct
