@@ -5,17 +5,22 @@ config/train_shakespeare_char.py and train.py's defaults):
 n_layer 4, n_head 4, n_embd 128, block_size 64, batch_size 12, dropout 0.0, bias False,
 AdamW lr 1e-3, betas (0.9, 0.99), weight decay 0.1, warm-up 100 steps, cosine decay to
 min_lr 1e-4 over lr_decay_iters = max_iters = 2000, grad clip 1.0, eval every 250 steps
-on eval_iters = 20 batches per split. Threads are pinned (default 2: the course target).
+on eval_iters = 20 batches per split. This is lesson 09's default capstone run. Precision and
+threads are the library's defaults for the machine (``attnlab.fast.policy``: bf16 where the CPU
+computes it natively, threads from the CPU affinity, cgroup quota, hub limit and idle CPUs), as a
+learner gets them; ``--threads N`` / ``--precision fp32`` pin them instead.
 
 Measures and writes to ``benchmarks/results.json`` (and a table in ``RESULTS.md`` when
 ``--write-md``):
 * the main run (fused attention path): wall time incl. evaluations, median ms/iter, it/s,
   peak RSS, final train/val loss;
-* the explicit (teaching) attention path: median ms/iter over a shorter run;
-* KV-cache generation: tokens/s with and without the cache for 256 new tokens;
+* the reference model (``attnlab.nn.GPT`` with the explicit attention, as the lessons write it)
+  stepped directly: median ms/iter over a shorter run;
+* KV-cache generation (``attnlab.fast``, what generation uses): tokens/s with and without the
+  cache for 256 new tokens;
 * the attention cost curve of lesson 10 (time and allocated bytes vs L, both paths).
 
-Usage:  python benchmarks/bench_capstone.py                 # full (about 3-5 min on 2 cores)
+Usage:  python benchmarks/bench_capstone.py                 # full: the lesson's run, then the rest
         python benchmarks/bench_capstone.py --iters 200     # quick check of the script
 """
 
@@ -60,12 +65,31 @@ def build_model(vocab_size: int, fused: bool, seed: int = 1337, block_size: int 
     return GPT(cfg)
 
 
-def recipe(iters: int, eval_interval: int = 250):
+def recipe(iters: int, eval_interval: int = 250, **settings):
     from attnlab.training import TrainConfig
 
     return TrainConfig(max_iters=iters, batch_size=12, learning_rate=1e-3, min_lr=1e-4, warmup_iters=100,
                        lr_decay_iters=iters, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0,
-                       eval_interval=eval_interval, eval_iters=20, seed=1337, device="cpu")
+                       eval_interval=eval_interval, eval_iters=20, seed=1337, device="cpu", **settings)
+
+
+def reference_step_ms(model, train_data, cfg, iters: int) -> float:
+    """Median ms of ``iters`` optimizer steps of ``model`` itself (no fast twin), float32."""
+    import dataclasses
+
+    from attnlab.data import get_batch
+    from attnlab.training import make_optimizer, make_train_step
+
+    cfg = dataclasses.replace(cfg, precision="fp32")
+    step = make_train_step(model.train(), make_optimizer(model, cfg), cfg, "cpu")
+    gen = torch.Generator().manual_seed(0)
+    times = []
+    for _ in range(iters):
+        x, y = get_batch(train_data, model.config.block_size, cfg.batch_size, gen)
+        t0 = time.perf_counter()
+        step(x, y, cfg.learning_rate)
+        times.append(1000 * (time.perf_counter() - t0))
+    return statistics.median(times)
 
 
 @torch.no_grad()
@@ -85,8 +109,9 @@ def generation_speed(model, new_tokens: int, use_cache: bool, repeats: int = 3) 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=2000, help="training steps of the main run (recipe: 2000)")
-    p.add_argument("--explicit-iters", type=int, default=200, help="steps timed on the explicit path")
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--explicit-iters", type=int, default=200, help="steps of the reference model timed")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: the machine's policy)")
+    p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto")
     p.add_argument("--new-tokens", type=int, default=256)
     p.add_argument("--cost-lengths", type=str, default="64,128,256,512,1024,2048")
     p.add_argument("--out", type=Path, default=HERE / "results.json")
@@ -100,20 +125,24 @@ def main(argv=None) -> dict:
         write_markdown(results, HERE / "RESULTS.md")
         return results
 
-    torch.set_num_threads(args.threads)
+    from attnlab.fast import machine_policy, to_fast
     from attnlab.nn import count_parameters
     from attnlab.training import train
     from attnlab.viz_model import attention_cost_curve, fit_loglog_slope
 
     tok, train_data, val_data = shakespeare_splits()
-
-    print(f"[1/4] main run: {args.iters} iters, fused attention, {args.threads} threads", flush=True)
+    policy = machine_policy("cpu", args.precision, args.threads)
+    threads = policy.threads
+    load_before = os.getloadavg()
+    print(f"[1/4] main run: {args.iters} iters; {policy.summary} Load average {load_before[0]:.1f}", flush=True)
     model = build_model(tok.vocab_size, fused=True)
+    cfg = recipe(args.iters, precision=policy.precision, threads=threads)
     t0 = time.perf_counter()
     report = lambda h: print(f"  step {h['iter'][-1]:>5}: train {h['train'][-1]:.4f}, val {h['val'][-1]:.4f}, "  # noqa: E731
                              f"{h['elapsed_s'][-1]:.0f} s", flush=True)
-    main_run = train(model, train_data, val_data, recipe(args.iters), callback=report, progress=sys.stderr.isatty())
+    main_run = train(model, train_data, val_data, cfg, callback=report, progress=sys.stderr.isatty())
     wall = time.perf_counter() - t0
+    load_after = os.getloadavg()
     rss = peak_rss_mb()
     if args.save_checkpoint:
         from attnlab.training import save_checkpoint
@@ -121,19 +150,19 @@ def main(argv=None) -> dict:
         save_checkpoint(args.save_checkpoint, model, main_run.optimizer, main_run.iters_done,
                         extra={"chars": "".join(tok.chars), "val_loss": main_run.final_val_loss})
 
-    print(f"[2/4] explicit attention path: {args.explicit_iters} iters", flush=True)
-    explicit_model = build_model(tok.vocab_size, fused=False)
-    explicit_run = train(explicit_model, train_data, val_data,
-                         recipe(args.explicit_iters, eval_interval=10**9), progress=False)
+    print(f"[2/4] the reference model, explicit attention, stepped directly: {args.explicit_iters} iters", flush=True)
+    torch.set_num_threads(threads)
+    explicit_ms = reference_step_ms(build_model(tok.vocab_size, fused=False), train_data, cfg, args.explicit_iters)
 
     print(f"[3/4] generation, {args.new_tokens} new tokens, with and without KV cache", flush=True)
     # The recipe's block_size is 64: after 64 tokens the window slides and GPT.generate must
     # rebuild the cache each step (learned positions cannot shift), so the cache only helps
     # for the first 63 tokens. A same-width model with a context that holds all tokens shows
     # the cache's real effect (speed does not depend on the weights being trained).
-    with_cache = generation_speed(model, args.new_tokens, use_cache=True)
-    without_cache = generation_speed(model, args.new_tokens, use_cache=False)
-    long_model = build_model(tok.vocab_size, fused=True, block_size=args.new_tokens + 1)
+    fast = to_fast(model)  # what generation uses
+    with_cache = generation_speed(fast, args.new_tokens, use_cache=True)
+    without_cache = generation_speed(fast, args.new_tokens, use_cache=False)
+    long_model = to_fast(build_model(tok.vocab_size, fused=True, block_size=args.new_tokens + 1))
     long_with = generation_speed(long_model, args.new_tokens, use_cache=True)
     long_without = generation_speed(long_model, args.new_tokens, use_cache=False)
 
@@ -146,7 +175,10 @@ def main(argv=None) -> dict:
         "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "conditions": args.note,
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "torch": torch.__version__, "threads": args.threads, "cpu_count": os.cpu_count()},
+                    "torch": torch.__version__, "threads": threads, "threads_pinned": bool(args.threads),
+                    "precision": policy.precision, "policy": policy.summary, "cpu_count": os.cpu_count(),
+                    "loadavg_before": [round(x, 2) for x in load_before],
+                    "loadavg_after_main_run": [round(x, 2) for x in load_after]},
         "recipe": {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12,
                    "max_iters": args.iters, "dropout": 0.0, "bias": False, "lr": 1e-3, "min_lr": 1e-4,
                    "warmup": 100, "betas": [0.9, 0.99], "weight_decay": 0.1, "grad_clip": 1.0,
@@ -162,9 +194,9 @@ def main(argv=None) -> dict:
             "history": {k: [round(v, 4) for v in vals] for k, vals in main_run.history.items()},
         },
         "explicit_path": {
-            "iters": explicit_run.iters_done,
-            "median_ms_per_iter": round(explicit_run.median_ms_per_iter, 2),
-            "iters_per_s": round(1000 / explicit_run.median_ms_per_iter, 2),
+            "iters": args.explicit_iters, "precision": "fp32",
+            "median_ms_per_iter": round(explicit_ms, 2),
+            "iters_per_s": round(1000 / explicit_ms, 2),
         },
         "generation": {"new_tokens": args.new_tokens, "tokens_per_s_with_cache": round(with_cache, 1),
                        "tokens_per_s_without_cache": round(without_cache, 1),
@@ -178,7 +210,7 @@ def main(argv=None) -> dict:
                            "slope_fused_time": round(fit_loglog_slope(lengths[fit_from:], curve["fused_ms"][fit_from:]), 2),
                            "slope_explicit_bytes": round(fit_loglog_slope(lengths[fit_from:], curve["explicit_bytes"][fit_from:]), 2),
                            "slope_fused_bytes": round(fit_loglog_slope(lengths[fit_from:], curve["fused_bytes"][fit_from:]), 2)},
-        "targets": {"val_loss_max": 1.89, "nanogpt_reported_val": 1.8857,
+        "targets": {"val_loss_max": 1.89, "nanogpt_readme_val": "about 1.88", "nanogpt_recipe_here_seed_1337": 1.8857,
                     "speed": "compared only side by side: benchmarks/run_paired.py (key 'paired')"},
     }
     mr = results["main_run"]
@@ -213,7 +245,7 @@ def write_markdown(r: dict, path: Path) -> None:
     rows = "\n".join(
         f"| {L} | {e:.3f} | {f:.3f} | {eb / 2**20:.2f} | {fb / 2**20:.2f} | {sb / 2**20:.2f} |"
         for L, e, f, eb, fb, sb in zip(c["L"], c["explicit_ms"], c["fused_ms"], c["explicit_bytes"],
-                                       c["fused_bytes"], c["score_bytes"]))
+                                       c["fused_bytes"], c["score_bytes"], strict=True))
     path.write_text(f"""# Capstone benchmark results
 
 Produced by `python benchmarks/bench_capstone.py --write-md` (raw numbers: `results.json`).
@@ -221,6 +253,7 @@ Produced by `python benchmarks/bench_capstone.py --write-md` (raw numbers: `resu
 **Conditions:** {r['conditions'] or 'not recorded'}
 Run at {r['date_utc']}, torch {r['machine']['torch']}, {r['machine']['threads']} threads
 (`torch.set_num_threads`), {r['machine']['cpu_count']} CPUs visible, {r['machine']['platform']}.
+Precision and threads: {r['machine'].get('policy', 'float32 (recorded before the machine policy)')}
 
 ## Training: nanoGPT's CPU recipe for shakespeare_char
 
@@ -235,13 +268,13 @@ comparison with nanoGPT use the paired ratios (`run_paired.py`, section "Side by
 |---|---|---|
 | iterations | {mr['iters']} | 2000 |
 | wall time (incl. evals) | {mr['wall_s']} s | – (not measured here) |
-| median ms / iter (fused path) | {mr['median_ms_per_iter']} | – |
-| iterations / s (fused path) | {mr['iters_per_s']} | – |
-| median ms / iter (explicit path, {ex['iters']} iters) | {ex['median_ms_per_iter']} | - |
-| iterations / s (explicit path) | {ex['iters_per_s']} | - |
+| median ms / iter (`train`: attnlab.fast) | {mr['median_ms_per_iter']} | – |
+| iterations / s (`train`: attnlab.fast) | {mr['iters_per_s']} | – |
+| median ms / iter (attnlab.nn, explicit attention, fp32, {ex['iters']} iters) | {ex['median_ms_per_iter']} | - |
+| iterations / s (attnlab.nn, explicit attention) | {ex['iters_per_s']} | - |
 | peak RSS | {mr['peak_rss_mb']} MB | – (paired RSS: see below) |
 | final train loss | {mr['final_train_loss']} | - |
-| final val loss | {mr['final_val_loss']} | 1.8857 (nanoGPT, its RNG order) |
+| final val loss | {mr['final_val_loss']} | about 1.88 (nanoGPT's README); 1.8857 (its recipe run here, seed 1337, its RNG order) |
 
 ## Generation with and without the KV cache ({g['new_tokens']} new tokens, batch 1, one-token prompt)
 

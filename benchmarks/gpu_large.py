@@ -120,15 +120,16 @@ class Attnlab:
     """attnlab's GPT trained by the pieces :func:`attnlab.training.train` is made of."""
 
     def __init__(self, s: dict, vocab: int, train_data, val_data, device: str, compile: bool, precision: str):
-        from attnlab.nn import GPT, GPTConfig
+        from attnlab.fast import FastGPT
+        from attnlab.nn import GPTConfig
         from attnlab.training import TrainConfig, compile_model, make_optimizer, make_train_step
 
         self.cfg = TrainConfig(max_iters=s["steps"], batch_size=s["batch"], learning_rate=s["lr"], min_lr=s["min_lr"],
                                warmup_iters=s["warmup"], eval_interval=s["eval_interval"], eval_iters=s["eval_iters"],
                                device=device, precision=precision, compile=compile)
         torch.manual_seed(1337)
-        self.model = GPT(GPTConfig(vocab, s["block"], s["d"], s["n_heads"], s["n_layers"], dropout=s["dropout"],
-                                   bias=False)).to(device).train()
+        self.model = FastGPT(GPTConfig(vocab, s["block"], s["d"], s["n_heads"], s["n_layers"], dropout=s["dropout"],
+                                       bias=False)).to(device).train()
         opt = make_optimizer(self.model, self.cfg)
         self.runner = compile_model(self.model, compile)
         self.step_fn = make_train_step(self.runner, opt, self.cfg, device)
@@ -226,7 +227,7 @@ def _summarise(record: dict, s: dict) -> None:
         side["final_val"] = side["evals"][-1]["val"]
         later = side["chunk_s"][1:]
         side["ms_per_step_after_first_chunk"] = round(1000 * sum(later) / (s["eval_interval"] * len(later)), 3) if later else None
-    ratios = [rr / max(aa, 1e-9) for aa, rr in zip(a["chunk_s"][1:], r["chunk_s"][1:])]
+    ratios = [rr / max(aa, 1e-9) for aa, rr in zip(a["chunk_s"][1:], r["chunk_s"][1:], strict=False)]
     record["paired"] = {
         "ratio_chunks_after_first": _spread(ratios) if ratios else None,
         "ratio_first_chunk": round(r["chunk_s"][0] / max(a["chunk_s"][0], 1e-9), 4),

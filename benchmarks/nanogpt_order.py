@@ -1,7 +1,8 @@
 """attnlab's GPT trained in nanoGPT's random-number order: does it land on nanoGPT's number?
 
-nanoGPT's CPU recipe for shakespeare_char reports val loss 1.8857 at step 2000 (seed 1337).
-That figure is one draw: the initial weights, the training windows and the 20 evaluation
+nanoGPT's README gives a validation loss of about 1.88 for its CPU recipe for shakespeare_char.
+Run on the course machine at seed 1337, nanoGPT's recipe in nanoGPT's order gives 1.8857 at step
+2000, and this script reproduces that figure (``--model reference``). It is one draw: the initial weights, the training windows and the 20 evaluation
 batches all come from one global RNG stream seeded with 1337. ``bench_capstone.py`` trains
 attnlab's GPT with the same hyperparameters but attnlab's own stream order (separate
 generators for batches and evaluation), so it draws different windows and lands elsewhere
@@ -202,19 +203,22 @@ def main(argv=None) -> dict:
     torch.set_num_threads(args.threads)
 
     tok, train_data, val_data = shakespeare_splits()
+    from attnlab.fast import to_fast
+
     kinds = ("attnlab", "reference") if args.model == "both" else (args.model,)
     runs = []
     for seed in args.seeds:
         for kind in kinds:
             torch.manual_seed(seed)
             ref = NanoLayoutGPT(tok.vocab_size, 64, 4, 4, 128)
-            model = to_attnlab(ref, tok.vocab_size) if kind == "attnlab" else ref
+            model = to_fast(to_attnlab(ref, tok.vocab_size)) if kind == "attnlab" else ref  # what train() steps
             run = {"model": kind, "seed": seed, "precision": args.precision,
                    **train_nanogpt_order(model, train_data, val_data, args.iters, f"[{kind} {seed}] ", args.precision)}
             print(json.dumps(run), flush=True)
             runs.append(run)
     out = {"recipe": "nanoGPT CPU shakespeare_char, nanoGPT's RNG order", "iters": args.iters,
-           "threads": args.threads, "nanogpt_reported_val": 1.8857, "runs": runs}
+           "threads": args.threads, "nanogpt_readme_val": "about 1.88",
+           "nanogpt_recipe_here_seed_1337": 1.8857, "runs": runs}
     if args.out:
         args.out.write_text(json.dumps(out, indent=2) + "\n")
     return out

@@ -91,7 +91,7 @@ def compare(candidate: Callable[[], object], reference: Callable[[], object], *,
             times[name]["cpu"].append(c1 - c0)
     out = {}
     for clock in ("wall", "cpu"):
-        ratios = [ref / max(cand, 1e-9) for ref, cand in zip(times["reference"][clock], times["candidate"][clock])]
+        ratios = [ref / max(cand, 1e-9) for ref, cand in zip(times["reference"][clock], times["candidate"][clock], strict=True)]
         out[f"ratio_{clock}"] = _spread(ratios)
     for name in ("candidate", "reference"):
         out[f"{name}_ms"] = {clock: round(1000 * statistics.median(times[name][clock]), 3) for clock in ("wall", "cpu")}
@@ -100,9 +100,19 @@ def compare(candidate: Callable[[], object], reference: Callable[[], object], *,
     return out
 
 
+def spread_text(s: dict, bold: bool = False) -> str:
+    """``median [q1-q3] (min-max)`` of a spread; with fewer than 4 rounds the rounds themselves
+    (``median (rounds: a, b)``): quartiles of two or three samples would be extrapolations."""
+    median = f"**{s['median']:.3f}**" if bold else f"{s['median']:.3f}"
+    if s["n"] < 4:
+        values = [s["min"], s["median"], s["max"]] if s["n"] == 3 else [s["min"], s["max"]][: s["n"]]
+        return f"{median} (rounds: {', '.join(f'{v:.2f}' for v in values)})"
+    return f"{median} [{s['q1']:.3f}-{s['q3']:.3f}] ({s['min']:.2f}-{s['max']:.2f})"
+
+
 def describe(name: str, result: dict) -> str:
-    """One line: the median paired ratios with their quartiles, the absolute medians and the load."""
+    """One line: the median paired ratios with their spread, the absolute medians and the load."""
     w, c = result["ratio_wall"], result["ratio_cpu"]
-    return (f"{name}: wall {w['median']:.3f}x [{w['q1']:.3f}-{w['q3']:.3f}], cpu {c['median']:.3f}x "
-            f"[{c['q1']:.3f}-{c['q3']:.3f}] over {w['n']} rounds; medians {result['candidate_ms']['wall']:.1f} vs "
+    return (f"{name}: wall {spread_text(w)}x, cpu {spread_text(c)}x over {w['n']} rounds; medians "
+            f"{result['candidate_ms']['wall']:.1f} vs "
             f"{result['reference_ms']['wall']:.1f} ms wall; load {result['load_before'][0]}->{result['load_after'][0]}")

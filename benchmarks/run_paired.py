@@ -6,7 +6,7 @@ writes them to ``benchmarks/results.json`` (key ``"paired"``) and to ``RESULTS.m
 
 * ``train_cpu_recipe``: one optimizer step of nanoGPT's CPU recipe for shakespeare_char (4 layers,
   4 heads, d_model 128, block 64, batch 12, no dropout, no biases): ``attnlab.training``'s step
-  (:func:`attnlab.training.make_train_step` on ``attnlab.nn.GPT``, defaults) against the
+  (:func:`attnlab.training.make_train_step` on ``attnlab.fast.FastGPT``, what ``train`` steps) against the
   nanoGPT-layout model of ``nanogpt_order.py`` with nanoGPT's optimiser grouping and step order.
   Both see the same batches of Tiny Shakespeare.
 * ``train_cpu_recipe_bf16``: the same with attnlab's ``precision="bf16"`` (autocast) option.
@@ -15,8 +15,8 @@ writes them to ``benchmarks/results.json`` (key ``"paired"``) and to ``RESULTS.m
 * ``train_large_recipe_bf16``: the same with attnlab's ``precision="bf16"``. (The whole large
   recipe on a GPU is ``gpu_large.py``.)
 * ``kv_cache``: greedy generation of ``--new-tokens`` tokens from a one-token prompt with
-  ``GPT.generate`` (cache on) against a minimal pre-allocated KV-cache decoder written here on
-  the same weights (tokens checked identical), and ``GPT.generate`` with against without cache.
+  ``FastGPT.generate`` (cache on) against a minimal pre-allocated KV-cache decoder written here on
+  the same weights (tokens checked identical), and ``FastGPT.generate`` with against without cache.
 * ``memory``: peak RSS of a short capstone run (attnlab's ``train``) and of the reference's
   training loop, each in a fresh subprocess, alternating.
 
@@ -38,7 +38,7 @@ import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from paired import compare, describe, machine  # noqa: E402
+from paired import compare, describe, machine, spread_text  # noqa: E402
 from nanogpt_order import NanoLayoutGPT, nanogpt_optimizer  # noqa: E402
 
 MD_START, MD_END = "<!-- paired:start -->", "<!-- paired:end -->"
@@ -59,14 +59,15 @@ def _batches(data: torch.Tensor, block: int, batch: int, n: int):
 
 def training_pair(shape: dict, data: torch.Tensor, vocab: int, precision: str = "fp32") -> dict:
     """Paired step times: attnlab's training step vs the nanoGPT-layout reference (same batches)."""
-    from attnlab.nn import GPT, GPTConfig
+    from attnlab.fast import FastGPT
+    from attnlab.nn import GPTConfig
     from attnlab.training import TrainConfig, make_optimizer, make_train_step
 
     s = shape
     cfg = TrainConfig(learning_rate=1e-3, min_lr=1e-4, weight_decay=0.1, beta1=0.9, beta2=0.99, grad_clip=1.0,
                       batch_size=s["batch"], device="cpu", precision=precision)
     torch.manual_seed(1337)
-    ours = GPT(GPTConfig(vocab, s["block"], s["d"], s["n_heads"], s["n_layers"], dropout=s["dropout"], bias=False))
+    ours = FastGPT(GPTConfig(vocab, s["block"], s["d"], s["n_heads"], s["n_layers"], dropout=s["dropout"], bias=False))
     ours.train()
     ours_step = make_train_step(ours, make_optimizer(ours, cfg), cfg)
     torch.manual_seed(1337)
@@ -127,7 +128,8 @@ def reference_generate(model, idx: torch.Tensor, new_tokens: int) -> torch.Tenso
 
 
 def kv_pair(shape: dict, vocab: int) -> dict:
-    """GPT.generate with its cache vs the minimal pre-allocated reference, and with vs without cache."""
+    """FastGPT.generate with its cache vs the minimal pre-allocated reference, and with vs without cache."""
+    from attnlab.fast import to_fast
     from attnlab.nn import GPT, GPTConfig
 
     s = shape
@@ -135,13 +137,14 @@ def kv_pair(shape: dict, vocab: int) -> dict:
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab, n + 1, s["d"], s["n_heads"], s["n_layers"], bias=False)).eval()
     prompt = torch.zeros(1, 1, dtype=torch.long)
-    ours = model.generate(prompt, n, greedy=True)
+    fast = to_fast(model)  # what generation uses: the same weights, W_Q, W_K, W_V packed
+    ours = fast.generate(prompt, n, greedy=True)
     ref = reference_generate(model, prompt, n)
     identical = bool(torch.equal(ours, ref))
-    vs_ref = compare(lambda: model.generate(prompt, n, greedy=True), lambda: reference_generate(model, prompt, n),
+    vs_ref = compare(lambda: fast.generate(prompt, n, greedy=True), lambda: reference_generate(model, prompt, n),
                      rounds=s["rounds"], warmup=1)
-    vs_nocache = compare(lambda: model.generate(prompt, n, greedy=True),
-                         lambda: model.generate(prompt, n, greedy=True, use_cache=False),
+    vs_nocache = compare(lambda: fast.generate(prompt, n, greedy=True),
+                         lambda: fast.generate(prompt, n, greedy=True, use_cache=False),
                          rounds=s["nocache_rounds"], warmup=0)
     return {"shape": s, "tokens_identical_to_reference": identical, "vs_reference": vs_ref,
             "vs_no_cache": vs_nocache}
@@ -154,7 +157,7 @@ def memory_child(kind: str, iters: int, threads: int) -> dict:
     from bench_capstone import build_model, recipe, shakespeare_splits
 
     tok, train_data, val_data = shakespeare_splits()
-    cfg = recipe(iters)
+    cfg = recipe(iters, precision="fp32", threads=threads)  # like for like with the fp32 reference, threads as pinned
     if kind == "attnlab":
         from attnlab.training import train
 
@@ -207,7 +210,7 @@ def memory_pairs(pairs: int, iters: int, threads: int) -> dict:
             rss[kind].append(json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mb"])
     import statistics
 
-    diffs = [round(a - r, 1) for a, r in zip(rss["attnlab"], rss["reference"])]  # per pair, MB
+    diffs = [round(a - r, 1) for a, r in zip(rss["attnlab"], rss["reference"], strict=True)]  # per pair, MB
     return {"iters": iters, "pairs": pairs, "peak_rss_mb": rss,
             "max_attnlab_mb": max(rss["attnlab"]), "max_reference_mb": max(rss["reference"]),
             "median_attnlab_mb": statistics.median(rss["attnlab"]),
@@ -227,7 +230,7 @@ def markdown(r: dict) -> str:
              f"start, torch {m['torch']}, avx512_bf16 {m['cpu_avx512_bf16']}, GPU: {m['gpu'] or 'none'}. "
              f"{r.get('note', '')}", "",
              "Ratio = reference time / attnlab time per round (> 1: attnlab faster); median [quartiles] (min-max) "
-             "of the rounds, on the wall clock and on this process's CPU time (less disturbed by other load). "
+             "of the rounds (fewer than 4 rounds: the rounds themselves), on the wall clock and on this process's CPU time (less disturbed by other load). "
              "The absolute medians hold only for the machine and load stated with them.", "",
              "| comparison | rounds | wall ratio | CPU-time ratio | attnlab / reference median ms (wall) "
              "| load 1-min before→after | run started (UTC), threads |",
@@ -235,8 +238,7 @@ def markdown(r: dict) -> str:
 
     def row(name, x, when):
         w, c = x["ratio_wall"], x["ratio_cpu"]
-        return (f"| {name} | {w['n']} | **{w['median']:.3f}** [{w['q1']:.3f}-{w['q3']:.3f}] ({w['min']:.2f}-{w['max']:.2f}) "
-                f"| **{c['median']:.3f}** [{c['q1']:.3f}-{c['q3']:.3f}] ({c['min']:.2f}-{c['max']:.2f}) "
+        return (f"| {name} | {w['n']} | {spread_text(w, bold=True)} | {spread_text(c, bold=True)} "
                 f"| {x['candidate_ms']['wall']:.1f} / {x['reference_ms']['wall']:.1f} "
                 f"| {x['load_before'][0]}→{x['load_after'][0]} "
                 f"| {when.get('date_utc', '?')[:16]}, {when.get('torch_threads', '?')} |")

@@ -51,7 +51,7 @@ def main(argv=None) -> dict:
     runs = []
     for seed in args.seeds:
         model = build_model(tok.vocab_size, fused=True, seed=seed)
-        cfg = dataclasses.replace(recipe(args.iters), seed=seed)
+        cfg = dataclasses.replace(recipe(args.iters, precision="fp32", threads=args.threads), seed=seed)
         result = train(model, train_data, val_data, cfg, progress=False)
         run = {"seed": seed, "val_20_batches": round(result.final_val_loss, 4),
                "val_full_split": round(full_split_loss(model, val_data), 4)}

@@ -102,14 +102,29 @@ def test_paired_ratios_alternate_order_and_see_a_slower_reference(harness):
         paired.compare(fast, slow, rounds=0)
 
 
+def test_a_spread_of_fewer_than_four_rounds_shows_the_rounds_not_quartiles(harness):
+    """Two rounds of 15.27x and 26.59x must read as those two rounds, not as quartiles
+    "[12.4-29.4]" extrapolated beyond both samples."""
+    paired, _ = harness
+    two = paired._spread([15.27, 26.59])
+    text = paired.spread_text(two)
+    assert text == "20.930 (rounds: 15.27, 26.59)" and "[" not in text
+    assert paired.spread_text(paired._spread([1.0, 2.0, 4.0])) == "2.000 (rounds: 1.00, 2.00, 4.00)"
+    many = paired.spread_text(paired._spread([1.0, 2.0, 3.0, 4.0, 5.0]), bold=True)
+    assert many.startswith("**3.000** [") and "(1.00-5.00)" in many
+
+
 def test_the_kv_reference_decodes_like_attnlab(harness):
+    from attnlab.fast import to_fast
     from attnlab.nn import GPT, GPTConfig
 
     _, run = harness
     torch.manual_seed(0)
     m = GPT(GPTConfig(11, 20, 16, 2, 2, bias=False)).eval()
     prompt = torch.randint(0, 11, (2, 3))
-    assert torch.equal(run.reference_generate(m, prompt, 12), m.generate(prompt, 12, greedy=True))
+    want = run.reference_generate(m, prompt, 12)
+    assert torch.equal(want, m.generate(prompt, 12, greedy=True))
+    assert torch.equal(want, to_fast(m).generate(prompt, 12, greedy=True))  # what the benchmark times
 
 
 def test_quick_run_prints_and_writes_every_comparison(harness, tmp_path, capsys):

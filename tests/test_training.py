@@ -33,7 +33,7 @@ def cyclic_tokens(n: int = 400) -> torch.Tensor:
 
 def fast_cfg(**overrides) -> TrainConfig:
     base = dict(max_iters=20, batch_size=8, learning_rate=1e-2, min_lr=1e-3, warmup_iters=0,
-                eval_interval=1000, eval_iters=2, device="cpu", seed=0)
+                eval_interval=1000, eval_iters=2, device="cpu", seed=0, precision="fp32", threads=1)
     return TrainConfig(**{**base, **overrides})
 
 
@@ -57,8 +57,8 @@ def test_training_is_reproducible_with_a_seed():
 def test_callback_sees_every_evaluation_and_time_limit_stops_early():
     data = cyclic_tokens()
     seen = []
-    result = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=10, eval_interval=4),
-                   callback=lambda h: seen.append(list(h["iter"])), progress=False)
+    train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=10, eval_interval=4),
+               callback=lambda h: seen.append(list(h["iter"])), progress=False)
     assert seen[-1] == [0, 4, 8, 10]  # evaluations at 0, 4, 8 and after the last step
     stopped = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=1000, time_limit_s=0.0),
                     progress=False)
@@ -68,10 +68,10 @@ def test_callback_sees_every_evaluation_and_time_limit_stops_early():
 def test_lr_schedule_warms_up_then_decays_to_min_lr():
     cfg = TrainConfig(max_iters=100, learning_rate=1e-3, min_lr=1e-4, warmup_iters=10)
     warm = [lr_at(s, cfg) for s in range(10)]
-    assert all(a < b for a, b in zip(warm, warm[1:]))
+    assert all(a < b for a, b in zip(warm, warm[1:], strict=False))
     assert lr_at(10, cfg) == pytest.approx(1e-3)
     decay = [lr_at(s, cfg) for s in range(10, 101)]
-    assert all(a >= b for a, b in zip(decay, decay[1:]))
+    assert all(a >= b for a, b in zip(decay, decay[1:], strict=False))
     assert lr_at(100, cfg) == pytest.approx(1e-4) and lr_at(500, cfg) == pytest.approx(1e-4)
 
 
@@ -226,10 +226,6 @@ def test_fused_adamw_is_the_default_where_available_and_matches_the_loop_version
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_autocast_precisions_train_like_fp32(precision):
-    from attnlab.training import resolve_precision
-
-    assert resolve_precision("auto", "cpu") == "fp32"
-    assert resolve_precision(precision, "cpu") == precision
     ref, low = _losses(precision="fp32"), _losses(precision=precision)
     assert low.history["train"][0] == pytest.approx(ref.history["train"][0], abs=0.02)  # same start
     assert low.history["val"][-1] == pytest.approx(ref.history["val"][-1], abs=0.05)  # same end
@@ -342,3 +338,181 @@ def test_a_step_frees_the_last_gradients_before_its_forward_pass():
         step(x, x, 1e-3)
         assert all(p.grad is not None for p in model.parameters())
     assert seen == [0, 0, 0]
+
+
+# --- the machine policy: default precision and threads (attnlab.fast.policy) -----------------------------
+
+
+def _cpuinfo(tmp_path, flags: str, key: str = "flags") -> str:
+    path = tmp_path / f"cpuinfo-{abs(hash((flags, key)))}"
+    path.write_text(f"processor\t: 0\nmodel name\t: test\n{key}\t\t: {flags}\n\n")
+    return str(path)
+
+
+def test_auto_precision_is_bf16_only_where_the_cpu_computes_it_natively(tmp_path, monkeypatch):
+    from attnlab.training import resolve_precision
+
+    assert resolve_precision("auto", "cpu", cpuinfo=_cpuinfo(tmp_path, "fpu sse2 avx512f avx512_bf16")) == "bf16"
+    assert resolve_precision("auto", "cpu", cpuinfo=_cpuinfo(tmp_path, "fpu sse2 amx_tile amx_bf16")) == "bf16"
+    assert resolve_precision("auto", "cpu", cpuinfo=_cpuinfo(tmp_path, "fpu sse2 avx2 avx512f")) == "fp32"
+    assert resolve_precision("auto", "cpu", cpuinfo=_cpuinfo(tmp_path, "fp asimd bf16", "Features")) == "fp32"
+    assert resolve_precision("auto", "cpu", cpuinfo=tmp_path / "absent") == "fp32"  # e.g. macOS: no /proc
+    assert resolve_precision("auto", "mps", cpuinfo=_cpuinfo(tmp_path, "avx512_bf16")) == "fp32"
+    assert resolve_precision("fp16", "cpu", cpuinfo=_cpuinfo(tmp_path, "avx512_bf16")) == "fp16"  # asked for
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
+    assert resolve_precision("auto", "cuda:0") == "fp16"
+    with pytest.raises(ValueError, match="precision must be one of"):
+        resolve_precision("half", "cpu")
+
+
+def _cgroup(tmp_path, files: dict[str, str], proc: str = "0::/\n"):
+    root = tmp_path / "cgroup"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    root.mkdir(exist_ok=True)
+    (tmp_path / "proc_cgroup").write_text(proc)
+    return root, tmp_path / "proc_cgroup"
+
+
+@pytest.mark.parametrize("files, proc, want", [
+    ({"cpu.max": "200000 100000\n"}, "0::/\n", 2.0),  # a container limited to 2 CPUs
+    ({"cpu.max": "max 100000\n"}, "0::/\n", None),  # no quota
+    ({"user.slice/cpu.max": "150000 100000", "user.slice/user-1000.slice/cpu.max": "max 100000"},
+     "0::/user.slice/user-1000.slice\n", 1.5),  # systemd: the parent slice's CPUQuota applies
+    ({"hub/cpu.max": "400000 100000", "hub/u1/cpu.max": "50000 100000"}, "0::/hub/u1\n", 0.5),  # the smaller
+    ({"cpu/cpu.cfs_quota_us": "300000", "cpu/cpu.cfs_period_us": "100000"}, "", 3.0),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, "", None),  # v1 without quota
+    ({}, "", None),  # nothing mounted
+])
+def test_cgroup_cpu_quota_is_read_from_the_process_cgroup_and_its_parents(tmp_path, files, proc, want):
+    from attnlab.fast.policy import cgroup_cpu_limit
+
+    root, proc_file = _cgroup(tmp_path, files, proc)
+    assert cgroup_cpu_limit(root, proc_file) == want
+
+
+def test_idle_cpus_are_measured_on_the_allowed_cpus_only(tmp_path):
+    from attnlab.fast.policy import idle_cpus
+
+    stat = tmp_path / "stat"
+    line = "cpu{} {user} 0 0 {idle} 0 0 0 0 0 0"
+    stat.write_text("\n".join(["cpu  0 0 0 0 0 0 0 0"] + [line.format(i, user=0, idle=0) for i in range(3)]))
+    after = "\n".join([line.format(0, user=100, idle=0), line.format(1, user=25, idle=75),
+                       line.format(2, user=0, idle=100)])
+    assert idle_cpus({0, 1}, stat=stat, interval_s=0.1, sleep=lambda s: stat.write_text(after)) == pytest.approx(0.75)
+    assert idle_cpus({7}, stat=stat, interval_s=0.1, sleep=lambda s: None) is None  # cpu 7 not in the file
+
+
+@pytest.mark.parametrize("limits, want", [
+    (dict(affinity={0, 1}), 2),
+    (dict(affinity={0, 1}, idle=0.3), 1),  # a loaded 2-core machine: one thread, not two fighting for a core
+    (dict(affinity={0, 1}, idle=1.8), 2),  # nearly idle
+    (dict(affinity=set(range(16)), cgroup_limit=4.0), 4),  # a pod limited to 4 CPUs on a 16-core node
+    (dict(affinity=set(range(16)), cgroup_limit=0.5), 1),  # half a CPU: still one thread
+    (dict(affinity=set(range(16)), hub_limit=2.0, idle=12.0), 2),  # the hub's per-user limit
+    (dict(affinity={0, 1, 2, 3}, cgroup_limit=3.0, hub_limit=8.0, idle=3.9), 3),
+])
+def test_thread_count_is_the_smallest_limit(limits, want):
+    from attnlab.fast.policy import thread_count
+
+    assert thread_count(**limits) == want
+
+
+def test_machine_policy_says_what_it_chose_in_one_line(tmp_path):
+    from attnlab.training import machine_policy
+
+    root, proc = _cgroup(tmp_path, {"cpu.max": "300000 100000"})
+    policy = machine_policy("cpu", cpuinfo=_cpuinfo(tmp_path, "avx512_bf16"), cgroup_root=root,
+                            proc_self_cgroup=proc, environ={"CPU_LIMIT": "2"}, affinity=set(range(8)),
+                            interval_s=0)
+    assert (policy.precision, policy.threads, policy.cgroup_limit, policy.hub_limit) == ("bf16", 2, 3.0, 2.0)
+    assert policy.summary == ("bf16 (this CPU computes bf16 natively); 2 torch thread(s) "
+                              "(8 CPUs allowed, cgroup quota 3.0, hub limit 2.0).")
+    plain = machine_policy("cpu", cpuinfo=_cpuinfo(tmp_path, "avx2"), cgroup_root=root, proc_self_cgroup=proc,
+                           environ={"CPU_LIMIT": "not a number"}, affinity={0}, interval_s=0)
+    assert (plain.precision, plain.threads, plain.hub_limit) == ("fp32", 1, None)
+    assert "no native bf16" in plain.summary and "\n" not in plain.summary
+    asked = machine_policy("cpu", "fp32", 3, cpuinfo=_cpuinfo(tmp_path, "avx512_bf16"), cgroup_root=root,
+                           proc_self_cgroup=proc, environ={}, affinity={0}, interval_s=0)
+    assert asked.threads == 3 and asked.summary == "fp32 (as configured); 3 torch thread(s) (as configured)."
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        machine_policy("cpu", threads=0, interval_s=0)
+
+
+def test_train_runs_with_the_configured_threads_and_restores_them():
+    data = cyclic_tokens()
+    previous = torch.get_num_threads()
+    seen = []
+    try:
+        torch.set_num_threads(2)
+        train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=2, eval_interval=1, threads=1),
+              callback=lambda h: seen.append(torch.get_num_threads()), progress=False)
+        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+        result = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=1, precision="bf16", threads=1),
+                       progress=False)
+        assert (result.precision, result.threads) == ("bf16", 1)
+        assert result.settings == "bf16 (as configured); 1 torch thread(s) (as configured)."
+    finally:
+        torch.set_num_threads(previous)
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        TrainConfig(threads=0)
+
+
+# --- a reference GPT is trained through its fast twin -------------------------------------------------------
+
+
+def test_training_a_reference_gpt_trains_its_fast_twin_and_copies_the_weights_back():
+    from attnlab.fast import FastGPT, fast_state_dict
+
+    data = cyclic_tokens()
+    ref = tiny_model()
+    before = {k: v.clone() for k, v in ref.state_dict().items()}
+    synced = []
+    result = train(ref, data[:320], data[320:], fast_cfg(max_iters=6, eval_interval=3), progress=False,
+                   callback=lambda h: synced.append(ref.blocks[0].self_attn.w_q.weight.clone()))
+    assert isinstance(result.trained, FastGPT) and not isinstance(ref, FastGPT)
+    assert not torch.equal(ref.blocks[0].self_attn.w_q.weight, before["blocks.0.self_attn.w_q.weight"])
+    assert not torch.equal(synced[0], synced[1])  # the callback saw the weights of the moment
+    trained = fast_state_dict(ref.state_dict())
+    assert all(torch.equal(trained[k], v) for k, v in result.trained.state_dict().items())
+    assert ref.blocks[0].ffn.w_1.weight.data_ptr() == result.trained.blocks[0].ffn.w_1.weight.data_ptr()  # one copy
+    ref.eval(), result.trained.eval()
+    x = data[:8][None]
+    torch.testing.assert_close(ref(x)[0], result.trained(x)[0])
+    config = tiny_model().config
+    torch.manual_seed(0)
+    direct = FastGPT(config)  # the same initial weights, trained as a FastGPT directly
+    other = train(direct, data[:320], data[320:], fast_cfg(max_iters=6, eval_interval=3), progress=False)
+    assert other.history["val"] == result.history["val"] and other.trained is direct
+
+
+def test_a_gpt_with_a_learner_module_is_trained_as_it_is():
+    from attnlab.nn import FeedForward
+
+    calls = []
+
+    class LearnerFFN(FeedForward):
+        def forward(self, x):
+            calls.append(1)
+            return super().forward(x)
+
+    data = cyclic_tokens()
+    model = tiny_model()
+    model.blocks[0].ffn = LearnerFFN(32, 128, activation="gelu")
+    result = train(model, data[:320], data[320:], fast_cfg(max_iters=3), progress=False)
+    assert result.trained is model and len(calls) >= 3  # the learner's forward ran in every step
+
+
+def test_a_fast_gpt_checkpoint_is_a_reference_checkpoint(tmp_path):
+    from attnlab.fast import FastGPT, to_fast
+
+    ref = tiny_model()
+    fast = to_fast(ref)
+    path = save_checkpoint(tmp_path / "fast.pt", fast)
+    loaded, _, _ = load_checkpoint(path)  # rebuilt as attnlab.nn.GPT
+    assert type(loaded) is GPT
+    assert all(torch.equal(loaded.state_dict()[k], v) for k, v in ref.state_dict().items())
+    into_fast, _, _ = load_checkpoint(save_checkpoint(tmp_path / "ref.pt", ref), model=FastGPT(ref.config))
+    x = torch.randint(0, VOCAB, (2, 8))
+    torch.testing.assert_close(into_fast(x)[0], ref(x)[0])

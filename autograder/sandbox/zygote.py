@@ -11,7 +11,7 @@ tree is hidden) are mounted back, read-only.
 
 Protocol on stdin/stdout: frames of ``8-byte big-endian length + UTF-8 JSON``.  A job is
 ``{"cells": [[cell_id, python_source], ...], "checks": [{"id", "setup", "extract",
-"inputs", "forbid_ops"}], "timeout", "mem_mb", "env"}``; the reply is ``{"results":
+"trials", "forbid_ops"}], "timeout", "mem_mb", "env"}``; the reply is ``{"results":
 {check_id: {...}}}``.  Each job is handled by a forked *job process* (root, trusted
 code only) so no student's data ever enters this long-lived process's memory; the job
 process forks one *item child* per check, which drops to an unprivileged uid with

@@ -9,9 +9,12 @@ Shapes: batches are ``x, y: (B, L)`` int64 token ids with ``L = model.config.blo
 ``model(x, y)`` returns ``(logits (B, L, V), loss ())``.
 
 Speed (``benchmarks/run_paired.py`` measures it side by side with a nanoGPT-layout reference):
-AdamW runs as one fused kernel per parameter group where torch has one (CPU and CUDA), the
-step never waits for the device (no ``.item()``, no synchronisation unless ``time_steps``), and
-on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
+an ``attnlab.nn.GPT`` is stepped through its fast twin (:mod:`attnlab.fast`: the same model, W_Q,
+W_K, W_V packed once), the precision and torch's thread count default to what the machine runs
+fastest (:func:`attnlab.fast.policy.machine_policy`: bf16 where the CPU computes it natively, the
+CPUs the process may really use), AdamW runs as one fused kernel per parameter group where torch
+has one (CPU and CUDA), the step never waits for the device (no ``.item()``, no synchronisation
+unless ``time_steps``), and on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
 gradient scaler where bf16 is unsupported); ``compile=True`` adds ``torch.compile``, and
 ``compile="reduce-overhead"`` also records CUDA graphs (on an H100 the large recipe then steps 2.5x
 faster than nanoGPT's compiled loop: ``benchmarks/gpu_large.py``, RESULTS.md). Every option is
@@ -36,13 +39,14 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
+from attnlab.fast.policy import PRECISIONS, MachinePolicy, machine_policy, resolve_precision
+
 __all__ = [
     "TrainConfig", "TrainResult", "default_device", "is_ci", "seed_everything", "lr_at",
-    "make_optimizer", "make_train_step", "compile_model", "autocast_context", "resolve_precision", "estimate_loss", "train",
+    "make_optimizer", "make_train_step", "compile_model", "autocast_context", "resolve_precision", "machine_policy",
+    "MachinePolicy", "estimate_loss", "train",
     "save_checkpoint", "load_checkpoint",
 ]
-
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 CHECKPOINT_FORMAT = "attnlab-checkpoint-v1"
 
@@ -85,7 +89,9 @@ class TrainConfig:
     seed: int = 1337
     device: str = "auto"           # "auto" = cuda if available else cpu
     time_limit_s: float | None = None  # stop early (with a final evaluation) after this long
-    precision: str = "auto"        # "auto" = fp32 on CPU, bf16 autocast on a GPU (fp16 + GradScaler without bf16)
+    precision: str = "auto"        # "auto": bf16 autocast on a GPU (fp16 + GradScaler without bf16) and on a CPU
+                                   # with native bf16, else fp32 (attnlab.fast.policy)
+    threads: int | None = None     # torch threads during train(); None = the machine's policy (attnlab.fast.policy)
     fused_optimizer: bool | None = None  # None = AdamW's fused kernel where torch has one for the device
     compile: bool | str = False    # torch.compile the model; a string names a mode ("reduce-overhead": CUDA graphs) or a backend
     time_steps: bool | None = None  # record step_ms; None = on CPU only (a GPU would need a sync per step)
@@ -107,6 +113,9 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda[:i]' or 'mps', got {self.device!r}.")
         if isinstance(self.compile, str) and not self.compile:
             raise ValueError("TrainConfig.compile must be True/False, a torch.compile mode or a backend name, got ''.")
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise ValueError(f"TrainConfig.threads must be a positive int or None (the machine's policy), "
+                             f"got {self.threads!r}.")
         if self.precision not in PRECISIONS:
             raise ValueError(f"TrainConfig.precision must be one of {PRECISIONS}, got {self.precision!r}.")
 
@@ -175,15 +184,6 @@ def uses_cuda_graphs(cfg: "TrainConfig", device: str) -> bool:
     return device.startswith("cuda") and cfg.compile in ("reduce-overhead", "max-autotune")
 
 
-def resolve_precision(precision: str, device: str) -> str:
-    """``"auto"`` -> ``"fp32"`` on CPU/MPS, ``"bf16"`` on a CUDA GPU that supports it, else ``"fp16"``."""
-    if precision != "auto":
-        return precision
-    if device.startswith("cuda"):
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "fp32"
-
-
 def autocast_context(precision: str, device: str):
     """``torch.autocast`` for ``"bf16"``/``"fp16"`` on ``device``'s type; a no-op for ``"fp32"``.
 
@@ -197,16 +197,16 @@ def autocast_context(precision: str, device: str):
 
 
 def make_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
-                    device: str = "cpu") -> Callable[[Tensor, Tensor, float], Tensor]:
+                    device: str = "cpu", precision: str | None = None) -> Callable[[Tensor, Tensor, float], Tensor]:
     """One optimizer step as a function ``step(x, y, lr) -> loss``, the step :func:`train` runs.
 
     ``x, y: (B, L)`` int64 batches already on ``device``. The step sets the learning rate,
-    runs forward under the precision of ``cfg`` (:func:`resolve_precision`), backward (through
+    runs forward under ``precision`` (None: ``cfg.precision`` by :func:`resolve_precision`), backward (through
     a ``GradScaler`` for fp16), clips the gradient norm to ``cfg.grad_clip`` and updates. It
     never reads a value back from the device: the returned loss is a tensor (0-D, float32).
     ``model`` may be a ``torch.compile`` wrapper of the module that ``optimizer`` updates.
     """
-    precision = resolve_precision(cfg.precision, device)
+    precision = resolve_precision(precision or cfg.precision, device)
     scaler = torch.amp.GradScaler(device.split(":")[0]) if precision == "fp16" else None
     params = [p for group in optimizer.param_groups for p in group["params"]]
     groups = optimizer.param_groups
@@ -286,7 +286,11 @@ class TrainResult:
     step_ms: list[float] = field(repr=False)  # wall time of every optimizer step, ms (empty if not timed)
     elapsed_s: float = 0.0
     iters_done: int = 0
-    optimizer: torch.optim.Optimizer | None = field(default=None, repr=False)
+    optimizer: torch.optim.Optimizer | None = field(default=None, repr=False)  # over the model given to train()
+    trained: torch.nn.Module | None = field(default=None, repr=False)  # the module stepped (a GPT's fast twin)
+    precision: str = "fp32"  # the precision the steps ran in ("fp32", "bf16", "fp16")
+    threads: int = 0  # torch threads during training (restored afterwards)
+    settings: str = ""  # one line: precision and threads, and why (attnlab.fast.policy.MachinePolicy.summary)
 
     @property
     def final_train_loss(self) -> float:
@@ -313,6 +317,19 @@ def train(
 ) -> TrainResult:
     """Train ``model`` on next-token prediction; evaluate every ``cfg.eval_interval`` steps.
 
+    An ``attnlab.nn.GPT`` made of its own modules (:func:`attnlab.fast.convert.has_fast_twin`: no
+    submodule swapped for a learner's, no hooks) is trained through its fast twin
+    (:func:`attnlab.fast.to_fast`: the same model with W_Q, W_K, W_V packed, tested equal forward
+    and backward) whose storage ``model``'s parameters then share
+    (:func:`attnlab.fast.convert.share_weights`: one copy in memory), so ``model`` holds the
+    weights of every step -- in ``callback``, after training, after an interrupt -- and
+    ``TrainResult.optimizer`` is an optimizer over ``model`` holding the
+    trained state (:func:`attnlab.fast.convert.reference_optimizer_state`). Other models are
+    trained as they are.
+
+    Precision and threads follow ``cfg`` (``"auto"`` / ``None``: :func:`machine_policy`, whose
+    ``summary`` says what was chosen); torch's thread count is restored afterwards.
+
     Args:
         model: e.g. ``attnlab.nn.GPT``; moved to ``cfg.resolved_device()``.
         train_data, val_data: 1-D int64 tensors of token ids (each longer than block_size + 1).
@@ -331,14 +348,38 @@ def train(
                 f"{name} must be a 1-D integer tensor of token ids with more than block_size + 1 = "
                 f"{block_size + 1} tokens, got dtype {data.dtype}, shape {tuple(data.shape)}."
             )
+    from attnlab.fast import has_fast_twin, reference_optimizer_state, share_weights, to_fast
+
     seed_everything(cfg.seed)
     device = cfg.resolved_device()
+    policy = machine_policy(device, cfg.precision, cfg.threads)
     model.to(device).train()
+    twin = to_fast(model) if has_fast_twin(model) else None
+    if twin is not None:
+        share_weights(model, twin)  # one copy of the weights: the model sees every step of its twin
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(policy.threads)
+    try:
+        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress)
+    finally:
+        torch.set_num_threads(previous_threads)
+    result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
+    if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
+        optimizer = make_optimizer(model, cfg)
+        optimizer.load_state_dict(reference_optimizer_state(result.optimizer, twin))
+        result.optimizer = optimizer
+    return result
+
+
+def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig, device: str,
+           precision: str, callback, progress: bool) -> TrainResult:
+    """The loop of :func:`train` on the module it trains (arguments checked, threads set)."""
+    block_size = model.config.block_size
     optimizer = make_optimizer(model, cfg)
-    precision = resolve_precision(cfg.precision, device)
     time_steps = (not device.startswith("cuda")) if cfg.time_steps is None else cfg.time_steps
     runner = compile_model(model, cfg.compile)
-    train_step = make_train_step(runner, optimizer, cfg, device)
+    train_step = make_train_step(runner, optimizer, cfg, device, precision)
     batch_gen = torch.Generator().manual_seed(cfg.seed)
     eval_gen = torch.Generator().manual_seed(cfg.seed + 1)
     splits = {"train": train_data, "val": val_data}
@@ -379,7 +420,7 @@ def train(
             break
     bar.close()
     evaluate(iters_done)
-    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer)
+    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer, model)
 
 
 class _Silent:
@@ -404,17 +445,23 @@ def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,
     """Write model config + weights (+ optimizer state, step, extra) to ``path``; returns the path.
 
     The model must have a dataclass ``config`` (e.g. ``GPTConfig``) so :func:`load_checkpoint`
-    can rebuild it. Parent folders are created.
+    can rebuild it. Parent folders are created. A :class:`attnlab.fast.FastGPT` is stored as the
+    ``attnlab.nn.GPT`` it equals (reference ``state_dict`` keys); ``optimizer`` state is stored as
+    it is (it fits an optimizer over ``model``'s parameters).
     """
     if not dataclasses.is_dataclass(getattr(model, "config", None)):
         raise TypeError(f"save_checkpoint needs a model with a dataclass .config, got {type(model).__name__}.")
+    from attnlab.fast import FastGPT, reference_state_dict
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    fast = isinstance(model, FastGPT)  # stored in the reference layout: one checkpoint format
     payload = {
         "format": CHECKPOINT_FORMAT,
-        "model_class": type(model).__name__,
+        "model_class": "GPT" if fast else type(model).__name__,
         "model_config": dataclasses.asdict(model.config),
-        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "state_dict": reference_state_dict(state) if fast else state,
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "step": int(step),
         "extra": extra or {},
@@ -431,8 +478,8 @@ def load_checkpoint(path: str | os.PathLike, model: torch.nn.Module | None = Non
 
     Args:
         path: checkpoint file.
-        model: load the weights into this model; if None, build ``attnlab.nn.GPT`` from the
-            stored config.
+        model: load the weights into this model (an ``attnlab.nn.GPT`` or its
+            ``attnlab.fast.FastGPT`` twin); if None, build ``attnlab.nn.GPT`` from the stored config.
         optimizer: if given (and the file has optimizer state), restore its state too.
     Returns:
         ``(model, step, extra)``.
@@ -461,8 +508,11 @@ def load_checkpoint(path: str | os.PathLike, model: torch.nn.Module | None = Non
         from attnlab.nn import GPT, GPTConfig
 
         model = GPT(GPTConfig(**payload["model_config"]))
+    from attnlab.fast import FastGPT, fast_state_dict
+
+    state = payload["state_dict"]
     try:
-        model.load_state_dict(payload["state_dict"])
+        model.load_state_dict(fast_state_dict(state) if isinstance(model, FastGPT) else state)
     except RuntimeError as err:
         raise ValueError(f"The weights in {path} do not fit this model: {err}") from err
     if optimizer is not None and payload["optimizer"] is not None:

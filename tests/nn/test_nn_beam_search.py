@@ -82,7 +82,7 @@ def test_length_normalisation_removes_the_short_bias():
     normalised = beam_search(table_model(table), torch.tensor([3]), 4, beam_width=3, eos_id=0, length_alpha=1.0)
     assert raw[0].tokens.tolist() == [3, 0]  # the empty answer wins on summed log-probability
     assert len(normalised[0].tokens) > 2  # normalised by length, a longer answer wins
-    assert all(a.score >= b.score for a, b in zip(raw, raw[1:]))  # best first
+    assert all(a.score >= b.score for a, b in zip(raw, raw[1:], strict=False))  # best first
 
 
 def test_bad_arguments_say_what_is_wrong():

@@ -13,11 +13,10 @@ add. Attention-weight dropout happens inside :class:`MultiHeadAttention`.
 
 from __future__ import annotations
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_last_dim, check_rank
-from .ffn import FeedForward, dropout
+from .ffn import FeedForward
 from .mha import KVCache, MultiHeadAttention
 
 
@@ -61,15 +60,15 @@ class EncoderBlock(nn.Module):
         check_last_dim(x, "x", self.d_model)
         if self.norm_first:  # pre-LN: x + f(LN(x))
             x = x + self._self_attention(self.norm1(x), attn_mask, key_padding_mask)
-            x = x + dropout(self.dropout2, self.ffn(self.norm2(x)))
+            x = x + self.dropout2(self.ffn(self.norm2(x)))
         else:  # post-LN (Vaswani et al. 2017): LN(x + f(x))
             x = self.norm1(x + self._self_attention(x, attn_mask, key_padding_mask))
-            x = self.norm2(x + dropout(self.dropout2, self.ffn(x)))
+            x = self.norm2(x + self.dropout2(self.ffn(x)))
         return x
 
     def _self_attention(self, x: Tensor, attn_mask, key_padding_mask) -> Tensor:
         out, _ = self.self_attn(x, attn_mask=attn_mask, key_padding_mask=key_padding_mask)
-        return dropout(self.dropout1, out)  # (B, L, d_model)
+        return self.dropout1(out)  # (B, L, d_model)
 
 
 class DecoderBlock(nn.Module):
@@ -131,50 +130,20 @@ class DecoderBlock(nn.Module):
             x = x + self._self_attention(self.norm1(x), sa)
             if self.cross_attn is not None:
                 x = x + self._cross_attention(self.norm2(x), memory, memory_key_padding_mask)
-            x = x + dropout(self.dropout3, self.ffn(self.norm3(x)))
+            x = x + self.dropout3(self.ffn(self.norm3(x)))
         else:  # post-LN (Vaswani et al. 2017): LN(x + f(x))
             x = self.norm1(x + self._self_attention(x, sa))
             if self.cross_attn is not None:
                 x = self.norm2(x + self._cross_attention(x, memory, memory_key_padding_mask))
-            x = self.norm3(x + dropout(self.dropout3, self.ffn(x)))
+            x = self.norm3(x + self.dropout3(self.ffn(x)))
         return x
-
-    def _decode_plan(self) -> tuple:
-        """What :meth:`_decode_step` reads from this block's modules, gathered into one tuple.
-
-        :meth:`attnlab.nn.GPT.generate` gathers it once per generation: at one token per call a
-        small model's arithmetic is so cheap that looking weights up on ``nn.Module`` objects
-        (about 20 lookups per block) shows in the time per token.
-        """
-        f, n1, n3 = self.ffn, self.norm1, self.norm3
-        return (self.norm_first, self.self_attn._decode_plan(),
-                (n1.normalized_shape, n1.weight, n1.bias, n1.eps), (n3.normalized_shape, n3.weight, n3.bias, n3.eps),
-                f.w_1.weight, f.w_1.bias, f._act, f.w_2.weight, f.w_2.bias)
-
-    def _decode_step(self, x: Tensor, cache: KVCache, plan: tuple | None = None) -> Tensor:
-        """``forward(x, cache=cache)`` for ONE new position ``x: (B, 1, d_model)`` of a block
-        without cross-attention, in evaluation mode without gradients: the per-token path of
-        :meth:`attnlab.nn.GPT.forward` (see :meth:`MultiHeadAttention._decode_step`).
-
-        The same operations on the same weights as ``forward``, called as functions: no checks,
-        no dropout (evaluation), no module hooks of the sublayers -- at one token per call a
-        small model's step is mostly Python overhead. ``plan``: :meth:`_decode_plan`, gathered
-        by the caller once per generation (None: gathered here).
-        """
-        norm_first, attn, ln1, ln3, w_1, b_1, act, w_2, b_2 = plan or self._decode_plan()
-        mha = self.self_attn
-        if norm_first:  # pre-LN: x + f(LN(x))
-            x = x + mha._decode_step(F.layer_norm(x, *ln1), cache, attn)
-            return x + F.linear(act(F.linear(F.layer_norm(x, *ln3), w_1, b_1)), w_2, b_2)
-        x = F.layer_norm(x + mha._decode_step(x, cache, attn), *ln1)  # post-LN: LN(x + f(x))
-        return F.layer_norm(x + F.linear(act(F.linear(x, w_1, b_1)), w_2, b_2), *ln3)
 
     def _self_attention(self, x: Tensor, sa: dict) -> Tensor:
         # sa: the self-attention masks / causal flag / KV cache given to forward
         out, _ = self.self_attn(x, **sa)
-        return dropout(self.dropout1, out)  # (B, L, d_model)
+        return self.dropout1(out)  # (B, L, d_model)
 
     def _cross_attention(self, x: Tensor, memory: Tensor, memory_key_padding_mask) -> Tensor:
         # queries from the decoder, keys and values from the encoder (§3.2.3)
         out, _ = self.cross_attn(x, memory, memory, key_padding_mask=memory_key_padding_mask)
-        return dropout(self.dropout2, out)  # (B, L, d_model)
+        return self.dropout2(out)  # (B, L, d_model)

@@ -15,15 +15,6 @@ from ._checks import check_last_dim, check_min_rank
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-def dropout(module: nn.Dropout, x: Tensor) -> Tensor:
-    """``module(x)``, skipped when it would be the identity (evaluation, or p = 0).
-
-    The same result as calling the module; skipping the call saves its Python overhead, which
-    is a noticeable part of a decoding step of a small model (one token through every layer).
-    """
-    return module(x) if module.training and module.p > 0 else x
-
-
 class FeedForward(nn.Module):
     """Position-wise FFN, ``(..., d_model) -> (..., d_model)`` (Vaswani et al. 2017, Eq. 2).
 
@@ -38,6 +29,7 @@ class FeedForward(nn.Module):
 
     Attributes:
         w_1: ``nn.Linear(d_model, d_ff)``; w_2: ``nn.Linear(d_ff, d_model)``.
+        act: the activation function (``F.relu`` or ``F.gelu``); activation: its name.
 
     Raises:
         ValueError: unknown activation; in ``forward``, last dimension not ``d_model``.
@@ -53,11 +45,11 @@ class FeedForward(nn.Module):
         self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
         self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
-        self._act = _ACTIVATIONS[activation]
+        self.act = _ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
         """``x: (..., d_model) -> (..., d_model)``, each position independently."""
         check_min_rank(x, "x", 1, "(..., d_model)")
         check_last_dim(x, "x", self.d_model)
-        h = dropout(self.dropout, self._act(self.w_1(x)))  # (..., d_ff)
+        h = self.dropout(self.act(self.w_1(x)))  # (..., d_ff)
         return self.w_2(h)  # (..., d_model)

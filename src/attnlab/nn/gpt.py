@@ -27,7 +27,6 @@ from torch import Tensor, nn
 
 from ._checks import check_divisible, check_rank, shape_str
 from .blocks import DecoderBlock
-from .ffn import dropout
 from .mha import KVCache
 from .positional import LearnedPositionalEmbedding, RotaryEmbedding
 from .sampling import apply_temperature, sample_next_token
@@ -107,7 +106,6 @@ class GPT(nn.Module):
         self.norm_f = nn.LayerNorm(c.d_model, bias=c.bias) if c.norm_first else nn.Identity()
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying: one (V, d_model) matrix
-        self._frozen_plans: list[tuple] | None = None  # each block's _decode_plan(), during generate only
         self.apply(self._init_weights)
         for name, p in self.named_parameters():
             if name.endswith("w_o.weight") or name.endswith("ffn.w_2.weight"):
@@ -131,11 +129,7 @@ class GPT(nn.Module):
             caches: one :class:`KVCache` per layer for incremental decoding; the positions of
                 ``idx`` then start after the cached ones (``caches[0].position``). Learned
                 positions need caches without ``window``; rotary ones accept a sliding cache
-                (``window <= block_size``), which lets decoding run past ``block_size``. One
-                new token (``L == 1``) in evaluation mode without gradients takes the decoding
-                path (``DecoderBlock._decode_step``): the same numbers with the layers called
-                as functions, so forward hooks on the blocks and their sublayers do not fire
-                there (hooks on the GPT itself do).
+                (``window <= block_size``), which lets decoding run past ``block_size``.
 
         Returns:
             ``logits``: ``(B, L, V)`` float; ``loss``: scalar mean cross-entropy, or None.
@@ -146,6 +140,33 @@ class GPT(nn.Module):
                 caches of another batch size, a sliding cache on a model with learned positions
                 or with ``window > block_size``.
             TypeError: ``idx``/``targets`` not integer.
+        """
+        offset = self._check_inputs(idx, caches)  # absolute position of idx[:, 0]
+        B, L = idx.shape
+        x = self.tok_emb(idx)  # (B, L, d_model)
+        if self.pos_emb is not None:
+            x = self.pos_emb(x, offset=offset)  # + learned vectors of positions offset .. offset + L - 1
+        x = self.drop(x)  # (B, L, d_model)
+        for i, block in enumerate(self.blocks):
+            x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
+        logits = self.lm_head(self.norm_f(x))  # (B, L, V)
+
+        loss = None
+        if targets is not None:
+            if targets.shape != idx.shape:
+                raise ValueError(
+                    f"targets must have the shape of idx {shape_str(idx)} (the next token at each "
+                    f"position), got {shape_str(targets)}."
+                )
+            if targets.dtype.is_floating_point:
+                raise TypeError(f"targets must be integer token ids, got dtype {targets.dtype}.")
+            loss = F.cross_entropy(logits.view(B * L, -1), targets.reshape(B * L))  # (B*L, V) vs (B*L,)
+        return logits, loss
+
+    def _check_inputs(self, idx: Tensor, caches: list[KVCache] | None) -> int:
+        """Check :meth:`forward`'s ``idx: (B, L)`` and ``caches``; return the position of ``idx[:, 0]``.
+
+        Raises: as :meth:`forward` (everything but ``targets``).
         """
         check_rank(idx, "idx", 2, "(B, L) of token ids")
         if idx.dtype.is_floating_point or idx.dtype == torch.bool:
@@ -167,37 +188,12 @@ class GPT(nn.Module):
                 f"context of {context + L} tokens (idx {shape_str(idx)}, {context} cached) exceeds "
                 f"block_size={bs}; crop to the last {bs} tokens, e.g. idx[:, -block_size:]."
             )
-
-        x = self.tok_emb(idx)  # (B, L, d_model)
-        if self.pos_emb is not None:
-            x = self.pos_emb(x, offset=offset)  # + learned vectors of positions offset .. offset + L - 1
-        x = dropout(self.drop, x)  # (B, L, d_model)
-        if caches is not None and L == 1 and not (self.training or torch.is_grad_enabled()):
-            # decoding one new token: the lean path (it sees every cached key, so no mask; inputs checked above)
-            if len(caches[0]) and caches[0].k.shape[0] != B:
-                raise ValueError(
-                    f"idx {shape_str(idx)} has batch size {B} but the caches hold batch size "
-                    f"{caches[0].k.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
-                )
-            plans = self._frozen_plans or [None] * len(self.blocks)  # gathered once per generate
-            for block, cache, plan in zip(self.blocks, caches, plans):
-                x = block._decode_step(x, cache, plan)  # (B, 1, d_model)
-        else:
-            for i, block in enumerate(self.blocks):
-                x = block(x, is_causal=True, cache=None if caches is None else caches[i])  # (B, L, d_model)
-        logits = self.lm_head(self.norm_f(x))  # (B, L, V)
-
-        loss = None
-        if targets is not None:
-            if targets.shape != idx.shape:
-                raise ValueError(
-                    f"targets must have the shape of idx {shape_str(idx)} (the next token at each "
-                    f"position), got {shape_str(targets)}."
-                )
-            if targets.dtype.is_floating_point:
-                raise TypeError(f"targets must be integer token ids, got dtype {targets.dtype}.")
-            loss = F.cross_entropy(logits.view(B * L, -1), targets.reshape(B * L))  # (B*L, V) vs (B*L,)
-        return logits, loss
+        if caches is not None and len(caches[0]) and caches[0].k.shape[0] != B:
+            raise ValueError(
+                f"idx {shape_str(idx)} has batch size {B} but the caches hold batch size "
+                f"{caches[0].k.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
+            )
+        return offset
 
     def generate(self, idx: Tensor, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  top_p: float | None = None, greedy: bool = False, use_cache: bool = True,
@@ -207,12 +203,10 @@ class GPT(nn.Module):
         Each step takes the logits of the last position, then (unless ``greedy``) applies
         temperature, top-k and top-p (:mod:`attnlab.nn.sampling`) and samples. With
         ``use_cache`` the prompt is run once and each later step feeds only the newest token
-        through the model (``self(idx[:, -1:], caches=...)``, which takes the one-token decoding
-        path of :meth:`forward`), reusing cached keys/values (:class:`KVCache`, pre-allocated);
-        the result is the same as without the cache (tested) while the context fits
-        ``block_size``. The loop runs under ``torch.inference_mode`` with each layer's
-        W_Q, W_K, W_V stacked once for the whole generation (``MultiHeadAttention._qkv_weight``),
-        since a step of a small model is mostly per-call overhead.
+        through the model (``self(idx[:, -1:], caches=...)``), reusing cached keys/values
+        (:class:`KVCache`, pre-allocated); the result is the same as without the cache (tested)
+        while the context fits ``block_size``. The loop runs under ``torch.inference_mode``.
+        (:class:`attnlab.fast.FastGPT` generates the same tokens faster.)
 
         Past ``block_size`` the two kinds of positions differ:
 
@@ -243,18 +237,11 @@ class GPT(nn.Module):
             raise ValueError(f"top_p must be in (0, 1] or None, got {top_p}.")
         was_training = self.training
         self.eval()
-        attentions = [block.self_attn for block in self.blocks]
         try:
             with torch.inference_mode():  # no autograd bookkeeping at all (lighter than no_grad)
-                for a in attentions:  # stack each layer's W_Q, W_K, W_V once, not at every step
-                    a._frozen_qkv = a._qkv_weight()
-                self._frozen_plans = [block._decode_plan() for block in self.blocks]  # and look weights up once
                 idx, step_logits = self._decode_loop(idx, max_new_tokens, temperature, top_k, top_p, greedy,
                                                      use_cache, generator, return_logits)
         finally:
-            for a in attentions:
-                a._frozen_qkv = None
-            self._frozen_plans = None
             self.train(was_training)
         # clone: tensors made under inference_mode may not enter autograd later (e.g. training on them)
         return (idx.clone(), step_logits.clone()) if return_logits else idx.clone()

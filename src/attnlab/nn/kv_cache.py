@@ -126,7 +126,7 @@ class KVCache:
     def _append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """:meth:`update` without its checks (the caller guarantees matching shapes, at most one
         new position past the window, and no gradients): the one-token decoding path
-        (``MultiHeadAttention._decode_step``)."""
+        (:class:`attnlab.fast.FastGPT`'s one-token decoding step)."""
         L = k.shape[2]
         self._slide(L)
         if self._k is None:

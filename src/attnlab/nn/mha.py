@@ -29,7 +29,7 @@ from .attention import scaled_dot_product_attention
 from .kv_cache import KVCache
 from .masks import causal_mask
 
-__all__ = ["split_heads", "merge_heads", "MultiHeadAttention", "KVCache"]
+__all__ = ["split_heads", "merge_heads", "attention_mask", "MultiHeadAttention", "KVCache"]
 
 
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
@@ -102,7 +102,6 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.fused = True
         self.rotary: nn.Module | None = None
-        self._frozen_qkv: tuple[Tensor, Tensor | None] | None = None  # see _qkv_weight
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -168,12 +167,9 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError("cache is only for self-attention: call with key=None, value=None.")
         B, L, _ = query.shape
 
-        if self_attention:  # w_q(x), w_k(x), w_v(x) as ONE matmul, split into heads in one reshape
-            q, k, v = self._packed_qkv(query)  # (B, H, L, d_k) each
-        else:
-            q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
-            k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
-            v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
+        q = split_heads(self.w_q(query), self.n_heads)  # (B, L, d_model) -> (B, H, L, d_k)
+        k = split_heads(self.w_k(key), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_k)
+        v = split_heads(self.w_v(value), self.n_heads)  # (B, S, d_model) -> (B, H, S, d_v)
         if self.rotary is not None and self_attention:  # RoPE: rotate q and k by their absolute positions
             start = 0 if cache is None else cache.position
             q, k = self.rotary(q, offset=start), self.rotary(k, offset=start)  # (B, H, L, d_k) each
@@ -181,14 +177,14 @@ class MultiHeadAttention(nn.Module):
             k, v = cache.update(k, v)  # (B, H, S, d_k) with S = cached + L
         S = k.shape[2]
 
-        mask = self._build_mask(B, L, S, attn_mask, key_padding_mask, is_causal, q.device)
+        mask = attention_mask(B, self.n_heads, L, S, attn_mask, key_padding_mask, is_causal, q.device)
         p = self.dropout if self.training else 0.0
-        if self.fused and not need_weights:
-            plain_causal = is_causal and mask is None and L == S and L > 1
+        if self.fused and not need_weights:  # torch's kernel: the same numbers, weights never formed
             if mask is not None:
                 check_no_empty_rows(mask, "combined attention mask")
-            out = _fused_attention(q, k, v, mask, p, plain_causal)  # (B, H, L, d_v)
-            weights = None  # the fused kernel never forms the weights
+            plain_causal = is_causal and mask is None and L == S and L > 1  # no mask built: is_causal=True
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=plain_causal)
+            weights = None  # (B, H, L, d_v) above
         else:
             if is_causal and mask is None and L > 1:
                 mask = causal_mask(L, S, device=q.device)  # (L, S)
@@ -196,110 +192,51 @@ class MultiHeadAttention(nn.Module):
         out = self.w_o(merge_heads(out))  # (B, H, L, d_v) -> (B, L, d_model) -> W^O
         return out, (weights if need_weights else None)
 
-    def _packed_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """``split_heads`` of ``w_q(x), w_k(x), w_v(x)`` for ``x: (B, L, d_model)``, by one matmul.
 
-        Returns three ``(B, H, L, d_k)`` tensors: the same numbers as three separate projections
-        followed by :func:`split_heads` (each output column is the same dot product), with one
-        large matrix product instead of three small ones -- fewer calls forward and backward,
-        which is what a step of a small model spends its time on.
-        """
-        w, b = self._qkv_weight()
-        B, L, _ = x.shape
-        qkv = F.linear(x, w, b).view(B, L, 3, self.n_heads, self.d_k)  # (B, L, 3, H, d_k): heads side by side
-        return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, H, L, d_k)
+def attention_mask(B: int, H: int, L: int, S: int, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                   is_causal: bool, device: torch.device | str | None = None) -> Tensor | None:
+    """The masks of :meth:`MultiHeadAttention.forward` combined into one bool mask, or None.
 
-    def _qkv_weight(self) -> tuple[Tensor, Tensor | None]:
-        """``w_q, w_k, w_v`` stacked: weight ``(3 d_model, d_model)`` and bias ``(3 d_model,)`` or None.
+    Args:
+        B, H, L, S: batch, heads, query length, key length (cached keys included).
+        attn_mask: bool ``(L, S)``, ``(B, L, S)`` or ``(B, H, L, S)``, True = may attend.
+        key_padding_mask: bool ``(B, S)``, True = real token.
+        is_causal: add ``causal_mask(L, S)``.
+        device: where the causal mask is built.
 
-        Stacked afresh at every call (a copy of 3 d_model² numbers): gradients then reach the
-        three weights, and a stale copy is impossible (fused AdamW updates weights without
-        bumping their version counters, so a kept stack could not tell that they changed). The
-        one exception is ``_frozen_qkv``, which :meth:`attnlab.nn.GPT.generate` sets for its own
-        duration only (no gradients, the weights cannot change) and clears afterwards.
-        """
-        if self._frozen_qkv is not None:
-            return self._frozen_qkv
-        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])  # (3 d_model, d_model)
-        b = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
-        return w, b
+    Returns:
+        A bool tensor broadcastable to ``(B, H, L, S)``, True = may attend; None when nothing is
+        masked or in the plain square causal case (L = S > 1, no other mask), which a fused kernel
+        takes as ``is_causal=True``. One query with a cache (L = 1) sees every key: no causal mask.
 
-    def _decode_plan(self) -> tuple:
-        """What :meth:`_decode_step` reads from this module, gathered into one tuple (see
-        :meth:`attnlab.nn.DecoderBlock._decode_plan`): the stacked W_Q/W_K/W_V, W^O and settings."""
-        w, b = self._qkv_weight()
-        return w, b, self.n_heads, self.d_k, self.rotary, self.fused, self.w_o.weight, self.w_o.bias
-
-    def _decode_step(self, x: Tensor, cache: KVCache, plan: tuple | None = None) -> Tensor:
-        """Causal self-attention of ONE new position ``x: (B, 1, d_model)`` -> ``(B, 1, d_model)``.
-
-        The same as ``forward(x, cache=cache, is_causal=True)[0]`` in evaluation mode without
-        gradients, minus its checks and module hooks: the per-token path of
-        :meth:`attnlab.nn.GPT.forward`, which checked its input. The newest query may attend to
-        every cached key, so no mask is built. ``plan``: :meth:`_decode_plan` (None: gathered here).
-        """
-        w, b, H, d_k, rotary, fused, w_o, b_o = plan or self._decode_plan()
-        B = x.shape[0]
-        # _packed_qkv inlined with the plan's weights: calling it was slower per token (paired A/B, median 0.85)
-        q, k, v = F.linear(x, w, b).view(B, 1, 3, H, d_k).permute(2, 0, 3, 1, 4).unbind(0)  # (B, H, 1, d_k) each
-        if rotary is not None:  # RoPE at the new token's absolute position
-            q, k = rotary(q, offset=cache.position), rotary(k, offset=cache.position)
-        k, v = cache._append(k, v)  # (B, H, S, d_k), S = cached + 1: views, old keys not copied
-        if fused:
-            out = F.scaled_dot_product_attention(q, k, v)  # (B, H, 1, d_v)
-        else:
-            out, _ = scaled_dot_product_attention(q, k, v)
-        return F.linear(out.transpose(1, 2).reshape(x.shape), w_o, b_o)  # merge_heads, then W^O
-
-    def _build_mask(self, B, L, S, attn_mask, key_padding_mask, is_causal, device) -> Tensor | None:
-        """Combine the masks into one bool tensor broadcastable to ``(B, H, L, S)``, or None.
-
-        The plain square causal case (no other mask) returns None so the fused kernel can use
-        ``is_causal=True``; L = 1 with a cache needs no causal mask at all (it sees every key).
-        """
-        layout = "(B, H, L, S)"
-        target = (B, self.n_heads, L, S)
-        mask = None
-        if attn_mask is not None:
-            check_bool_mask(attn_mask, "attn_mask")
-            if attn_mask.dim() == 3:
-                attn_mask = attn_mask[:, None, :, :]  # (B, L, S) -> (B, 1, L, S)
-            if attn_mask.dim() not in (2, 4):
-                raise ValueError(
-                    f"attn_mask must be (L, S), (B, L, S) or (B, H, L, S) = {target}, "
-                    f"got shape {shape_str(attn_mask)}."
-                )
-            check_mask_shape(attn_mask, "attn_mask", target, layout)
-            mask = attn_mask
-        if key_padding_mask is not None:
-            check_bool_mask(key_padding_mask, "key_padding_mask")
-            if tuple(key_padding_mask.shape) != (B, S):
-                raise ValueError(
-                    f"key_padding_mask must have shape (B, S) = {(B, S)} (True = real token), "
-                    f"got {shape_str(key_padding_mask)}. With a KV cache, S counts cached keys too."
-                )
-            pad = key_padding_mask[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
-            mask = pad if mask is None else mask & pad
-        if is_causal and L > 1 and (mask is not None or L != S):
-            causal = causal_mask(L, S, device=device)  # (L, S)
-            mask = causal if mask is None else mask & causal
-        return mask
-
-
-def _fused_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
-                     is_causal: bool) -> Tensor:
-    """``F.scaled_dot_product_attention`` (Vaswani et al. 2017, Eq. 1), with one CPU exception.
-
-    ``q: (B, H, L, d_k)``, ``k: (B, H, S, d_k)``, ``v: (B, H, S, d_v)``, ``mask: (L, S)`` or
-    broadcastable boolean (True = may attend) or None; returns ``(B, H, L, d_v)`` in ``q``'s dtype.
-    On the CPU with bf16/fp16 inputs (under ``torch.autocast``) the attention itself runs in
-    float32: torch's CPU flash-attention kernel takes about 3.5x longer backward in bf16 than in
-    float32 (measured at L = 64, d_k = 32, torch 2.13: 3.6 against 1.0 ms per call), which cost
-    more than the bf16 matrix products saved. The projections around it stay in bf16.
+    Raises:
+        TypeError: a mask that is not bool.
+        ValueError: a mask whose shape does not fit ``(B, H, L, S)``.
     """
-    if q.device.type == "cpu" and q.dtype in (torch.bfloat16, torch.float16):
-        with torch.autocast("cpu", enabled=False):
-            out = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask,
-                                                 dropout_p=dropout_p, is_causal=is_causal)
-        return out.to(q.dtype)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
+    layout = "(B, H, L, S)"
+    target = (B, H, L, S)
+    mask = None
+    if attn_mask is not None:
+        check_bool_mask(attn_mask, "attn_mask")
+        if attn_mask.dim() == 3:
+            attn_mask = attn_mask[:, None, :, :]  # (B, L, S) -> (B, 1, L, S)
+        if attn_mask.dim() not in (2, 4):
+            raise ValueError(
+                f"attn_mask must be (L, S), (B, L, S) or (B, H, L, S) = {target}, "
+                f"got shape {shape_str(attn_mask)}."
+            )
+        check_mask_shape(attn_mask, "attn_mask", target, layout)
+        mask = attn_mask
+    if key_padding_mask is not None:
+        check_bool_mask(key_padding_mask, "key_padding_mask")
+        if tuple(key_padding_mask.shape) != (B, S):
+            raise ValueError(
+                f"key_padding_mask must have shape (B, S) = {(B, S)} (True = real token), "
+                f"got {shape_str(key_padding_mask)}. With a KV cache, S counts cached keys too."
+            )
+        pad = key_padding_mask[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
+        mask = pad if mask is None else mask & pad
+    if is_causal and L > 1 and (mask is not None or L != S):
+        causal = causal_mask(L, S, device=device)  # (L, S)
+        mask = causal if mask is None else mask & causal
+    return mask

@@ -2,7 +2,12 @@
 beam search over whole continuations (:func:`beam_search`).
 
 All filters take logits ``(..., V)`` and return logits of the same shape with the excluded
-tokens set to -inf, so a softmax afterwards renormalises over the kept tokens.
+tokens set to -inf, so a softmax afterwards renormalises over the kept tokens; temperature maps
+``(..., V)`` to ``(..., V)`` too.
+
+Sources: the softmax temperature of Ackley, Hinton and Sejnowski 1985; top-k, Fan et al. 2018;
+top-p (nucleus), Holtzman et al. 2020 (ICLR); beam search with length normalisation, Wu et al.
+2016 (GNMT, §7).
 """
 
 from __future__ import annotations
@@ -100,7 +105,8 @@ class Hypothesis(NamedTuple):
 
     tokens: ``(T + n,)`` long, the prompt followed by the n generated tokens (ending with
     ``eos_id`` when the beam finished); log_prob: the sum of the n tokens' log-probabilities;
-    score: ``log_prob / n ** length_alpha``, the value beams are ranked by at the end.
+    score: ``log_prob / n ** length_alpha``, the value beams are ranked by at the end (a power
+    of the length, as in the length normalisation of Wu et al. 2016, GNMT §7).
     """
 
     tokens: Tensor
@@ -156,11 +162,11 @@ def beam_search(next_logits: Callable[[Tensor], Tensor], prompt: Tensor, max_new
             raise ValueError(f"next_logits must return (n, V) = ({len(live)}, V) logits, "
                              f"got {tuple(getattr(logits, 'shape', ()))}.")
         V = logits.shape[1]
-        totals = torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None] \
-            + logits.double().log_softmax(dim=-1)  # (n, V) log-probability of each extension
-        best = totals.flatten().topk(min(beam_width, totals.numel()))
+        totals = (torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None]  # (n,) -> (n, 1)
+                  + logits.double().log_softmax(dim=-1))  # (n, V) log-probability of each extension
+        best = totals.flatten().topk(min(beam_width, totals.numel()))  # (n, V) -> (n * V,): index = beam * V + token
         extended = []
-        for total, flat in zip(best.values.tolist(), best.indices.tolist()):
+        for total, flat in zip(best.values.tolist(), best.indices.tolist(), strict=True):
             beam, token = divmod(flat, V)
             seq = torch.cat([live[beam][0], prompt.new_tensor([token])])
             (finished if eos_id is not None and token == eos_id else extended).append((seq, total))
