@@ -17,9 +17,10 @@ Masks everywhere in attnlab are boolean with **True = may attend**, the conventi
 rule (``torch.nn.MultiheadAttention``'s ``attn_mask``/``key_padding_mask``), the code
 converts explicitly with ``~mask`` at that boundary.
 
-Subpackages: ``attnlab.nn`` (the reference implementation), ``attnlab.practice`` (skills,
-variants, diagnosis, mastery and gates), plus ``attnlab.data`` (tokenizer and the shipped
-Tiny Shakespeare text).
+Subpackages: ``attnlab.nn`` (the reference implementation, written to be read),
+``attnlab.fast`` (the same GPT computed faster, and the machine's default precision and threads:
+what ``attnlab.training`` uses), ``attnlab.practice`` (skills, variants, diagnosis, mastery and
+gates), plus ``attnlab.data`` (tokenizer and the shipped Tiny Shakespeare text).
 """
 
 __version__ = "0.1.0"
