@@ -34,7 +34,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import torch
 from torch import Tensor
@@ -152,13 +152,13 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Adam
         {"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
         {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
     ]
-    kwargs = dict(lr=cfg.learning_rate, betas=(cfg.beta1, cfg.beta2))
+    lr, betas = cfg.learning_rate, (cfg.beta1, cfg.beta2)
     if cfg.fused_optimizer is None:
         try:
-            return torch.optim.AdamW(groups, fused=True, **kwargs)
+            return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=True)
         except (RuntimeError, ValueError):  # no fused kernel for this device/dtype in this torch
-            return torch.optim.AdamW(groups, **kwargs)
-    return torch.optim.AdamW(groups, fused=cfg.fused_optimizer, **kwargs)
+            return torch.optim.AdamW(groups, lr=lr, betas=betas)
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, fused=cfg.fused_optimizer)
 
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -174,9 +174,12 @@ def compile_model(model: torch.nn.Module, how: bool | str) -> torch.nn.Module:
     """
     if not how:
         return model
+    # torch.compile wraps an nn.Module in an OptimizedModule (an nn.Module); its annotation only
+    # says "a callable", so the casts name the type it returns for a module.
     if how is True:
-        return torch.compile(model)
-    return torch.compile(model, mode=how) if how in COMPILE_MODES else torch.compile(model, backend=how)
+        return cast(torch.nn.Module, torch.compile(model))
+    compiled = torch.compile(model, mode=how) if how in COMPILE_MODES else torch.compile(model, backend=how)
+    return cast(torch.nn.Module, compiled)
 
 
 def uses_cuda_graphs(cfg: "TrainConfig", device: str) -> bool:
@@ -246,6 +249,13 @@ def _batch(data: Tensor, block_size: int, batch_size: int, generator: torch.Gene
     return x.to(device), y.to(device)
 
 
+def _block_size(model: torch.nn.Module) -> int:
+    """``model.config.block_size``: the context length of a model trained here (any config object with
+    ``block_size``, e.g. ``GPTConfig``; AttributeError without one)."""
+    config: Any = model.config  # the model's own config class: nn.Module's annotation cannot know it
+    return config.block_size
+
+
 @torch.no_grad()
 def estimate_loss(
     model: torch.nn.Module,
@@ -266,7 +276,7 @@ def estimate_loss(
     """
     generator = generator or torch.Generator().manual_seed(0)
     device = device or next(model.parameters()).device.type
-    block_size = model.config.block_size
+    block_size = _block_size(model)
     was_training = model.training
     model.eval()
     out = {}
@@ -341,7 +351,7 @@ def train(
     Raises:
         ValueError: if a split is not a 1-D integer tensor long enough for one block.
     """
-    block_size = model.config.block_size
+    block_size = _block_size(model)
     for name, data in (("train_data", train_data), ("val_data", val_data)):
         if data.dim() != 1 or data.is_floating_point() or data.numel() < block_size + 2:
             raise ValueError(
@@ -366,6 +376,7 @@ def train(
         torch.set_num_threads(previous_threads)
     result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
     if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
+        assert result.optimizer is not None  # _train always returns the optimizer it stepped
         optimizer = make_optimizer(model, cfg)
         optimizer.load_state_dict(reference_optimizer_state(result.optimizer, twin))
         result.optimizer = optimizer
@@ -375,7 +386,7 @@ def train(
 def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig, device: str,
            precision: str, callback, progress: bool) -> TrainResult:
     """The loop of :func:`train` on the module it trains (arguments checked, threads set)."""
-    block_size = model.config.block_size
+    block_size = _block_size(model)
     optimizer = make_optimizer(model, cfg)
     time_steps = (not device.startswith("cuda")) if cfg.time_steps is None else cfg.time_steps
     runner = compile_model(model, cfg.compile)
@@ -449,7 +460,8 @@ def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,
     ``attnlab.nn.GPT`` it equals (reference ``state_dict`` keys); ``optimizer`` state is stored as
     it is (it fits an optimizer over ``model``'s parameters).
     """
-    if not dataclasses.is_dataclass(getattr(model, "config", None)):
+    config = getattr(model, "config", None)
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):  # asdict needs an instance
         raise TypeError(f"save_checkpoint needs a model with a dataclass .config, got {type(model).__name__}.")
     from attnlab.fast import FastGPT, reference_state_dict
 
@@ -460,7 +472,7 @@ def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,
     payload = {
         "format": CHECKPOINT_FORMAT,
         "model_class": "GPT" if fast else type(model).__name__,
-        "model_config": dataclasses.asdict(model.config),
+        "model_config": dataclasses.asdict(config),
         "state_dict": reference_state_dict(state) if fast else state,
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "step": int(step),

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnlab.nn.blocks import DecoderBlock
 from attnlab.nn.ffn import FeedForward
 from attnlab.nn.gpt import GPT, GPTConfig
 from attnlab.nn.kv_cache import KVCache
@@ -123,19 +124,30 @@ class FastGPT(GPT):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__(config)
         c = config
-        fast = nn.ModuleList(
+        fast_blocks = [
             FastBlock(c.d_model, c.n_heads, c.ff_width, c.dropout, activation="gelu", norm_first=c.norm_first,
                       bias=c.bias)
             for _ in range(c.n_layers)
-        )
+        ]
+        fast = nn.ModuleList(fast_blocks)
         from .convert import fast_state_dict
 
         fast.load_state_dict(fast_state_dict(self.blocks.state_dict()))  # GPT-2's initial weights, packed
-        rotary = self.blocks[0].self_attn.rotary
-        for block in fast:
+        reference = self.blocks[0]
+        assert isinstance(reference, DecoderBlock)  # GPT.__init__ builds DecoderBlocks
+        rotary = reference.self_attn.rotary
+        for block in fast_blocks:
             block.self_attn.rotary = rotary
         self.blocks = fast
         self._plans: list[BlockPlan] | None = None  # each block's plan, during generate only
+
+    def _block_plans(self) -> list[BlockPlan]:
+        """Every block's :meth:`FastBlock.plan`, in order."""
+        plans = []
+        for block in self.blocks:
+            assert isinstance(block, FastBlock)  # __init__ replaced the reference blocks with FastBlocks
+            plans.append(block.plan())
+        return plans
 
     def forward(self, idx: Tensor, targets: Tensor | None = None, *,
                 caches: list[KVCache] | None = None) -> tuple[Tensor, Tensor | None]:
@@ -148,7 +160,7 @@ class FastGPT(GPT):
         x = self.tok_emb(idx)  # (B, 1, d_model)
         if self.pos_emb is not None:
             x = self.pos_emb(x, offset=offset)
-        plans = self._plans or [block.plan() for block in self.blocks]  # gathered once per generate
+        plans = self._plans or self._block_plans()  # gathered once per generate
         for cache, plan in zip(caches, plans, strict=True):
             x = FastBlock.decode_step(x, cache, plan)  # (B, 1, d_model)
         return self.lm_head(self.norm_f(x)), None  # (B, 1, V)
@@ -156,7 +168,7 @@ class FastGPT(GPT):
     def generate(self, idx: Tensor, max_new_tokens: int, *args, **kwargs):
         """As :meth:`attnlab.nn.GPT.generate` (the same tokens), with every block's weights
         looked up once for the whole generation."""
-        self._plans = [block.plan() for block in self.blocks]
+        self._plans = self._block_plans()
         try:
             return super().generate(idx, max_new_tokens, *args, **kwargs)
         finally:

@@ -123,9 +123,9 @@ def cgroup_cpu_limit(root: str | os.PathLike = "/sys/fs/cgroup",
             break
         here = here.parent
     for v1 in (root / "cpu", root / "cpu,cpuacct", root):
-        quota, period = _read(v1 / "cpu.cfs_quota_us"), _read(v1 / "cpu.cfs_period_us")
-        if quota and period and int(quota) > 0:
-            limits.append(int(quota) / int(period))
+        v1_quota, v1_period = _read(v1 / "cpu.cfs_quota_us"), _read(v1 / "cpu.cfs_period_us")
+        if v1_quota and v1_period and int(v1_quota) > 0:
+            limits.append(int(v1_quota) / int(v1_period))
             break
     return min(limits) if limits else None
 

@@ -129,11 +129,14 @@ class DecoderBlock(nn.Module):
         if self.norm_first:  # pre-LN: x + f(LN(x))
             x = x + self._self_attention(self.norm1(x), sa)
             if self.cross_attn is not None:
+                # norm2 is built with cross_attn; memory was checked against cross_attn above
+                assert self.norm2 is not None and memory is not None
                 x = x + self._cross_attention(self.norm2(x), memory, memory_key_padding_mask)
             x = x + self.dropout3(self.ffn(self.norm3(x)))
         else:  # post-LN (Vaswani et al. 2017): LN(x + f(x))
             x = self.norm1(x + self._self_attention(x, sa))
             if self.cross_attn is not None:
+                assert self.norm2 is not None and memory is not None  # as in the pre-LN branch
                 x = self.norm2(x + self._cross_attention(x, memory, memory_key_padding_mask))
             x = self.norm3(x + self.dropout3(self.ffn(x)))
         return x
@@ -145,5 +148,6 @@ class DecoderBlock(nn.Module):
 
     def _cross_attention(self, x: Tensor, memory: Tensor, memory_key_padding_mask) -> Tensor:
         # queries from the decoder, keys and values from the encoder (§3.2.3)
+        assert self.cross_attn is not None, "called only by a block with cross-attention"
         out, _ = self.cross_attn(x, memory, memory, key_padding_mask=memory_key_padding_mask)
         return self.dropout2(out)  # (B, L, d_model)

@@ -7,12 +7,14 @@ is ``d_ff`` (2048 for d_model = 512 in the paper). GPT-2 uses GELU instead of Re
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._checks import check_last_dim, check_min_rank
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
 
 class FeedForward(nn.Module):

@@ -94,15 +94,16 @@ class GPT(nn.Module):
         self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
         self.pos_emb = LearnedPositionalEmbedding(c.block_size, c.d_model) if c.positional == "learned" else None
         self.drop = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
+        blocks = [
             DecoderBlock(c.d_model, c.n_heads, c.ff_width, c.dropout, activation="gelu", norm_first=c.norm_first,
                          cross_attention=False, bias=c.bias)
             for _ in range(c.n_layers)
-        )
+        ]
         rotary = RotaryEmbedding(c.d_model // c.n_heads) if c.positional == "rotary" else None
-        for block in self.blocks:
+        for block in blocks:
             block.self_attn.fused = c.fused_attention
             block.self_attn.rotary = rotary  # one parameter-free module shared by all layers
+        self.blocks = nn.ModuleList(blocks)
         self.norm_f = nn.LayerNorm(c.d_model, bias=c.bias) if c.norm_first else nn.Identity()
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying: one (V, d_model) matrix
@@ -188,10 +189,11 @@ class GPT(nn.Module):
                 f"context of {context + L} tokens (idx {shape_str(idx)}, {context} cached) exceeds "
                 f"block_size={bs}; crop to the last {bs} tokens, e.g. idx[:, -block_size:]."
             )
-        if caches is not None and len(caches[0]) and caches[0].k.shape[0] != B:
+        cached = None if caches is None else caches[0].k  # (B, H, S, d_k); None before the first update
+        if cached is not None and cached.shape[2] and cached.shape[0] != B:
             raise ValueError(
                 f"idx {shape_str(idx)} has batch size {B} but the caches hold batch size "
-                f"{caches[0].k.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
+                f"{cached.shape[0]}; use fresh KVCaches (or .reset() them) for a new batch."
             )
         return offset
 

@@ -108,10 +108,11 @@ class KVCache:
         if v.shape[:3] != k.shape[:3]:
             raise ValueError(f"k {shape_str(k)} and v {shape_str(v)} must agree in (B, H, L_new).")
         L = k.shape[2]
-        if self._k is not None and (k.shape[:2] != self._k.shape[:2] or k.shape[3] != self._k.shape[3]
-                                    or v.shape[3] != self._v.shape[3] or k.dtype != self._k.dtype):
+        if self._k is not None and self._v is not None and (
+                k.shape[:2] != self._k.shape[:2] or k.shape[3] != self._k.shape[3]
+                or v.shape[3] != self._v.shape[3] or k.dtype != self._k.dtype):
             raise ValueError(
-                f"new keys {shape_str(k)} ({k.dtype}) do not match the cache {shape_str(self.k)} "
+                f"new keys {shape_str(k)} ({k.dtype}) do not match the cache {shape_str(self._kept()[0])} "
                 f"({self._k.dtype}) in batch, heads, d_k or dtype. Use a fresh KVCache (or .reset()) for a new batch."
             )
         if self.window is not None and self._len + L > self.window and L > 1:
@@ -129,7 +130,7 @@ class KVCache:
         (:class:`attnlab.fast.FastGPT`'s one-token decoding step)."""
         L = k.shape[2]
         self._slide(L)
-        if self._k is None:
+        if self._k is None or self._v is None:  # no storage yet (the two are always set together)
             cap = max(L, self.capacity_hint or _MIN_CAPACITY)
             if self.window is not None:
                 cap = max(cap, 2 * self.window)  # room to slide: compaction every ~window steps
@@ -153,7 +154,12 @@ class KVCache:
         self._v = v if kept_v is None else torch.cat([kept_v, v], dim=2)
         self._start, self._len = 0, self._k.shape[2]
         self.position += k.shape[2]
-        return self.k, self.v
+        return self._kept()
+
+    def _kept(self) -> tuple[Tensor, Tensor]:
+        """The kept keys and values ``(B, H, S, d_k)``, ``(B, H, S, d_v)``; only once storage exists."""
+        assert self._k is not None and self._v is not None, "the cache has no storage yet"
+        return self._k.narrow(2, self._start, self._len), self._v.narrow(2, self._start, self._len)
 
     def _slide(self, L: int) -> None:
         """Drop the oldest kept position if ``L`` new ones would overflow the window (``L == 1``
@@ -168,7 +174,7 @@ class KVCache:
         cap = self.capacity
         if needed > cap // 2 or self._start == 0:  # grow (a sliding cache never gets here: cap >= 2 * window)
             cap = max(2 * cap, needed)
-        kept_k, kept_v = self.k, self.v
+        kept_k, kept_v = self._kept()
         new_k = kept_k.new_empty(*kept_k.shape[:2], cap, kept_k.shape[3])
         new_v = kept_v.new_empty(*kept_v.shape[:2], cap, kept_v.shape[3])
         new_k[:, :, :self._len] = kept_k

@@ -92,6 +92,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         ValueError: if ``x`` is not ``(B, L, d_model)`` or ``offset + L > max_len``.
     """
 
+    pe: Tensor  # buffer (max_len, d_model), registered in __init__
+
     def __init__(self, d_model: int, max_len: int = 5000) -> None:
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
@@ -148,6 +150,8 @@ class RotaryEmbedding(nn.Module):
     Raises:
         ValueError: odd ``dim``; in ``forward``, a last dimension other than ``dim``.
     """
+
+    inv_freq: Tensor  # buffer (dim/2,), registered in __init__
 
     def __init__(self, dim: int, base: float = 10000.0) -> None:
         super().__init__()

@@ -165,7 +165,7 @@ def beam_search(next_logits: Callable[[Tensor], Tensor], prompt: Tensor, max_new
         totals = (torch.tensor([lp for _, lp in live], dtype=torch.float64)[:, None]  # (n,) -> (n, 1)
                   + logits.double().log_softmax(dim=-1))  # (n, V) log-probability of each extension
         best = totals.flatten().topk(min(beam_width, totals.numel()))  # (n, V) -> (n * V,): index = beam * V + token
-        extended = []
+        extended: list[tuple[Tensor, float]] = []
         for total, flat in zip(best.values.tolist(), best.indices.tolist(), strict=True):
             beam, token = divmod(flat, V)
             seq = torch.cat([live[beam][0], prompt.new_tensor([token])])

@@ -245,11 +245,11 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
     if kind in LETTER_KINDS:
         if kind == "choice":
             return None if given == expected else Difference("value", (), given)
-        g, e = list(given), list(expected)
-        if g == e:
+        gl, el = list(given), list(expected)
+        if gl == el:
             return None
-        where = next((i for i, (a, b) in enumerate(zip(g, e)) if a != b), min(len(g), len(e)))
-        return Difference("value" if len(g) == len(e) else "length", (where,), None, (len(g),), (len(e),))
+        first = next((i for i, (a, b) in enumerate(zip(gl, el, strict=False)) if a != b), min(len(gl), len(el)))
+        return Difference("value" if len(gl) == len(el) else "length", (first,), None, (len(gl),), (len(el),))
     if kind in ("number", "int"):
         if kind == "int":
             return None if int(given) == int(expected) else Difference("value", (), given)
@@ -257,14 +257,14 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
             return None if bool(np.all(reach.accepts(float(given)))) else Difference("value", (), given)
         return None if abs(float(given) - float(expected)) <= float(np.max(tol)) else Difference("value", (), given)
     if kind in ("shape", "int_list", "int_set"):
-        g, e = list(given), list(expected)
-        if kind == "shape" and len(g) != len(e):  # a wrong number of axes is the first thing to fix
-            return Difference("length", (min(len(g), len(e)),), None, (len(g),), (len(e),))
-        for i, (a, b) in enumerate(zip(g, e)):
+        gl, el = list(given), list(expected)
+        if kind == "shape" and len(gl) != len(el):  # a wrong number of axes is the first thing to fix
+            return Difference("length", (min(len(gl), len(el)),), None, (len(gl),), (len(el),))
+        for i, (a, b) in enumerate(zip(gl, el, strict=False)):
             if a != b:
                 return Difference("value", (i,), a)
-        if len(g) != len(e):
-            return Difference("length", (min(len(g), len(e)),), None, (len(g),), (len(e),))
+        if len(gl) != len(el):
+            return Difference("length", (min(len(gl), len(el)),), None, (len(gl),), (len(el),))
         return None
     g, e = np.asarray(given), np.asarray(expected)
     if g.shape != e.shape:

@@ -119,13 +119,18 @@ class Skill:
         if bool(self.kinds) != (self.kind_of_data is not None):
             raise ValueError(f"skill {self.name!r}: give both kinds and kind_of_data, or neither")
 
+    def solution(self, data: Mapping[str, Any]) -> Any:
+        """The right answer for ``data`` (``solve``, or ``working`` without rounding when no ``solve`` was given)."""
+        assert self.solve is not None  # __post_init__ fills in a missing solve from working
+        return self.solve(data)
+
     def variant(self, seed: int) -> Variant:
         """The problem for ``seed`` (same seed -> same problem). Computed once and cached;
         each call returns its own copy of ``data``/``answer`` (plain, JSON-serialisable values)."""
         v = _variant(self.name, int(seed))
         return replace(v, data=copy.deepcopy(v.data), answer=copy.deepcopy(v.answer))
 
-    def kind_of(self, variant: Variant) -> str:
+    def kind_of(self, variant: Variant | _Probe) -> str:
         """The kind of problem ``variant`` is (``""`` for a skill with one kind)."""
         return self.kind_of_data(variant.data) if self.kind_of_data is not None else ""
 
@@ -227,20 +232,28 @@ def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[s
     return call
 
 
+def _shapes(diff: Difference) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(given_shape, expected_shape)`` of a "shape" or "length" difference (compare() sets both for those)."""
+    assert diff.given_shape is not None and diff.expected_shape is not None, f"{diff.reason} difference without shapes"
+    return diff.given_shape, diff.expected_shape
+
+
 def _describe(diff: Difference, skill: Skill) -> str:
     """Say what is wrong without giving the expected value away (or confirming the rest of the answer)."""
     precision = f" (to {skill.decimals} decimals)" if skill.decimals is not None else ""
     if diff.reason == "shape":
-        return _shape_message(diff.given_shape, diff.expected_shape, skill.kind)
+        return _shape_message(*_shapes(diff), skill.kind)
     if diff.reason == "length" and skill.kind == "shape":
-        return (f"Your shape has {diff.given_shape[0]} axes but this tensor has {diff.expected_shape[0]}. "
+        got, want = _shapes(diff)
+        return (f"Your shape has {got[0]} axes but this tensor has {want[0]}. "
                 "Give one entry per axis.")
     if skill.kind in ("int_set", "choices"):
         return "That is not the right set. Recheck each item against the rule (a hint shows the method)."
     if skill.kind in ("choice", "order"):
         return "That is not it. Think about what each option would imply (a hint shows the method)."
     if diff.reason == "length":
-        return (f"Your answer has {diff.given_shape[0]} entries but should have {diff.expected_shape[0]}. "
+        got, want = _shapes(diff)
+        return (f"Your answer has {got[0]} entries but should have {want[0]}. "
                 "Check that you have one entry per item asked for.")
     if not diff.where:
         return f"{diff.given} is not right{precision}. Recheck the computation (a hint shows the method)."
@@ -348,7 +361,8 @@ def _variant(name: str, seed: int) -> Variant:
     """The problem for ``seed`` (see :func:`draw`) with its answer."""
     skill = get_skill(name)
     prompt, data, tol = draw(skill, seed)
-    return Variant(name, seed, prompt, data, plain(skill.solve(data)), skill.kind, skill.decimals, skill.tables, tol)
+    return Variant(name, seed, prompt, data, plain(skill.solution(data)), skill.kind, skill.decimals, skill.tables,
+                   tol)
 
 
 @dataclass(frozen=True)
@@ -362,7 +376,7 @@ def _mistakes_apart(skill: Skill, data: Mapping[str, Any], tol: Any) -> bool:
     """True if every named mistake that applies gives an answer the checker refuses and tells apart: not the
     right answer itself (a problem where the mistake gives the right answer cannot catch it), and, for a
     rounded answer, not within twice the spread of the accepted values."""
-    expected = parse(plain(skill.solve(data)), skill.kind)
+    expected = parse(plain(skill.solution(data)), skill.kind)
     others = [parse(a, skill.kind) for a in (skill.also_right(data) if skill.also_right else [])]
     if skill.decimals is None:
         wide = None

@@ -266,6 +266,8 @@ def _serve(store: ProgressStore, skill: str, *, review: bool, n_required: int | 
 
 
 def _open_variant(store: ProgressStore, skill: str, rec: SkillRecord) -> Variant:
+    # Every caller passes a record that has been served (``_serve`` sets ``current``).
+    assert rec.current is not None, f"no problem of {skill!r} has been served"
     return get_skill(skill).variant(seed_for(store.learner, skill, rec.current))
 
 

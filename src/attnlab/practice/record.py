@@ -8,7 +8,10 @@ field's type against the dataclass annotations (there is no second copy of the s
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from fsrs.card import CardDict
 
 HISTORY = 30  # answers kept per skill
 
@@ -16,7 +19,7 @@ HISTORY = 30  # answers kept per skill
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "int": (int,), "bool": (bool,), "float": (int, float), "str": (str,),
     "int | None": (int, type(None)), "float | None": (int, float, type(None)), "str | None": (str, type(None)),
-    "tuple[str, ...]": (list, tuple), "tuple[tuple, ...]": (list, tuple), "dict | None": (dict, type(None)),
+    "tuple[str, ...]": (list, tuple), "tuple[tuple, ...]": (list, tuple), "CardDict | None": (dict, type(None)),
 }
 
 
@@ -56,7 +59,7 @@ class SkillRecord:
     due_lesson: str | None = None
     interval_days: float = 3.0
     interval_lessons: int = 2
-    card: dict | None = None
+    card: CardDict | None = None
     attempts: int = 0
     correct: int = 0
     hints: int = 0
@@ -95,19 +98,22 @@ class SkillRecord:
             if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
                 return None
             if f.name == "run_kinds":
-                if not all(isinstance(k, str) for k in value):
+                if not isinstance(value, (list, tuple)) or not all(isinstance(k, str) for k in value):
                     return None
                 value = tuple(value)
-            elif f.name == "card" and value is not None:
+            elif f.name == "card" and isinstance(value, dict):
                 try:
                     from fsrs import Card
 
-                    Card.from_dict(value)
+                    # Not yet known to be a CardDict: from_dict is the check (a missing key or a
+                    # wrong-typed value raises, caught below), so the cast only names what it expects.
+                    Card.from_dict(cast("CardDict", value))
                 except (KeyError, TypeError, ValueError):
                     return None
                 value = dict(value)
             elif f.name == "history":
-                if not all(isinstance(h, (list, tuple)) and len(h) == 4 for h in value):
+                if not isinstance(value, (list, tuple)) or not all(
+                        isinstance(h, (list, tuple)) and len(h) == 4 for h in value):
                     return None
                 value = tuple(tuple(h) for h in value)[-HISTORY:]
             values[f.name] = value

@@ -224,9 +224,10 @@ class ProgressStore:
         try:
             os.replace(self.path, backup)
             where = f"It was moved to {backup} (kept, not deleted)."
+            moved = True
         except OSError as err:
             where = f"It could not be backed up ({err}) and was left in place."
-            backup = None
+            moved = False
         data = self._empty()
         salvaged, source = {}, ""
         if isinstance(document, dict) and isinstance(document.get("skills"), dict):
@@ -247,7 +248,7 @@ class ProgressStore:
         problem = ("was changed outside attnlab or is damaged (checksum/schema check failed)"
                    if isinstance(document, dict) else "is not valid JSON")
         self._notice(f"Your progress file {self.path} {problem}. {where} attnlab {what}.")
-        if backup is not None:
+        if moved:
             self.data = data
             self._save()
         return data

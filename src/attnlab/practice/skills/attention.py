@@ -172,10 +172,10 @@ def _full_reference(d):
     return out
 
 
-_SQRT2 = math.sqrt(2)
+_SQRT_DK = math.sqrt(2)  # the right divisor √d_k of sdpa_full's problems (d_k = 2)
 
 
-def _full_wrong(d, divisor=_SQRT2, column_softmax=False):
+def _full_wrong(d, divisor=_SQRT_DK, column_softmax=False):
     s = f64(d["Q"]) @ f64(d["K"]).T / divisor  # (L, S)
     w = s.softmax(dim=0 if column_softmax else -1)
     return (w @ f64(d["V"])).tolist()
