@@ -181,7 +181,7 @@ def test_reference_copy_outside_the_clone_as_an_ordinary_user_gets_full_marks_an
     """The learner (non-root when the suite runs as root) runs `attnlab check` on a copy in their own
     0700 folder outside the clone; the clone is readable only, the notebook is left as it was."""
     learner = _uid()
-    user = rootless.ensure_user() if os.geteuid() == 0 else None
+    user = rootless.make_user() if os.geteuid() == 0 else None
     home = Path(tempfile.mkdtemp(prefix="attnlab-learner-"))
     try:
         nb_path = _write(_answer_written(qa.reference_submission(A, learner)), home, "my copy.ipynb")
@@ -208,6 +208,8 @@ def test_reference_copy_outside_the_clone_as_an_ordinary_user_gets_full_marks_an
             sorted(p.name for p in home.iterdir()) == ["my copy.ipynb"], "the check left files behind"
     finally:
         shutil.rmtree(home, ignore_errors=True)
+        if user:
+            rootless.remove_user(user)
 
 
 @pytest.mark.slow

@@ -281,6 +281,12 @@ def _nbg(cell) -> dict:
     return nbg if isinstance(nbg, dict) else {}
 
 
+def _gid(cell, missing: str = "") -> str:
+    """The cell's nbgrader ``grade_id`` as text (``missing`` when it has none)."""
+    gid = _nbg(cell).get("grade_id")
+    return str(gid) if gid is not None else missing
+
+
 def _source(cell) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
@@ -324,7 +330,7 @@ def _unattempted(answers: list[dict], code_stub: str) -> str | None:
 
 def _written_cells(nb: dict, auto: set[str]) -> list[dict]:
     return [c for c in nb.get("cells", []) if _nbg(c).get("grade") and _nbg(c).get("solution")
-            and _nbg(c).get("grade_id") not in auto]
+            and _gid(c) not in auto]
 
 
 def _attempted(text: str, released: str | None, text_stub: str, code_stub: str = "") -> bool:
@@ -403,7 +409,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
         nb = _read_json(path)
         for test, _ in _items_of(nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else {}):
-            report.items.append(ItemVerdict(_nbg(test).get("grade_id", "?"), "failed",
+            report.items.append(ItemVerdict(_gid(test, "?"), "failed",
                                             "not checked: the grader could not run (the reason is below)", 0.0,
                                             float(_nbg(test).get("points", 0) or 0)))
         report.notes.append(f"the grader could not run here ({why}); try again, or ask for help with this message")
@@ -434,10 +440,10 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
         items_by_id = rep.get("items") or {}
         if rep.get("status") == "error":  # the whole notebook was refused: say why once
             report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
-        answers_of = {_nbg(t).get("grade_id"): a for t, a in _items_of(learner_nb or {"cells": []})}
+        answers_of = {_gid(t): a for t, a in _items_of(learner_nb or {"cells": []})}
         raised = _cell_errors(root / "autograded" / who / name / f"{name}.ipynb")
         for test, _ in _items_of(released):
-            gid = _nbg(test).get("grade_id")
+            gid = _gid(test)
             max_points = float(_nbg(test).get("points", 0) or 0)
             item = items_by_id.get(gid)
             if item is None:
@@ -453,16 +459,15 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
                 continue
             message = item["message"]
             if not item["ok"]:
-                message += "".join(f"; when graded, answer cell '{_nbg(c).get('grade_id')}' raised "
-                                   f"{raised[_nbg(c).get('grade_id')]}" for c in answers_of.get(gid, [])
-                                   if _nbg(c).get("grade_id") in raised)
+                message += "".join(f"; when graded, answer cell '{_gid(c)}' raised {raised[_gid(c)]}"
+                                   for c in answers_of.get(gid, []) if _gid(c) in raised)
+            named: list = list(item.get("mistakes") or []) or [item.get("mistake")]
             report.items.append(ItemVerdict(gid, "passed" if item["ok"] else "failed", message,
                                             float(item["points"]), float(item["max_points"]),
-                                            list(item.get("mistakes") or ([item["mistake"]] if item.get("mistake")
-                                                                          else []))))
+                                            [str(m) for m in named if m]))
         report.notes += [f"when graded: {f}" for f in rep.get("flags", [])] + list(rep.get("notes", []))
         report.written = _written(learner_nb, released, solutions / name / f"{name}.ipynb", set(items_by_id)
-                                  | {_nbg(t).get("grade_id") for t, _ in _items_of(released)}, text_stub, True)
+                                  | {_gid(t) for t, _ in _items_of(released)}, text_stub, True)
         return report
     finally:
         os.chdir(here)
@@ -478,20 +483,20 @@ def _cell_errors(graded: Path) -> dict[str, str]:
         for o in cell.get("outputs", []) or []:
             text = _source_text(o)
             if text.startswith("When graded, this cell raised "):
-                out[_nbg(cell).get("grade_id")] = text.removeprefix("When graded, this cell raised ").strip()
+                out[_gid(cell)] = text.removeprefix("When graded, this cell raised ").strip()
     return out
 
 
 def _written(learner_nb: dict | None, released: dict, source: Path | None, auto: set[str], text_stub: str,
              reveal: bool) -> list[WrittenAnswer]:
     """The written answers of the set, with the model answer and rubric where ``reveal`` and attempted."""
-    mine = {_nbg(c).get("grade_id"): _source(c) for c in (learner_nb or {}).get("cells", [])}
-    rel = {_nbg(c).get("grade_id"): _source(c) for c in released.get("cells", [])}
+    mine = {_gid(c): _source(c) for c in (learner_nb or {}).get("cells", [])}
+    rel = {_gid(c): _source(c) for c in released.get("cells", [])}
     src = _read_json(source) if source is not None else None
-    model = {_nbg(c).get("grade_id"): _source(c) for c in (src or {}).get("cells", [])}
+    model = {_gid(c): _source(c) for c in (src or {}).get("cells", [])}
     out = []
     for cell in _written_cells(released if released.get("cells") else (learner_nb or {}), auto):
-        gid = _nbg(cell).get("grade_id")
+        gid = _gid(cell)
         attempted = gid in mine and _attempted(mine[gid], rel.get(gid), text_stub, _stubs()[0])
         answer = rubric = None
         if reveal and attempted and gid in model:
@@ -544,15 +549,16 @@ def _visible(path: Path, report: CheckReport, why: str) -> CheckReport:
         os.chdir(here)
         shutil.rmtree(tmp, ignore_errors=True)
     for test, answers in _items_of(nb):
-        gid = _nbg(test).get("grade_id", "?")
+        gid = _gid(test, "?")
         stub = _unattempted(answers, code_stub)
         outputs = test.get("outputs", [])
-        err = next((o for o in outputs if o.get("output_type") == "error"), None)
-        if stub and (err is not None or not outputs):
+        error_out = next((o for o in outputs if o.get("output_type") == "error"), None)
+        if stub and (error_out is not None or not outputs):
             report.items.append(ItemVerdict(gid, "not attempted",
                                             f"not attempted: answer cell '{stub}' still holds the stub"))
-        elif err is not None:
-            report.items.append(ItemVerdict(gid, "failed", f"{err.get('ename')}: {err.get('evalue')}"[:400]))
+        elif error_out is not None:
+            report.items.append(ItemVerdict(gid, "failed",
+                                            f"{error_out.get('ename')}: {error_out.get('evalue')}"[:400]))
         elif test.get("execution_count") is None:
             report.items.append(ItemVerdict(gid, "failed", "did not run (the run stopped before this cell)"))
         else:
