@@ -224,6 +224,9 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             cell_errors.setdefault(ce["cell"], ce)
         if flag:
             flags.append(f"{gid}: {flag}")
+        if not outcome.ok and not_run:
+            skipped = "; ".join(f"cell '{c}': {e['error']}" for c, e in list(not_run.items())[:3])
+            outcome.message = f"{outcome.message} (not run: {skipped})"[:1500]
         cell = grade_cells.get(gid)
         if cell is not None:
             points = float(_nbg(cell).get("points", 0))
@@ -324,7 +327,7 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         return _O(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}"), None
     if len(res.get("trials", [])) != len(raws):
         return _O(False, "crashed: the sandbox returned an incomplete result"), "incomplete sandbox result"
-    pairs = list(zip(res["trials"], raws))
+    pairs = list(zip(res["trials"], raws, strict=True))
     for i, (res, raw) in enumerate(pairs):
         status = res.get("status")
         if status != "ok":

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
+import time
 import types
 from dataclasses import dataclass
 
@@ -66,8 +68,21 @@ MODULE_ATTRS = {"os", "sys", "builtins", "threading", "_thread", "multiprocessin
 LOADERS = {"load", "loads", "fromfile", "memmap", "DataSource", "load_library", "from_file"}
 #: Names every answer cell sees without importing them (the sandbox's preamble, ``zygote.run_item``).
 PREAMBLE = {"math": "math", "np": "numpy", "torch": "torch", "nn": "torch.nn",
-            "F": "torch.nn.functional"}
+            "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
 _MISSING = object()
+#: Bounds on what the scan (and the sandbox) take from a submission, so that a pasted data dump
+#: ends as a per-item verdict with a reason instead of minutes of parsing and gigabytes of memory.
+#: Answer cells of the course are a few KB (the largest is 6 KB).
+MAX_CELL_CHARS = 50_000
+#: All answer cells (and added cells' definitions) of one submission together.
+MAX_SUBMISSION_CHARS = 200_000
+#: Syntax-tree nodes of one cell (50 000 characters of ordinary code stay below this).
+MAX_CELL_NODES = 30_000
+#: Wall-clock budget of :func:`suspicious` for one submission (seconds).  Within the bounds
+#: above the scan takes well under it (measured: at most 1 s for a 50 000-character cell of
+#: dense attribute chains, 4 s for a whole submission at the bounds, on one core);
+#: reaching it is a finding (credit withheld pending review), never a hang.
+SCAN_SECONDS = 10.0
 _ATTNLAB = "imports attnlab (the reference library) instead of writing the code"
 
 
@@ -89,40 +104,81 @@ def to_python(source: str) -> str:
 def _parse(src: str) -> ast.Module | None:
     try:
         return ast.parse(src)
-    except (SyntaxError, ValueError):  # ValueError: null bytes
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: null bytes
         return None
+
+
+def _count_nodes(tree: ast.AST, limit: int) -> int:
+    n = 0
+    for _ in ast.walk(tree):
+        n += 1
+        if n > limit:
+            break
+    return n
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1000:.0f} KB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
+
+
+@functools.lru_cache(maxsize=512)
+def _prepared(src: str) -> tuple[str | None, ast.Module | None, str | None]:
+    """``(python source, tree, None)`` for a cell the sandbox may run, else ``(…, None, reason)``.
+
+    Computed once per distinct cell source in a grading process (the scan, every check's
+    reference-use test and the sandbox job all read this one result)."""
+    if len(src) > MAX_CELL_CHARS:
+        return None, None, (f"this cell has {_kb(len(src))} of text, over the {_kb(MAX_CELL_CHARS)} limit "
+                            "for an answer cell; it was not run (remove pasted data or outputs from it)")
+    try:
+        py = to_python(src)
+        tree = ast.parse(py)
+    except (SyntaxError, ValueError) as err:
+        where = f", line {err.lineno}" if getattr(err, "lineno", None) else ""
+        return None, None, (f"SyntaxError: {getattr(err, 'msg', err)}{where}; "
+                            "this cell is not valid Python and was not run")
+    except (RecursionError, MemoryError):
+        return None, None, "this cell is nested too deeply to be read; it was not run"
+    if _count_nodes(tree, MAX_CELL_NODES) > MAX_CELL_NODES:
+        return None, None, (f"this cell has more than {MAX_CELL_NODES} syntax elements (the course's answers "
+                            "have a few hundred); it was not run")
+    return py, tree, None
+
+
+def _admitted(cells: list[tuple[str, str]]):
+    """Yield ``(cell_id, source, python, tree, reason)`` in order; cells past
+    :data:`MAX_SUBMISSION_CHARS` in total are not run (``tree`` None, ``reason`` says why)."""
+    total = 0
+    for cell_id, src in cells:
+        total += len(src)
+        if total > MAX_SUBMISSION_CHARS and len(src) <= MAX_CELL_CHARS:
+            yield cell_id, src, None, None, (f"the answer cells hold more than {_kb(MAX_SUBMISSION_CHARS)} "
+                                             "of text together; this cell and the ones after it were not run")
+            continue
+        py, tree, reason = _prepared(src)
+        yield cell_id, src, py, tree, reason
 
 
 def runnable(cells: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], dict[str, dict]]:
     """What the sandbox runs: ``([(cell_id, python source)], {cell_id: cell error})``.
 
     The source is IPython's transformation of the cell (what a Jupyter kernel would run and
-    what :func:`suspicious` scans); a cell whose transformation is not valid Python is not
-    run and is reported as a cell error with the reason.
+    what :func:`suspicious` scans); a cell whose transformation is not valid Python, or that is
+    over the size bounds (:data:`MAX_CELL_CHARS`, :data:`MAX_SUBMISSION_CHARS`,
+    :data:`MAX_CELL_NODES`), is not run and is reported as a cell error with the reason.
     """
     run, errors = [], {}
-    for cell_id, src in cells:
-        try:
-            py = to_python(src)
-            tree = ast.parse(py)
-        except (SyntaxError, ValueError) as err:
-            where = f", line {err.lineno}" if getattr(err, "lineno", None) else ""
-            errors[cell_id] = {"cell": cell_id, "error": f"SyntaxError: {getattr(err, 'msg', err)}{where}; "
-                                                        "this cell is not valid Python and was not run"}
-            continue
-        if tree is not None:
+    for cell_id, _src, py, tree, reason in _admitted(cells):
+        if tree is None:
+            errors[cell_id] = {"cell": cell_id, "error": reason}
+        else:
             run.append((cell_id, py))
     return run, errors
 
 
 def parse_cells(cells: list[tuple[str, str]]) -> dict[str, ast.Module | None]:
-    out = {}
-    for cell_id, src in cells:
-        try:
-            out[cell_id] = _parse(to_python(src))
-        except (SyntaxError, ValueError):
-            out[cell_id] = None
-    return out
+    """``{cell_id: tree}`` of the cells the sandbox runs (``None`` for a cell it does not run)."""
+    return {cell_id: tree for cell_id, _src, _py, tree, _reason in _admitted(cells)}
 
 
 def _module_problem(name: str, allowed: tuple[str, ...]) -> str | None:
@@ -169,6 +225,23 @@ def _import(name: str):
         return _MISSING
 
 
+def _lookup(path: str):
+    """The object a dotted path names (``torch.nn.functional``, ``torch.Tensor.detach``), found
+    as Python would: import the first module, then attribute by attribute (a sub-module that is
+    not yet an attribute is imported); ``_MISSING`` when it cannot be resolved."""
+    parts = path.split(".")
+    obj = _import(parts[0])
+    done = parts[0]
+    for part in parts[1:]:
+        if obj is _MISSING:
+            return _MISSING
+        nxt = _getattr(obj, part)
+        if nxt is _MISSING and isinstance(obj, types.ModuleType):
+            nxt = _import(f"{done}.{part}")
+        obj, done = nxt, f"{done}.{part}"
+    return obj
+
+
 def _chain(node: ast.AST) -> tuple[str | None, list[str]]:
     """``a.b.c`` -> ``("a", ["b", "c"])``; anything else -> ``(None, [...])``."""
     attrs = []
@@ -178,11 +251,44 @@ def _chain(node: ast.AST) -> tuple[str | None, list[str]]:
     return (node.id if isinstance(node, ast.Name) else None), attrs[::-1]
 
 
+class _OutOfTime(Exception):
+    pass
+
+
 class _Scanner:
-    def __init__(self, allowed: tuple[str, ...]):
+    def __init__(self, allowed: tuple[str, ...], deadline: float | None = None):
         self.allowed = tuple(allowed)
-        self.modules: dict[str, str] = dict(PREAMBLE)  # alias -> module name
+        #: name -> dotted path of the library object it is bound to (a module, a class or a
+        #: function of an allowed library): from the preamble, imports, and plain or annotated
+        #: assignments / ``:=`` of a name or an attribute chain of such a name (``t = torch``,
+        #: ``T: Any = torch.Tensor``).  Bindings are followed wherever they are made.
+        self.modules: dict[str, str] = dict(PREAMBLE)
         self.found: list[Finding] = []
+        self.deadline = deadline
+        self._ticks = 0
+
+    def tick(self):
+        self._ticks += 1
+        if self.deadline is not None and self._ticks % 512 == 0 and time.monotonic() > self.deadline:
+            raise _OutOfTime
+
+    def aliases(self, tree):
+        """Record names bound to library objects by assignment (see :attr:`modules`)."""
+        for node in ast.walk(tree):
+            self.tick()
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            base, attrs = _chain(value)
+            if base is None or base not in self.modules:
+                continue
+            path = ".".join([self.modules[base], *attrs])
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    self.modules[t.id] = path
 
     def flag(self, cell, node, what):
         self.found.append(Finding(cell, getattr(node, "lineno", 0), what))
@@ -221,6 +327,8 @@ class _Scanner:
                 self.flag(cell, node, f"'from {mod} import {a.name}' reaches {why}")
             elif isinstance(obj, types.ModuleType):
                 self.modules[a.asname or a.name] = obj.__name__
+            elif obj is not _MISSING:  # a class or function of the library (from torch import Tensor as T)
+                self.modules[a.asname or a.name] = f"{mod}.{a.name}"
 
     def attribute(self, cell, node):
         attr = node.attr
@@ -239,8 +347,8 @@ class _Scanner:
             self.flag(cell, node, f"assigns to '{ast.unparse(node)}' (monkeypatching a library)")
         if base not in self.modules or not attrs or attrs[-1] != attr:
             return
-        obj = _import(self.modules[base])
         path = self.modules[base]
+        obj = _lookup(path)
         for a in attrs:  # resolve torch.nn.functional.softmax step by step, as Python would
             if a.startswith("_") and not (a.startswith("__") and a.endswith("__")):
                 self.flag(cell, node, f"accesses the private attribute '{path}.{a}'")
@@ -261,57 +369,190 @@ class _Scanner:
 
     def scan(self, cell, tree):
         for node in ast.walk(tree):
+            self.tick()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imports(cell, node)
+        self.aliases(tree)
         for node in ast.walk(tree):
+            self.tick()
             if isinstance(node, ast.Name) and node.id in BANNED_NAMES:
                 self.flag(cell, node, f"uses '{node.id}' (dynamic code / introspection)")
             elif isinstance(node, ast.Attribute):
                 self.attribute(cell, node)
 
 
-def suspicious(cells: list[tuple[str, str]], allowed_imports: tuple[str, ...]) -> list[Finding]:
-    """Findings that withhold all autograded credit pending review."""
-    scanner = _Scanner(allowed_imports)
-    trees = parse_cells(cells)
-    for cell_id, src in cells:
-        tree = trees[cell_id]
-        if tree is None:
-            if _parse(src) is not None:
-                scanner.found.append(Finding(cell_id, 0, "IPython's transformation of this cell is not valid "
-                                                         "Python although the cell itself is (it was not run)"))
-            continue
-        scanner.scan(cell_id, tree)
+def suspicious(cells: list[tuple[str, str]], allowed_imports: tuple[str, ...],
+               seconds: float = SCAN_SECONDS) -> list[Finding]:
+    """Findings that withhold all autograded credit pending review.
+
+    Bounded: cells over the size bounds are not run and not scanned (:func:`runnable` reports
+    them); the scan of the rest stops after ``seconds`` of wall-clock time with a finding that
+    says so."""
+    scanner = _Scanner(allowed_imports, time.monotonic() + seconds)
+    try:
+        for cell_id, src, _py, tree, reason in _admitted(cells):
+            if tree is None:
+                if reason and reason.startswith("SyntaxError") and len(src) <= MAX_CELL_CHARS \
+                        and _parse(src) is not None:
+                    scanner.found.append(Finding(cell_id, 0, "IPython's transformation of this cell is not valid "
+                                                             "Python although the cell itself is (it was not run)"))
+                continue
+            scanner.scan(cell_id, tree)
+    except _OutOfTime:
+        scanner.found.append(Finding("*", 0, f"the static scan did not finish within {seconds:g} s "
+                                             "(the code is unusually large); it must be reviewed by hand"))
     return scanner.found
 
 
-def reference_use(cells: list[tuple[str, str]], target: str, forbid: tuple[str, ...]) -> list[Finding]:
-    """Uses of ``forbid`` names inside ``target`` or any top-level helper it reaches."""
-    if not forbid:
-        return []
-    defs: dict[str, tuple[str, ast.AST]] = {}
-    for cell_id, tree in parse_cells(cells).items():
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own_scope(node: ast.AST):
+    """The nodes that belong to ``node``'s own scope, and the scopes nested in it (yielded, not
+    entered).  The parts of a nested scope Python evaluates in the enclosing one (decorators,
+    default values, annotations, base classes, a comprehension's first iterable) are yielded as
+    the enclosing scope's."""
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = n.args
+            todo += [*n.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None)]
+            todo += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                     if x is not None and x.annotation is not None]
+            todo += [n.returns] if n.returns is not None else []
+        elif isinstance(n, ast.Lambda):
+            todo += [*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)]
+        elif isinstance(n, ast.ClassDef):
+            todo += [*n.decorator_list, *n.bases, *n.keywords]
+        elif isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            todo.append(n.generators[0].iter)
+        else:
+            todo += list(ast.iter_child_nodes(n))
+
+
+def _params(node) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = node.args
+        return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _stored(n: ast.AST) -> set[str]:
+    """Names a node of a scope binds in that scope."""
+    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+        return {n.id}
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {n.name}
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in n.names if a.name != "*"}
+    if isinstance(n, ast.ExceptHandler) and n.name:
+        return {n.name}
+    if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+        return {n.name}
+    if isinstance(n, ast.MatchMapping) and n.rest:
+        return {n.rest}
+    return set()
+
+
+def _global_reads(node: ast.AST, enclosing: frozenset = frozenset()) -> set[str]:
+    """Names ``node`` (a module-level statement or a definition) reads from the module's
+    namespace, following Python's scoping: a name bound in a function (parameter, assignment,
+    import, nested ``def``...) is local there unless declared ``global``; a nested function also
+    sees its enclosing functions' locals; a class body's names are not visible in its methods."""
+    if not isinstance(node, _SCOPES):
+        out = set()
+        for n in [node, *_own_scope(node)]:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                out.add(n.id)
+            elif isinstance(n, _SCOPES) and n is not node:
+                out |= _global_reads(n, enclosing)
+        return out
+    own = list(_own_scope(node))
+    declared = {g for n in own if isinstance(n, ast.Global) for g in n.names}
+    local = set() if isinstance(node, ast.ClassDef) else (_params(node) | {x for n in own for x in _stored(n)})
+    local -= declared
+    out = set()
+    for n in own:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local \
+                and (n.id in declared or n.id not in enclosing):
+            out.add(n.id)
+        elif isinstance(n, _SCOPES):
+            inner = enclosing if isinstance(node, ast.ClassDef) else frozenset(enclosing | local)
+            out |= _global_reads(n, inner)
+    return out
+
+
+def _module_bindings(trees: dict[str, ast.Module | None]) -> dict[str, list[tuple[str, ast.AST]]]:
+    """Every way a module-level name is bound in the cells: ``{name: [(cell_id, node)]}`` where
+    ``node`` is the statement that binds it (a ``def``/``class``, an import, a plain, annotated
+    or augmented assignment, a ``for``/``with`` target, ``:=``, ``except ... as``, a ``match``
+    capture, also inside ``if``/``try``/loops) or a function that declares it ``global``."""
+    out: dict[str, list[tuple[str, ast.AST]]] = {}
+
+    def add(names, cell_id, node):
+        for name in names:
+            out.setdefault(name, []).append((cell_id, node))
+
+    for cell_id, tree in trees.items():
         if tree is None:
             continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                defs[node.name] = (cell_id, node)
-            elif isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        defs[t.id] = (cell_id, node)
+        todo = list(tree.body)
+        while todo:
+            stmt = todo.pop()
+            names = set()
+            for n in [stmt, *_own_scope(stmt)] if not isinstance(stmt, _SCOPES) else [stmt]:
+                names |= _stored(n)
+                if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+                    names.add(n.target.id)
+            add(names, cell_id, stmt)
+            for n in ast.walk(stmt):  # functions anywhere that assign module names via `global`
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    declared = {g for m in _own_scope(n) if isinstance(m, ast.Global) for g in m.names}
+                    add(declared, cell_id, n)
+    return out
+
+
+def _forbidden_uses(node: ast.AST, forbid: tuple[str, ...], target: str):
+    """``(line, name)`` for each use of a ``forbid`` name in ``node``: an attribute (``F.softmax``,
+    ``x.softmax``), a name, or an imported name or module path (``from torch.nn.functional import
+    scaled_dot_product_attention as f``)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in forbid:
+            yield sub.lineno, sub.attr
+        elif isinstance(sub, ast.Name) and sub.id in forbid and sub.id != target:
+            yield sub.lineno, sub.id
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            for a in sub.names:
+                parts = a.name.split(".") + (sub.module.split(".") if getattr(sub, "module", None) else [])
+                hit = next((p for p in parts if p in forbid and p != target), None)
+                if hit:
+                    yield sub.lineno, hit
+
+
+def reference_use(cells: list[tuple[str, str]], target: str, forbid: tuple[str, ...]) -> list[Finding]:
+    """Uses of ``forbid`` names inside ``target`` or anything it reaches.
+
+    Names are followed the way Python binds them (:func:`_module_bindings`,
+    :func:`_global_reads`): a helper function or class, an alias made by ``import ... as``,
+    ``from ... import x as y``, a plain, annotated or augmented assignment, a loop target, a
+    function assigning a ``global``; locals of a function never lead elsewhere."""
+    if not forbid:
+        return []
+    bindings = _module_bindings(parse_cells(cells))
     seen, todo, found = set(), [target], []
     while todo:
         name = todo.pop()
-        if name in seen or name not in defs:
+        if name in seen or name not in bindings:
             continue
         seen.add(name)
-        cell_id, node = defs[name]
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and sub.id in defs and sub.id not in seen:
-                todo.append(sub.id)
-            used = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(sub, ast.Name) else None
-            if used in forbid and not (isinstance(sub, ast.Name) and used == target):
-                found.append(Finding(cell_id, getattr(sub, "lineno", 0),
-                                     f"'{target}' uses '{used}' (the library version of what it must implement)"))
+        for cell_id, node in bindings[name]:
+            for line, used in _forbidden_uses(node, forbid, target):
+                found.append(Finding(cell_id, line, f"'{target}' uses '{used}' (the library version of what "
+                                                    "it must implement)"))
+            todo += [n for n in _global_reads(node) if n not in seen]
     return found
