@@ -107,6 +107,8 @@ class SandboxGrade(NbGraderPreprocessor):
             report = dict(previous, kept_previous=f"re-grading failed ({why}); the previous result "
                           "was kept")
             annotate(nb, report["items"])
+        if verified.get("notes"):
+            report["notes"] = list(report.get("notes", [])) + list(verified["notes"])
         write_report(coursedir.root, assignment, student, report)
         record_flag(info.get("db_url") or coursedir.db_url, coursedir.course_id, assignment, student,
                     info["notebook"], report.get("status") == "flagged",
@@ -336,6 +338,12 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
             if str(res.get("error", "")).startswith(("SystemExit", "KeyboardInterrupt")):
                 return _O(False, f"crashed: the code called sys.exit/raised {res.get('error')}"), None
             return _O(False, f"error: {res.get('error')}"), None
+        changed = [op.split(": ", 1)[1] for op in res.get("forbidden_ops") or () if op.startswith("changed library: ")]
+        if changed:
+            what = ", ".join(changed)
+            return _O(False, f"no credit: the code replaced part of a library while it was graded ({what}); "
+                             "write your own functions instead of changing torch/numpy"), \
+                f"library changed at run time: {what}"
         if res.get("forbidden_ops"):
             ops = ", ".join(res["forbidden_ops"])
             return _O(False, f"no credit: {check.target} ran the library operation {ops} "

@@ -36,8 +36,8 @@ DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "5"))
 SLOW_DRAWS = int(os.environ.get("ATTNLAB_STABILITY_SLOW_DRAWS", "0"))
 
 
-_Z = zygote_definitions("_plain", "PREAMBLE")
-_plain, PREAMBLE = _Z["_plain"], _Z["PREAMBLE"]
+_Z = zygote_definitions("make_plain", "PREAMBLE")
+_plain, PREAMBLE = _Z["make_plain"](), _Z["PREAMBLE"]
 
 
 def _namespace(nb):
