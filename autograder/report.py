@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .verdict import NAMED_MISTAKE, PASSED
 from .grade_report import read_reports
 
 #: Outcome of one (student, item): earned, named mistake, other wrong answer, not graded.
@@ -52,8 +53,10 @@ class ReportError(RuntimeError):
 def named_mistake(item: dict) -> str | None:
     """The name of the mistake the grader recognised in one report item, or ``None``.
 
-    Reads the structured field ``item["mistake"]`` (or ``item["misconception"]``) when the
-    pipeline writes one; otherwise recognises the two messages the grader writes today:
+    Reads the structured field ``item["mistake"]`` (or ``item["misconception"]``), which the grader
+    writes with every verdict (:mod:`autograder.verdict`); an item of a report written before
+    verdicts carried their kind (no ``kind`` field) is recognised by the two messages the grader
+    wrote then:
     ``"<target>: the result matches a known mistake: <name>"`` (``FunctionCheck.mistakes``; a
     catalogued misconception written out as ``"<title>. <why>"`` is shown by its title) and
     ``"`var`: Not quite: it looks like <title>. <why>"`` (a by-hand answer matching an
@@ -65,6 +68,8 @@ def named_mistake(item: dict) -> str | None:
         value = item.get(key)
         if isinstance(value, str) and value.strip():
             return _misconception_label(value.strip())
+    if item.get("kind"):
+        return None  # a verdict with its kind: no mistake field means none was recognised
     message = str(item.get("message") or "")
     m = _FUNCTION_MISTAKE.search(message)
     if m:  # a catalogued misconception may be written out as "<title>. <why>": keep the title
@@ -100,8 +105,8 @@ def _strip_you(title: str) -> str:
     return title[4:] if title.lower().startswith("you ") else title
 
 
-#: (pattern on the item message, failure kind) for failures that are not a named mistake;
-#: the first match wins.
+#: Reports written before verdicts carried their kind: (pattern on the item message, failure
+#: kind) for failures that are not a named mistake; the first match wins.
 _KINDS = [
     (r"^no credit: this test cell was tampered", "test cell tampered with"),
     (r"no credit pending instructor review", "held for review (suspicious code)"),
@@ -128,7 +133,12 @@ _KINDS = [
 
 
 def failure_kind(item: dict) -> str:
-    """A short, fixed name for a failed item that is not a named mistake (see ``_KINDS``)."""
+    """A short, fixed name for a failed item that is not a named mistake: the ``kind`` the grader
+    wrote with its verdict (:mod:`autograder.verdict`).  Only a report written before verdicts
+    carried their kind is read from its message text (``_KINDS``)."""
+    kind = item.get("kind")
+    if isinstance(kind, str) and kind.strip() and kind not in (PASSED, NAMED_MISTAKE):
+        return kind
     message = str(item.get("message") or "")
     body = message.split(": ", 1)[1] if re.match(r"^[\w`]+: ", message) and not re.match(
         r"^(no credit|timed out|out of memory|crashed|error): ", message) else message

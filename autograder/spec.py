@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import verdict as V
+
 #: Setup snippet run in the sandbox before every extraction: decodes the grader's
 #: inputs into torch tensors under the name ``_I`` (student globals are not touched).
 DECODE = """
@@ -81,6 +83,8 @@ class Outcome:
     #: every known mistake this value matches (several can coincide on one draw of inputs, e.g.
     #: "forgot the layers" and "forgot K and V" when n_layers = 2); ``mistake`` is the first.
     matches: tuple[str, ...] = ()
+    #: why it failed, one of :mod:`autograder.verdict`'s kinds (``None``: work it out from ``mistake``)
+    kind: str | None = None
 
 
 def _to_array(x: Any) -> np.ndarray:
@@ -96,6 +100,18 @@ def _to_array(x: Any) -> np.ndarray:
     return a if a.dtype == bool else a.astype(np.float64)
 
 
+class Mismatch(str):
+    """A comparison's message (a ``str``) that also carries its :mod:`autograder.verdict` kind."""
+
+    kind: str = V.WRONG_VALUES
+
+
+def _mm(message: str, kind: str) -> Mismatch:
+    out = Mismatch(message)
+    out.kind = kind
+    return out
+
+
 def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float) -> str | None:
     """Compare plain values; return ``None`` if equal, else a message that gives no answer.
 
@@ -104,10 +120,10 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
     """
     if isinstance(expected, dict):
         if not isinstance(got, dict):
-            return f"{label}: expected a dict with keys {sorted(map(str, expected))}, got a {type(got).__name__}"
+            return _mm(f"{label}: expected a dict with keys {sorted(map(str, expected))}, got a {type(got).__name__}", V.WRONG_COUNT)
         keys = {str(k): v for k, v in expected.items()}
         if set(map(str, got)) != set(keys):
-            return f"{label}: dict keys {sorted(map(str, got))}, expected {sorted(keys)}"
+            return _mm(f"{label}: dict keys {sorted(map(str, got))}, expected {sorted(keys)}", V.WRONG_COUNT)
         got = {str(k): v for k, v in got.items()}
         for k, e in keys.items():
             msg = compare_values(got[k], e, f"{label}[{k!r}]", rtol, atol)
@@ -115,37 +131,37 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
                 return msg
         return None
     if isinstance(expected, str):
-        return None if got == expected else f"{label}: returned {type(got).__name__} {got!r:.40}, which differs from the reference"
+        return None if got == expected else _mm(f"{label}: returned {type(got).__name__} {got!r:.40}, which differs from the reference", V.WRONG_VALUES)
     if isinstance(expected, (tuple, list)) and not _is_numeric_list(expected):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             n = len(got) if isinstance(got, (tuple, list)) else type(got).__name__
-            return f"{label}: expected {len(expected)} returned values, got {n}"
-        for i, (g, e) in enumerate(zip(got, expected)):
+            return _mm(f"{label}: expected {len(expected)} returned values, got {n}", V.WRONG_COUNT)
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
             if e is None:
                 if g is not None:
-                    return f"{label}[{i}]: expected None, got a {type(g).__name__}"
+                    return _mm(f"{label}[{i}]: expected None, got a {type(g).__name__}", V.WRONG_VALUES)
                 continue
             msg = compare_values(g, e, f"{label}[{i}]", rtol, atol)
             if msg:
                 return msg
         return None
     if expected is None:
-        return None if got is None else f"{label}: expected None, got a {type(got).__name__}"
+        return None if got is None else _mm(f"{label}: expected None, got a {type(got).__name__}", V.WRONG_VALUES)
     e = _to_array(expected)
     if got is None:
-        return f"{label}: returned None, expected an array of shape {tuple(e.shape)}"
+        return _mm(f"{label}: returned None, expected an array of shape {tuple(e.shape)}", V.RETURNED_NONE)
     if isinstance(got, (str, dict)):
-        return f"{label}: returned a {type(got).__name__}, expected an array of shape {tuple(e.shape)}"
+        return _mm(f"{label}: returned a {type(got).__name__}, expected an array of shape {tuple(e.shape)}", V.WRONG_VALUES)
     try:
         g = got if isinstance(got, np.ndarray) else np.asarray(got)
     except ValueError:
-        return f"{label}: returned a ragged nested list, expected an array of shape {tuple(e.shape)}"
+        return _mm(f"{label}: returned a ragged nested list, expected an array of shape {tuple(e.shape)}", V.WRONG_SHAPE)
     if g.dtype.kind not in "biuf":
-        return f"{label}: returned {type(got).__name__} values that are not numbers"
+        return _mm(f"{label}: returned {type(got).__name__} values that are not numbers", V.WRONG_VALUES)
     if g.shape != e.shape:
-        return f"{label}: shape {tuple(g.shape)}, expected {tuple(e.shape)}"
+        return _mm(f"{label}: shape {tuple(g.shape)}, expected {tuple(e.shape)}", V.WRONG_SHAPE)
     if e.dtype == bool and g.dtype != bool:
-        return f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}"
+        return _mm(f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}", V.WRONG_DTYPE)
     g, e = g.astype(np.float64), e.astype(np.float64)
     msg = _compare_non_finite(g, e, label)
     if msg:
@@ -153,7 +169,8 @@ def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float
     fin = np.isfinite(e)
     if not np.allclose(g[fin], e[fin], rtol=rtol, atol=atol):
         err = float(np.max(np.abs(g[fin] - e[fin])))
-        return f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})"
+        return _mm(f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})",
+                   V.WRONG_VALUES)
     return None
 
 
@@ -174,9 +191,9 @@ def _compare_non_finite(g: np.ndarray, e: np.ndarray, label: str) -> str | None:
         return None
     names = {0: "a finite number", 1: "+inf", -1: "-inf", 2: "NaN"}
     i = tuple(int(n) for n in np.argwhere(diff)[0]) if diff.ndim else ()
-    return (f"{label}: {int(diff.sum())} entr{'y' if diff.sum() == 1 else 'ies'} differ in kind from the reference "
-            f"(e.g. at index {list(i)}: {names[int(gk[i])]} where the reference has {names[int(ek[i])]}); "
-            "non-finite values (NaN, +inf, -inf) must match exactly")
+    return _mm(f"{label}: {int(diff.sum())} entr{'y' if diff.sum() == 1 else 'ies'} differ in kind from the reference "
+               f"(e.g. at index {list(i)}: {names[int(gk[i])]} where the reference has {names[int(ek[i])]}); "
+               "non-finite values (NaN, +inf, -inf) must match exactly", V.NON_FINITE)
 
 
 def _is_numeric_list(x: Any) -> bool:
@@ -238,7 +255,7 @@ class FunctionCheck:
         for name, models in self.mistakes.items():
             for wrong in models if isinstance(models, (tuple, list)) else (models,):
                 caught = False
-                for raw, exp in zip(raws, expected):
+                for raw, exp in zip(raws, expected, strict=True):
                     try:
                         got = _plainify(wrong(**raw))
                     except Exception:  # noqa: BLE001 - the model does not apply to these inputs
@@ -285,7 +302,7 @@ class FunctionCheck:
                     continue
         if matches:
             return mistake_outcome(self.target, tuple(matches))
-        return Outcome(False, msg)
+        return Outcome(False, msg, kind=getattr(msg, "kind", V.WRONG_VALUES))
 
 
 def mistake_outcome(target: str, matches: tuple[str, ...]) -> Outcome:
@@ -378,13 +395,15 @@ class ByHandCheck:
         import ast
         src = dict(cells).get(self.cell)
         if src is None:
-            raise ValueError(f"answer cell '{self.cell}' is missing")
+            raise _unread(f"answer cell '{self.cell}' is missing", V.NOT_ANSWERED)
         try:
             tree = ast.parse(src)
         except SyntaxError as err:
-            raise ValueError(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})")
+            raise _unread(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})",
+                          V.NOT_PYTHON) from None
         except (ValueError, RecursionError, MemoryError):
-            raise ValueError(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)") from None
+            raise _unread(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)",
+                          V.UNREADABLE) from None
         node_value, found = None, False
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
@@ -394,7 +413,7 @@ class ByHandCheck:
                   and node.target.id == self.variable and node.value is not None):
                 node_value, found = node.value, True
         if not found:
-            raise ValueError(f"answer cell '{self.cell}' does not assign `{self.variable}`")
+            raise _unread(f"answer cell '{self.cell}' does not assign `{self.variable}`", V.NOT_ANSWERED)
         return _literal(node_value, self.variable)
 
     def judge(self, value: Any, raw: dict, student: str) -> Outcome:
@@ -402,14 +421,14 @@ class ByHandCheck:
         fails this item only, with the reason)."""
         from attnlab.practice import get_skill
         if value is None:
-            return Outcome(False, f"`{self.variable}` is still None: enter your answer")
+            return Outcome(False, f"`{self.variable}` is still None: enter your answer", kind=V.NOT_ANSWERED)
         skill, answer = get_skill(self.skill), _to_plain_answer(value)
         try:
             fb = skill.check(self.variant(student), answer)
         except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
             return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
                                   f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
-                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]")
+                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]", kind=V.UNREADABLE)
         if not fb.correct:
             other = self.other_learner(answer, student, raw.get("other_learners", ()))
             if other is not None:
@@ -419,7 +438,9 @@ class ByHandCheck:
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
         return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
-                       mistake=None if fb.correct else fb.misconception)
+                       mistake=None if fb.correct else fb.misconception,
+                       kind=None if fb.correct or fb.misconception else
+                       V.WRONG_VALUES if getattr(fb, "readable", True) else V.UNREADABLE)
 
     def other_learner(self, answer: Any, student: str, others) -> str | None:
         """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.
@@ -478,6 +499,13 @@ def printed_learner_ids(nb) -> list[str]:
     return list(dict.fromkeys(found))[:8]
 
 
+def _unread(message: str, kind: str) -> ValueError:
+    """The ``ValueError`` :meth:`ByHandCheck.read` raises, carrying its verdict kind."""
+    err = ValueError(message)
+    err.kind = kind
+    return err
+
+
 _WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
 
 
@@ -490,8 +518,8 @@ def _literal(node: Any, variable: str) -> Any:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        raise ValueError(f"`{variable}` must be the numbers themselves (a list literal such as "
-                         "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
+        raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
+                      "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them", V.WRITTEN_AS_CODE) from None
 
 
 def _round(v: Any) -> Any:
@@ -608,9 +636,24 @@ class AssignmentSpec:
         return None
 
 
+#: Specs loaded in this process, by (path, modification time, size): each ``grading.py`` is
+#: executed once per grading process, not once per submission (set 09's course run is cached in
+#: its module).
+_SPECS: dict[tuple, AssignmentSpec] = {}
+
+
 def load_spec(path: str | os.PathLike) -> AssignmentSpec:
-    """Import ``grading.py`` from an assignment's source folder."""
+    """Import ``grading.py`` from an assignment's source folder (once per process while the file
+    is unchanged; see :data:`_SPECS`)."""
     path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _SPECS:
+        _SPECS[key] = _load_spec(path)
+    return _SPECS[key]
+
+
+def _load_spec(path: Path) -> AssignmentSpec:
     mod_name = f"_attnlab_grading_{path.parent.name}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
