@@ -46,6 +46,8 @@ UID = int(CONFIG["uid"])
 #: ``userns``/``bwrap`` mechanisms: only one uid is mapped, so each check gets a nested user +
 #: mount + PID namespace instead of a uid of its own (see ``spawn_item``).
 NESTED = bool(CONFIG.get("nested"))
+#: The library snapshot (:func:`library_snapshot`) taken once by the zygote after ``preload``.
+SNAPSHOT = None
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
@@ -267,7 +269,7 @@ def run_item(job, check, wfd, efd):
     grader_ns = {"__name__": "__grader__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), grader_ns)
     grader_builtins = dict(vars(builtins))
-    snap = library_snapshot()
+    snap = SNAPSHOT or library_snapshot()  # taken in the zygote, before any job: shared by fork
     reported = set()
 
     def _changed(index):  # the library replaced or deleted under us: recorded like a forbidden op
@@ -698,6 +700,8 @@ def main():
     if CONFIG.get("isolate", True):
         isolate_filesystem(CONFIG["hide"], CONFIG["keep"])
     preload()
+    global SNAPSHOT
+    SNAPSHOT = library_snapshot()
     _not_dumpable()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     stdin, stdout = os.dup(0), os.dup(1)
