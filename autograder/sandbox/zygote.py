@@ -644,8 +644,12 @@ def item_result(data, events, wstatus):
         try:
             out = json.loads(data.decode("utf-8"))
         except ValueError:
-            if os.WIFSIGNALED(wstatus) or (os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus)):
-                return _ended(wstatus)  # cut off: the process ended while writing
+            # cut off: the process died of a signal while writing (SIGKILL is ours: the job
+            # process kills what is left of a check once its result pipe is closed) or exited
+            # with an error
+            if (os.WIFSIGNALED(wstatus) and os.WTERMSIG(wstatus) != signal.SIGKILL) or \
+                    (os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus)):
+                return _ended(wstatus)
             raise
         if not isinstance(out, dict):
             raise ValueError("not a result object")
