@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import json
 
 import nbformat
 import pytest

@@ -55,7 +55,7 @@ def _namespace(nb):
 def verdict(check: FunctionCheck, ns: dict, rng, student: str) -> bool:
     """True when every trial of one grading draw passes (what the sandbox would credit)."""
     sandbox_check, raws = check.jobs(rng)
-    for inputs, raw in zip(sandbox_check["trials"], raws):
+    for inputs, raw in zip(sandbox_check["trials"], raws, strict=True):
         ns["__inputs__"] = inputs
         ns.pop("__result__", None)
         try:
