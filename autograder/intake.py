@@ -10,9 +10,7 @@ checks what it read (regular file, size cap, UTF-8, JSON, nesting depth, noteboo
 writes a sanitized copy under ``<course>/.intake/<student>/<assignment>/``; nbgrader grades that
 copy (``CourseDirectory.submitted_directory``) on exactly that folder (:func:`autograde_exact`).
 
-Everything a submission controls (ids, cell metadata, error messages built from them) goes through
-:func:`safe_text` before it reaches a report, the printed summary or ``grades.csv``, and CSV
-cells through :func:`csv_cell` (spreadsheet formula injection).
+Text a submission controls reaches people only through :mod:`autograder.text_safety`.
 """
 from __future__ import annotations
 
@@ -29,6 +27,8 @@ from pathlib import Path
 
 from traitlets import Bool, Integer
 from traitlets.config import Configurable
+
+from .text_safety import csv_cell, safe_json, safe_text  # noqa: F401 - re-exported (their home: text_safety)
 
 #: The folder (relative to the course root) that holds the sanitized copies nbgrader grades.
 STAGED_DIR = ".intake"
@@ -64,48 +64,6 @@ class Taken:
     #: nbgrader's exchange writes ``submission_secret.txt`` at submit; release_feedback needs it
     #: in ``feedback/<id>/<set>/`` to name the student's feedback file (hex text, checked here).
     secret: str | None = None
-
-
-# ---------------------------------------------------------------- text shown to people
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
-
-
-def safe_text(value, limit: int = 2000) -> str:
-    """``value`` as text that cannot drive a terminal or hide characters: control characters
-    (C0, C1, DEL, including ESC) and Unicode format characters (bidi overrides, zero-width) are
-    written as visible escapes (``\\x1b``, ``\\u202e``); longer text is cut at ``limit``."""
-    out = []
-    for ch in str(value):
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
-                       else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    text = "".join(out)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def safe_json(value):
-    """:func:`safe_text` applied to every string (keys too) in a JSON-like value (a report)."""
-    if isinstance(value, str):
-        return safe_text(value)
-    if isinstance(value, dict):
-        return {safe_text(k) if isinstance(k, str) else k: safe_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [safe_json(v) for v in value]
-    return value
-
-
-def csv_cell(value) -> str:
-    """A text cell for a CSV opened in a spreadsheet: :func:`safe_text`, and a leading ``'`` when
-    it starts with ``= + - @`` (OWASP's advice against formula injection; ``-bob`` shows as
-    ``'-bob``).  Numbers are not passed through here."""
-    text = safe_text(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 # ---------------------------------------------------------------- student ids
@@ -260,16 +218,53 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> No
 
 
 SECRET = "submission_secret.txt"
+#: The UTF-8 byte-order mark some editors write at the start of a file.
+BOM = b"\xef\xbb\xbf"
+#: Entries (files and folders) of a sub-folder beside the notebook checked before it is ignored.
+MAX_SUBFOLDER_ENTRIES = 10_000
+
+
+def _check_subfolder(parent_fd: int, name: str, limits, shown: str | None = None, depth: int = 0,
+                     seen: list | None = None) -> None:
+    """Refuse a folder beside the notebook that holds a link, a pipe, a socket or a device
+    (walked through descriptors, never following links; at most :data:`MAX_SUBFOLDER_ENTRIES`
+    entries, 16 levels); plain files and folders are fine: the folder is ignored, never read."""
+    shown = shown or safe_text(name)
+    seen = seen if seen is not None else [0]
+    if depth > 16:
+        raise SubmissionRefused(f"the folder '{shown}' beside the notebook is nested more than 16 levels "
+                                "deep; submit the notebook alone")
+    fd = _open_dir(name, parent_fd, f"'{shown}'")
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+        for e in entries:
+            seen[0] += 1
+            if seen[0] > MAX_SUBFOLDER_ENTRIES:
+                raise SubmissionRefused(f"a folder beside the notebook holds more than {MAX_SUBFOLDER_ENTRIES} "
+                                        "entries; submit the notebook alone")
+            st = e.stat(follow_symlinks=False)
+            where = f"{shown}/{safe_text(e.name)}"
+            if stat.S_ISDIR(st.st_mode):
+                _check_subfolder(fd, e.name, limits, where, depth + 1, seen)
+            elif not stat.S_ISREG(st.st_mode):
+                raise SubmissionRefused(
+                    f"the submission contains '{where}', which is {_kind(st.st_mode)}; only regular files "
+                    "and folders of them are accepted (no links, pipes or devices): remove it and resubmit")
+    finally:
+        os.close(fd)
 
 
 def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Taken:
     """Read ``folder`` (``submitted/<student>/<assignment>``): the notebook, ``timestamp.txt`` and
     the exchange's ``submission_secret.txt``.
 
-    Raises :class:`SubmissionRefused` (the reason in words) when the folder or a file in it is a
-    symbolic link, a FIFO, a socket or a device, when the notebook is missing, too large, not
-    UTF-8, not JSON or nested too deeply, or when ``timestamp.txt`` is not a date.  Other regular
-    files and ``.ipynb_checkpoints`` are ignored (never read)."""
+    Raises :class:`SubmissionRefused` (the reason in words) when the folder or anything in it
+    (sub-folders included) is a symbolic link, a FIFO, a socket or a device, when the notebook is
+    missing, too large, not UTF-8, not JSON or nested too deeply, or when ``timestamp.txt`` is not a
+    date.  Other regular files, sub-folders (data, checkpoints) and ``.ipynb_checkpoints`` are
+    ignored (never read; a note says which folders); a UTF-8 byte-order mark before the notebook's
+    JSON is removed (with a note)."""
     limits = limits or SubmissionIntake()
     folder = Path(folder)
     expected = f"{assignment}.ipynb"
@@ -280,6 +275,7 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
         os.close(parent)
     try:
         entries = {e.name: e for e in os.scandir(fd)}
+        notes, ignored = [], []
         for name, entry in sorted(entries.items()):
             st = entry.stat(follow_symlinks=False)
             if stat.S_ISREG(st.st_mode):
@@ -289,10 +285,18 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
             if name == expected and stat.S_ISDIR(st.st_mode):
                 raise SubmissionRefused(f"'{expected}' is a folder, not a notebook file; submit the "
                                         "notebook itself")
+            if stat.S_ISDIR(st.st_mode) and not name.endswith(".ipynb"):
+                _check_subfolder(fd, name, limits)  # data, checkpoints: never read, but no links inside
+                ignored.append(name)
+                continue
             raise SubmissionRefused(
                 f"the submission contains '{safe_text(name)}', which is {_kind(st.st_mode)}; only "
-                "regular files are accepted (no links, folders, pipes or devices): remove it and resubmit")
-        notes = []
+                "regular files and folders of them are accepted (no links, pipes or devices): remove it "
+                "and resubmit")
+        if ignored:
+            notes.append(f"the folder{'s' if len(ignored) > 1 else ''} "
+                         f"{', '.join(repr(safe_text(n) + '/') for n in ignored[:5])} beside the notebook "
+                         f"{'were' if len(ignored) > 1 else 'was'} ignored (only the notebook is graded)")
         if expected in entries:
             chosen = expected
         else:
@@ -310,6 +314,10 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
                 raise SubmissionRefused(f"no notebook in the submission: expected '{expected}'")
         data = _read_regular(chosen, fd, limits.max_notebook_bytes, f"the notebook '{safe_text(chosen)}'")
         check_notebook_bytes(data, f"the notebook '{safe_text(chosen)}'", limits)
+        if data.startswith(BOM):  # some editors save one; JSON readers (nbformat) refuse it
+            data = data[len(BOM):]
+            notes.append("the notebook began with a UTF-8 byte-order mark (written by some editors); it was "
+                         "removed before grading")
         timestamp = None
         if "timestamp.txt" in entries:
             raw = _read_regular("timestamp.txt", fd, limits.max_timestamp_bytes, "timestamp.txt")

@@ -23,7 +23,9 @@ from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 from . import scan
 from .grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from .intake import nested_too_deeply
+from . import verdict as V
 from .spec import decode, load_spec, mistake_outcome, rng_from_urandom
+from .verdict import Verdict
 from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
 
 _SANDBOX = None
@@ -107,6 +109,8 @@ class SandboxGrade(NbGraderPreprocessor):
             report = dict(previous, kept_previous=f"re-grading failed ({why}); the previous result "
                           "was kept")
             annotate(nb, report["items"])
+        if verified.get("notes"):
+            report["notes"] = list(report.get("notes", [])) + list(verified["notes"])
         write_report(coursedir.root, assignment, student, report)
         record_flag(info.get("db_url") or coursedir.db_url, coursedir.course_id, assignment, student,
                     info["notebook"], report.get("status") == "flagged",
@@ -224,12 +228,14 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             cell_errors.setdefault(ce["cell"], ce)
         if flag:
             flags.append(f"{gid}: {flag}")
+        outcome.flag = flag
+        if not outcome.ok and not_run:
+            skipped = "; ".join(f"cell '{c}': {e['error']}" for c, e in list(not_run.items())[:3])
+            outcome.reason = f"{outcome.reason} (not run: {skipped})"[:1500]
+            outcome.evidence.append(f"cells not run: {', '.join(list(not_run)[:5])}")
         cell = grade_cells.get(gid)
         if cell is not None:
-            points = float(_nbg(cell).get("points", 0))
-            items[gid] = {"ok": outcome.ok, "message": outcome.message, "points": points if outcome.ok else 0.0,
-                          "max_points": points, "flag": flag, "withheld": outcome.withheld,
-                          "mistake": outcome.mistake, "mistakes": list(outcome.mistakes)}
+            items[gid] = outcome.item(float(_nbg(cell).get("points", 0)))
     annotate(nb, items)
     for c in nb.cells:
         gid = _nbg(c).get("grade_id")
@@ -243,36 +249,36 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
             "max_score": sum(i["max_points"] for i in items.values())}
 
 
-class _O:
-    """An item's verdict; ``withheld``: the item passed but its credit is held back for review
-    (``python -m autograder clear-flag`` restores it)."""
-
-    def __init__(self, ok, message, withheld=False, mistake=None, mistakes=None):
-        self.ok, self.message, self.withheld, self.mistake = ok, message, withheld, mistake
-        self.mistakes = tuple(mistakes) if mistakes else ((mistake,) if mistake else ())
-
-    def __str__(self):
-        return self.message
-
-
 def _judge(check, trials, results, student, cells, tampered, suspicious, spec, other_learners=()):
-    """Return ``(outcome, flag)`` for one check."""
+    """Return ``(verdict, flag)`` for one check (:class:`autograder.verdict.Verdict`)."""
     gid = check.grade_id
     try:
         base, flag = _runtime(check, trials, results, student, cells, other_learners)
     except Exception as err:  # noqa: BLE001 - one item's failure stays in that item
         if nested_too_deeply(err):
-            base, flag = _O(False, "no credit: returned a value nested too deeply to compare"), None
+            base, flag = Verdict(False, "no credit: returned a value nested too deeply to compare", V.NESTED), None
         else:
-            base, flag = _O(False, f"could not be checked: {type(err).__name__}: {err}"[:500]), None
+            base, flag = Verdict(False, f"could not be checked: {type(err).__name__}: {err}"[:500], V.OTHER), None
     if gid in tampered:
-        return _O(False, f"no credit: this test cell was tampered with ({tampered[gid]})",
-                  withheld=base.ok), f"test cell tampered: {tampered[gid]}"
+        return Verdict(False, f"no credit: this test cell was tampered with ({tampered[gid]})", V.TAMPERED,
+                       withheld=base.ok), f"test cell tampered: {tampered[gid]}"
     if suspicious:
-        return _O(False, f"{base.message if not base.ok else 'passes'}; no credit pending instructor "
-                         f"review: the submission contains code the exercises never need ({suspicious[0]})",
-                  withheld=base.ok), flag
+        return Verdict(False, f"{base.reason if not base.ok else 'passes'}; no credit pending instructor "
+                              f"review: the submission contains code the exercises never need ({suspicious[0]})",
+                       V.HELD, withheld=base.ok, evidence=[str(f) for f in suspicious[:5]]), flag
     return base, flag
+
+
+def _from_outcome(out) -> Verdict:
+    """The verdict of a check's own judgement (``spec.Outcome``)."""
+    return Verdict(out.ok, out.message, out.kind or (V.NAMED_MISTAKE if out.mistake else V.WRONG_VALUES),
+                   mistake=out.mistake, mistakes=tuple(out.matches or ()))
+
+
+def _error_kind(error: str) -> str:
+    """The kind of a check whose code raised (``"ValueError: ..."``)."""
+    name = str(error).split(":", 1)[0].strip()
+    return V.raised(name) if name.isidentifier() else V.OTHER
 
 
 def _narrow(check, out, rest, student):
@@ -302,49 +308,57 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         try:
             value = check.read(cells)
         except ValueError as err:
-            return _O(False, str(err)), None
+            return Verdict(False, str(err), getattr(err, "kind", V.UNREADABLE)), None
         out = check.judge(value, {"other_learners": list(other_learners)}, student)
-        return _O(out.ok, out.message, mistake=out.mistake), out.flag
+        return _from_outcome(out), out.flag
     if check.target and check.forbid_attrs:
         ref = scan.reference_use(cells, check.target, check.forbid_attrs)
         if ref:
-            return _O(False, f"no credit: {ref[0]}"), f"reference used: {ref[0]}"
+            return Verdict(False, f"no credit: {ref[0]}", V.LIBRARY, evidence=[str(f) for f in ref[:5]]), \
+                f"reference used: {ref[0]}"
     sandbox_check, raws = trials
     res = results.get(gid, {"status": "crashed", "error": "no result"})
     status = res.get("status")
     if status == "timeout":
-        return _O(False, f"timed out: {res.get('error')} (an infinite loop?)"), None
+        return Verdict(False, f"timed out: {res.get('error')} (an infinite loop?)", V.TIMED_OUT), None
     if status == "crashed":
-        return _O(False, f"crashed: {res.get('error')}"), None
+        return Verdict(False, f"crashed: {res.get('error')}", V.CRASHED), None
     if status != "ok":
-        return _O(False, f"error: {res.get('error')}"), None
+        return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
     if res.get("cell_errors") and any(e["error"].startswith(("SystemExit", "KeyboardInterrupt"))
                                       for e in res["cell_errors"]):
         e = next(e for e in res["cell_errors"] if e["error"].startswith(("SystemExit", "KeyboardInterrupt")))
-        return _O(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}"), None
+        return Verdict(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}", V.CRASHED), None
     if len(res.get("trials", [])) != len(raws):
-        return _O(False, "crashed: the sandbox returned an incomplete result"), "incomplete sandbox result"
-    pairs = list(zip(res["trials"], raws))
+        return Verdict(False, "crashed: the sandbox returned an incomplete result", V.CRASHED), \
+            "incomplete sandbox result"
+    pairs = list(zip(res["trials"], raws, strict=True))
     for i, (res, raw) in enumerate(pairs):
         status = res.get("status")
         if status != "ok":
             if res.get("memory"):
-                return _O(False, f"out of memory: {res.get('error')}"), None
+                return Verdict(False, f"out of memory: {res.get('error')}", V.OUT_OF_MEMORY), None
             if str(res.get("error", "")).startswith(("SystemExit", "KeyboardInterrupt")):
-                return _O(False, f"crashed: the code called sys.exit/raised {res.get('error')}"), None
-            return _O(False, f"error: {res.get('error')}"), None
-        if res.get("forbidden_ops"):
-            ops = ", ".join(res["forbidden_ops"])
-            return _O(False, f"no credit: {check.target} ran the library operation {ops} "
-                             "instead of computing it"), f"reference op at run time: {ops}"
+                return Verdict(False, f"crashed: the code called sys.exit/raised {res.get('error')}", V.CRASHED), None
+            return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
+        ops = list(res.get("forbidden_ops") or ())
+        changed = [op.split(": ", 1)[1] for op in ops if op.startswith("changed library: ")]
+        if changed:
+            what = ", ".join(changed)
+            return Verdict(False, f"no credit: the code replaced part of a library while it was graded ({what}); "
+                                  "write your own functions instead of changing torch/numpy", V.LIBRARY,
+                           evidence=ops), f"library changed at run time: {what}"
+        if ops:
+            return Verdict(False, f"no credit: {check.target} ran the library operation {', '.join(ops)} "
+                                  "instead of computing it", V.LIBRARY, evidence=ops), \
+                f"reference op at run time: {', '.join(ops)}"
         try:
             value = decode(res.get("value"))
         except TypeError as err:
-            return _O(False, f"no credit: {check.target or check.variable} {err}"), \
+            return Verdict(False, f"no credit: {check.target or check.variable} {err}", V.UNSUPPORTED), \
                 f"unsupported return type: {err}"
         out = check.judge(value, raw, student)
         if not out.ok:
-            out = _narrow(check, out, pairs[i + 1:], student)
-            return _O(False, out.message, mistake=out.mistake, mistakes=out.matches), None
+            return _from_outcome(_narrow(check, out, pairs[i + 1:], student)), None
         last = out
-    return _O(True, last.message), None
+    return Verdict(True, last.message), None

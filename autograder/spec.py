@@ -25,163 +25,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-#: Setup snippet run in the sandbox before every extraction: decodes the grader's
-#: inputs into torch tensors under the name ``_I`` (student globals are not touched).
-DECODE = """
-def _attnlab_decode(v):
-    if isinstance(v, dict) and "t" in v:
-        dt = {"float": torch.float32, "bool": torch.bool, "long": torch.long}[v["t"]]
-        return torch.tensor(v["v"], dtype=dt)
-    return v
-_I = {k: _attnlab_decode(v) for k, v in __inputs__.items()}
-del _attnlab_decode
-"""
-
-
-def encode(value: Any) -> Any:
-    """Encode a grader-side input (numpy array or plain value) for the sandbox."""
-    if isinstance(value, np.ndarray):
-        kind = "bool" if value.dtype == bool else "long" if value.dtype.kind in "iu" else "float"
-        return {"t": kind, "v": value.tolist()}
-    return value
-
-
-def decode(value: Any) -> Any:
-    """Decode a sandbox value (see ``zygote._plain``) into numpy arrays / Python values.
-
-    Raises ``TypeError`` for values the sandbox refused to serialise (e.g. subclasses).
-    """
-    if isinstance(value, dict):
-        if "__array__" in value:
-            arr = np.array(value["__array__"], dtype=np.float64).reshape(value["shape"])
-            return arr.astype(bool) if value.get("dtype") in ("torch.bool", "bool") else arr
-        if "__scalar__" in value:
-            return int(value["__scalar__"]) if value["int"] else float(value["__scalar__"])
-        if "__seq__" in value:
-            items = [decode(v) for v in value["__seq__"]]
-            return tuple(items) if value["tuple"] else items
-        if "__dict__" in value:
-            return {k: decode(v) for k, v in value["__dict__"].items()}
-        if "__unsupported__" in value:
-            raise TypeError(f"returned an object of type {value['__unsupported__']} "
-                            f"(a subclass of {', '.join(value.get('subclass_of', []))}); "
-                            "return a plain torch.Tensor")
-    return value
-
-
-@dataclass
-class Outcome:
-    """One check's verdict. ``mistake``: the name of the known mistake the answer matches
-    (a key of ``FunctionCheck.mistakes`` or of the practice skill's mistakes), else ``None``;
-    the class report (``autograder/report.py``) ranks these."""
-    ok: bool
-    message: str
-    flag: str | None = None
-    mistake: str | None = None
-    #: every known mistake this value matches (several can coincide on one draw of inputs, e.g.
-    #: "forgot the layers" and "forgot K and V" when n_layers = 2); ``mistake`` is the first.
-    matches: tuple[str, ...] = ()
-
-
-def _to_array(x: Any) -> np.ndarray:
-    try:
-        import torch
-        if isinstance(x, torch.Tensor):
-            if x.dtype == torch.bool:
-                return x.detach().numpy()
-            return x.detach().to(torch.float64).numpy()
-    except ImportError:  # pragma: no cover
-        pass
-    a = np.asarray(x)
-    return a if a.dtype == bool else a.astype(np.float64)
-
-
-def compare_values(got: Any, expected: Any, label: str, rtol: float, atol: float) -> str | None:
-    """Compare plain values; return ``None`` if equal, else a message that gives no answer.
-
-    ``expected`` may be an array/tensor, ``None``, a number, a string, a tuple/list of these,
-    or a dict of these (keys compared as strings, as the sandbox sends them).
-    """
-    if isinstance(expected, dict):
-        if not isinstance(got, dict):
-            return f"{label}: expected a dict with keys {sorted(map(str, expected))}, got a {type(got).__name__}"
-        keys = {str(k): v for k, v in expected.items()}
-        if set(map(str, got)) != set(keys):
-            return f"{label}: dict keys {sorted(map(str, got))}, expected {sorted(keys)}"
-        got = {str(k): v for k, v in got.items()}
-        for k, e in keys.items():
-            msg = compare_values(got[k], e, f"{label}[{k!r}]", rtol, atol)
-            if msg:
-                return msg
-        return None
-    if isinstance(expected, str):
-        return None if got == expected else f"{label}: returned {type(got).__name__} {got!r:.40}, which differs from the reference"
-    if isinstance(expected, (tuple, list)) and not _is_numeric_list(expected):
-        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            n = len(got) if isinstance(got, (tuple, list)) else type(got).__name__
-            return f"{label}: expected {len(expected)} returned values, got {n}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            if e is None:
-                if g is not None:
-                    return f"{label}[{i}]: expected None, got a {type(g).__name__}"
-                continue
-            msg = compare_values(g, e, f"{label}[{i}]", rtol, atol)
-            if msg:
-                return msg
-        return None
-    if expected is None:
-        return None if got is None else f"{label}: expected None, got a {type(got).__name__}"
-    e = _to_array(expected)
-    if got is None:
-        return f"{label}: returned None, expected an array of shape {tuple(e.shape)}"
-    if isinstance(got, (str, dict)):
-        return f"{label}: returned a {type(got).__name__}, expected an array of shape {tuple(e.shape)}"
-    try:
-        g = got if isinstance(got, np.ndarray) else np.asarray(got)
-    except ValueError:
-        return f"{label}: returned a ragged nested list, expected an array of shape {tuple(e.shape)}"
-    if g.dtype.kind not in "biuf":
-        return f"{label}: returned {type(got).__name__} values that are not numbers"
-    if g.shape != e.shape:
-        return f"{label}: shape {tuple(g.shape)}, expected {tuple(e.shape)}"
-    if e.dtype == bool and g.dtype != bool:
-        return f"{label}: must be a bool tensor (True = may attend), got dtype {g.dtype}"
-    g, e = g.astype(np.float64), e.astype(np.float64)
-    msg = _compare_non_finite(g, e, label)
-    if msg:
-        return msg
-    fin = np.isfinite(e)
-    if not np.allclose(g[fin], e[fin], rtol=rtol, atol=atol):
-        err = float(np.max(np.abs(g[fin] - e[fin])))
-        return f"{label}: values differ from the reference on random inputs (max abs error {err:.3g})"
-    return None
-
-
-def _kind(x: np.ndarray) -> np.ndarray:
-    """Per entry: 0 finite, 1 +inf, -1 -inf, 2 NaN."""
-    return np.where(np.isnan(x), 2, np.where(np.isposinf(x), 1, np.where(np.isneginf(x), -1, 0)))
-
-
-def _compare_non_finite(g: np.ndarray, e: np.ndarray, label: str) -> str | None:
-    """Non-finite entries are compared exactly: same positions, same kind (NaN, +inf, -inf).
-
-    A top-k filter that writes ``+inf`` or ``NaN`` where the reference writes ``-inf`` is wrong
-    (it would sample exactly the tokens it meant to drop); no tolerance applies to them.
-    """
-    gk, ek = _kind(g), _kind(e)
-    diff = gk != ek
-    if not diff.any():
-        return None
-    names = {0: "a finite number", 1: "+inf", -1: "-inf", 2: "NaN"}
-    i = tuple(int(n) for n in np.argwhere(diff)[0]) if diff.ndim else ()
-    return (f"{label}: {int(diff.sum())} entr{'y' if diff.sum() == 1 else 'ies'} differ in kind from the reference "
-            f"(e.g. at index {list(i)}: {names[int(gk[i])]} where the reference has {names[int(ek[i])]}); "
-            "non-finite values (NaN, +inf, -inf) must match exactly")
-
-
-def _is_numeric_list(x: Any) -> bool:
-    return isinstance(x, list) and all(isinstance(v, (int, float, list)) for v in x)
-
+from . import verdict as V
+from .by_hand import ByHandCheck, as_learner_id_safe, printed_learner_ids  # noqa: F401 - re-exported
+from .qa_case import Case, load_cases  # noqa: F401 - re-exported
+from .values import (DECODE, Mismatch, Outcome, _is_numeric_list, _plainify, _to_array,  # noqa: F401
+                     compare_values, decode, encode)
 
 #: How many fresh input draws :meth:`FunctionCheck.jobs` may make to find one on which every
 #: named mistake gives a wrong value (the shipped checks need 1-3; see test_separation.py).
@@ -238,7 +86,7 @@ class FunctionCheck:
         for name, models in self.mistakes.items():
             for wrong in models if isinstance(models, (tuple, list)) else (models,):
                 caught = False
-                for raw, exp in zip(raws, expected):
+                for raw, exp in zip(raws, expected, strict=True):
                     try:
                         got = _plainify(wrong(**raw))
                     except Exception:  # noqa: BLE001 - the model does not apply to these inputs
@@ -285,7 +133,7 @@ class FunctionCheck:
                     continue
         if matches:
             return mistake_outcome(self.target, tuple(matches))
-        return Outcome(False, msg)
+        return Outcome(False, msg, kind=getattr(msg, "kind", V.WRONG_VALUES))
 
 
 def mistake_outcome(target: str, matches: tuple[str, ...]) -> Outcome:
@@ -318,277 +166,6 @@ def takes_trial(inputs: Callable) -> bool:
     return len(params) >= 2 and (params[1].name == "trial" or params[1].default is params[1].empty)
 
 
-def _plainify(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _plainify(v) for k, v in x.items()}
-    if isinstance(x, str):
-        return x
-    if isinstance(x, (tuple, list)) and x and not _is_numeric_list(list(x)):
-        return tuple(_plainify(v) for v in x)
-    if x is None:
-        return None
-    return _to_array(x)
-
-
-#: (skill, key, learner id) -> that learner's expected by-hand answer (parsed), per grading process.
-_EXPECTED: dict[tuple[str, str, str], Any] = {}
-
-
-@dataclass
-class ByHandCheck:
-    """Numbers the student computed by hand, checked against *their own* variant.
-
-    ``grade_id``: the test cell ``test_<what>_by_hand``; ``variable``: the name the answer cell
-    assigns; ``skill``: an ``attnlab.practice`` skill.  Derived from ``grade_id`` unless given:
-    ``cell`` = the answer cell ``<what>_by_hand`` (``grade_id`` without ``test_``), and ``key`` =
-    ``"<assignment>/<grade_id>"`` (set by :func:`load_spec`), the seed key the notebook's
-    ``show_problem(skill, key)`` uses.  The answer cell must assign a **literal** to ``variable``; the
-    grader reads it with ``ast.literal_eval`` -- it is never executed, so code earns nothing.
-    """
-
-    grade_id: str
-    variable: str
-    skill: str
-    cell: str = ""
-    key: str = ""
-
-    def __post_init__(self) -> None:
-        self.cell = self.cell or self.grade_id.removeprefix("test_")
-
-    kind = "by_hand"
-    target = None
-    forbid_attrs: tuple[str, ...] = ()
-
-    def jobs(self, rng: np.random.Generator):
-        return None  # read statically, never run
-
-    def variant(self, student: str):
-        """The variant of learner ``student`` (passed explicitly, as ``seed_for(student, key)``)."""
-        from attnlab.practice import get_skill, seed_for
-        from attnlab.practice.seeding import as_learner_id
-        return get_skill(self.skill).variant(seed_for(as_learner_id(student), self.key))
-
-    def read(self, cells: list[tuple[str, str]]) -> Any:
-        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason.
-
-        Accepted: ``x = <literal>``, ``x: list = <literal>`` (annotated), a string of numbers
-        (``x = "[[1, 2], [3, 4]]"``, read later by ``attnlab.practice.answers.parse``) and a literal
-        wrapped in ``np.array(...)``/``torch.tensor(...)``/``list(...)``/``tuple(...)``/``float(...)``/
-        ``int(...)``.  The last assignment in the cell wins.  Never executed."""
-        import ast
-        src = dict(cells).get(self.cell)
-        if src is None:
-            raise ValueError(f"answer cell '{self.cell}' is missing")
-        try:
-            tree = ast.parse(src)
-        except SyntaxError as err:
-            raise ValueError(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})")
-        except (ValueError, RecursionError, MemoryError):
-            raise ValueError(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)") from None
-        node_value, found = None, False
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
-                                                     for t in node.targets):
-                node_value, found = node.value, True
-            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                  and node.target.id == self.variable and node.value is not None):
-                node_value, found = node.value, True
-        if not found:
-            raise ValueError(f"answer cell '{self.cell}' does not assign `{self.variable}`")
-        return _literal(node_value, self.variable)
-
-    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
-        """Check ``value`` against ``student``'s own variant; never raises (a malformed answer
-        fails this item only, with the reason)."""
-        from attnlab.practice import get_skill
-        if value is None:
-            return Outcome(False, f"`{self.variable}` is still None: enter your answer")
-        skill, answer = get_skill(self.skill), _to_plain_answer(value)
-        try:
-            fb = skill.check(self.variant(student), answer)
-        except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
-            return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
-                                  f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
-                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]")
-        if not fb.correct:
-            other = self.other_learner(answer, student, raw.get("other_learners", ()))
-            if other is not None:
-                return Outcome(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
-                                      f"not for {student!r} (the id this work is graded under); no credit "
-                                      "until your instructor reviews it (the notebook may have run under "
-                                      "another learner id: see the setup cell)",
-                               flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
-        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
-                       mistake=None if fb.correct else fb.misconception)
-
-    def other_learner(self, answer: Any, student: str, others) -> str | None:
-        """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.
-        Each id's expected answer is computed once per grading process (cached)."""
-        from attnlab.practice import get_skill
-        from attnlab.practice.answers import AnswerFormatError, compare, parse
-        skill = get_skill(self.skill)
-        try:
-            given = parse(answer, skill.kind)
-        except (AnswerFormatError, ValueError, TypeError):
-            return None
-        own = as_learner_id_safe(student)
-        for other in dict.fromkeys(as_learner_id_safe(o) for o in others if o):
-            if other == own:
-                continue
-            key = (self.skill, self.key, other)
-            if key not in _EXPECTED:
-                _EXPECTED[key] = parse(self.variant(other).answer, skill.kind)
-            try:
-                if compare(_EXPECTED[key], given, skill.kind, skill.decimals) is None:
-                    return other
-            except Exception:  # noqa: BLE001 - shapes that cannot be compared do not match
-                continue
-        return None
-
-    def answer_literal(self, student: str, mistake: str | None = None) -> Any:
-        """QA helper: the right (or a named mistake's) numbers for ``student``, rounded, plain."""
-        from attnlab.practice import get_skill
-        v = self.variant(student)
-        value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
-        return _round(_to_plain_answer(value))
-
-    def literal_for(self, student: str, mistake: str | None = None) -> str:
-        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
-        return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
-
-
-def as_learner_id_safe(name: str) -> str:
-    from attnlab.practice.seeding import as_learner_id
-    return as_learner_id(name)
-
-
-def printed_learner_ids(nb) -> list[str]:
-    """Learner ids a notebook's own outputs say it ran under (``learner_note()`` in the setup
-    cell: "... drawn for learner id 'alice' ..."; older notebooks: "learner: alice").  Read from
-    the submission before its outputs are cleared; untrusted: used only to FLAG by-hand numbers
-    that fit another id, never to credit them."""
-    import re
-    found = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            text = out.get("text", "")
-            text = "".join(text) if isinstance(text, list) else str(text)
-            found += re.findall(r"drawn for learner id '([^'\n]{1,64})'", text[:20000])
-            found += re.findall(r"^learner: (\S{1,64})$", text[:20000], flags=re.M)
-    return list(dict.fromkeys(found))[:8]
-
-
-_WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
-
-
-def _literal(node: Any, variable: str) -> Any:
-    """``ast.literal_eval`` of an answer, also through one ``np.array(<literal>)``-style wrapper."""
-    import ast
-    if (isinstance(node, ast.Call) and len(node.args) == 1
-            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
-        node = node.args[0]
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        raise ValueError(f"`{variable}` must be the numbers themselves (a list literal such as "
-                         "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them") from None
-
-
-def _round(v: Any) -> Any:
-    if isinstance(v, list):
-        return [_round(x) for x in v]
-    if isinstance(v, float):
-        return round(v, 4)
-    return v
-
-
-def _to_plain_answer(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (list, tuple)):
-        return [_to_plain_answer(x) for x in v]
-    return v
-
-
-@dataclass
-class Case:
-    """A QA submission written as a real Python file: ``solutions/<A>/wrong/<name>.py`` (a realistic
-    mistake) or ``solutions/<A>/honest/<name>.py`` (a correct solution written differently).
-
-    File format (py:percent-like)::
-
-        # breaks: test_mha_forward, test_other     (wrong/ only: the items it must lose)
-        # mistake: combine_with_or          (optional: a name in attnlab.practice.misconceptions)
-        # xfail: reason                            (optional, honest/ only: a known false refusal)
-        # %% cell: causal_mask                     (replaces that answer cell of the reference;
-        ...source...                                in a by-hand cell, {answer} stands for the
-                                                    student's right numbers)
-        # %% patch: mha_forward                    (the reference cell with lines replaced:
-        # - old text                                each '# - ' line's text, which must occur once,
-        # + new text                                becomes the following '# + ' lines, indented
-        # + second new line                         like the old text's line)
-        # %% added                                 (a cell the student added, inserted before the
-        ...source...                                next section's cell, else at the end)
-
-    ``sections`` is ``[(kind, grade_id or None, text)]`` in file order, ``kind`` one of
-    ``"cell"``, ``"patch"``, ``"added"``."""
-
-    name: str
-    path: Path
-    sections: list[tuple[str, str | None, str]]
-    breaks: tuple[str, ...] = ()
-    mistake: str | None = None
-    xfail: str | None = None
-
-    @property
-    def cells(self) -> set[str]:
-        """The answer cells this case changes."""
-        return {gid for _, gid, _ in self.sections if gid}
-
-    def patches(self, text: str) -> list[tuple[str, str]]:
-        """``[(old, new)]`` of a patch section's text: each ``# - old`` line is followed by one or
-        more ``# + new`` lines (joined with newlines; a bare ``# +`` is an empty line)."""
-        edits: list[tuple[str, list[str]]] = []
-        for ln in text.splitlines():
-            if ln.startswith("# - "):
-                edits.append((ln[4:], []))
-            elif (ln.startswith("# + ") or ln == "# +") and edits:
-                edits[-1][1].append(ln[4:])
-        if not edits or any(not new for _, new in edits):
-            raise ValueError(f"{self.path}: a patch section needs '# - old' lines, each followed by '# + new' lines")
-        return [(old, "\n".join(new)) for old, new in edits]
-
-
-def _parse_case(path: Path) -> Case:
-    import re
-    head: dict[str, str] = {}
-    sections: list[tuple[str, str | None, list[str]]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.fullmatch(r"# %% (?:(cell|patch): *(\w+)|(added))\s*", line)
-        if m:
-            sections.append((m.group(1) or "added", m.group(2), []))
-        elif sections:
-            sections[-1][2].append(line)
-        else:
-            h = re.fullmatch(r"# *(breaks|mistake|xfail): *(.*)", line)
-            if h:
-                head[h.group(1)] = h.group(2).strip()
-    if not any(gid for _, gid, _ in sections):
-        raise ValueError(f"{path}: no '# %% cell: <grade_id>' or '# %% patch: <grade_id>' section")
-    breaks = tuple(b.strip() for b in head.get("breaks", "").split(",") if b.strip())
-    case = Case(path.stem, path, [(k, gid, "\n".join(lines).strip() + "\n") for k, gid, lines in sections],
-                breaks, head.get("mistake"), head.get("xfail"))
-    for kind, _, text in case.sections:
-        if kind == "patch":
-            case.patches(text)
-    return case
-
-
-def load_cases(folder: str | os.PathLike, kind: str) -> dict[str, Case]:
-    """``{name: Case}`` from ``folder/<kind>/*.py`` (``kind`` = ``"wrong"`` or ``"honest"``), sorted."""
-    return {p.stem: _parse_case(p) for p in sorted(Path(folder, kind).glob("*.py"))}
-
-
 @dataclass
 class AssignmentSpec:
     name: str
@@ -608,9 +185,24 @@ class AssignmentSpec:
         return None
 
 
+#: Specs loaded in this process, by (path, modification time, size): each ``grading.py`` is
+#: executed once per grading process, not once per submission (set 09's course run is cached in
+#: its module).
+_SPECS: dict[tuple, AssignmentSpec] = {}
+
+
 def load_spec(path: str | os.PathLike) -> AssignmentSpec:
-    """Import ``grading.py`` from an assignment's source folder."""
+    """Import ``grading.py`` from an assignment's source folder (once per process while the file
+    is unchanged; see :data:`_SPECS`)."""
     path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _SPECS:
+        _SPECS[key] = _load_spec(path)
+    return _SPECS[key]
+
+
+def _load_spec(path: Path) -> AssignmentSpec:
     mod_name = f"_attnlab_grading_{path.parent.name}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)

@@ -45,7 +45,8 @@ class VerifySubmission(NbGraderPreprocessor):
 
     Per-submission errors (raised, the submission is not graded): a graded or answer
     cell missing or duplicated, a cell claiming to be graded that the release does not
-    have (fake grade cell), a kernelspec not in :data:`ACCEPTED_KERNELS`, and -- when
+    have (fake grade cell), a kernel whose language is not Python (:func:`check_kernel`; any
+    Python kernel is accepted, with a note), and -- when
     nbgrader reads ``submitted/`` itself (formgrader's Autograde button) rather than the
     checked copy the pipeline stages -- a submission folder that
     :func:`autograder.intake.take` refuses (links, pipes, oversize...).  Files nbgrader copied
@@ -82,11 +83,10 @@ class VerifySubmission(NbGraderPreprocessor):
         return nb, resources
 
     def _verify(self, nb, ref, key):
-        ks = nb.metadata.get("kernelspec", {}).get("name")
-        if ks not in ACCEPTED_KERNELS:
-            raise SubmissionError(f"the notebook's kernelspec was changed to {safe_text(ks)!r} (expected "
-                                  f"one of {', '.join(map(repr, ACCEPTED_KERNELS))}); pick the kernel "
-                                  "'Python 3 (attnlab)' (Kernel > Change Kernel), save and resubmit")
+        notes = []
+        kernel_note = check_kernel(nb)
+        if kernel_note:
+            notes.append(kernel_note)
         ref_cells = {}
         for cell in ref.cells:
             m = _nbg(cell)
@@ -120,8 +120,30 @@ class VerifySubmission(NbGraderPreprocessor):
                 tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
-        _VERIFIED[key] = {"tampered": tampered}
+        _VERIFIED[key] = {"tampered": tampered, "notes": notes}
         _LEARNER_IDS[key] = printed_learner_ids(nb)  # read before ClearOutput empties the outputs
+
+
+def check_kernel(nb) -> str | None:
+    """Accept the notebook's kernel when it runs Python; return a note saying what was ignored
+    (``None`` for the course's own kernels).  The grader never uses the kernel: it runs the answer
+    cells with its own Python in the sandbox, so any Python kernel (a conda environment's, an
+    IDE's) is as good as the course's.  Raises :class:`SubmissionError` for a kernel of another
+    language (R, Julia, ...), whose cells would not be Python."""
+    meta = nb.metadata if isinstance(nb.metadata, dict) else {}
+    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    name = spec.get("name")
+    if name in ACCEPTED_KERNELS:
+        return None
+    language = str(spec.get("language") or info.get("name") or "").strip().lower()
+    shown = safe_text(name if name is not None else "(none)")[:80]
+    if language in ("python", "python3"):
+        return (f"the notebook's kernel {shown!r} (language Python) was ignored: the grader runs your answers "
+                "with the course's Python")
+    raise SubmissionError(f"the notebook's kernel is {shown!r} (language {safe_text(language or 'unknown')[:40]!r}), "
+                          "not Python; pick the kernel 'Python 3 (attnlab)' (Kernel > Change Kernel), save and "
+                          "resubmit")
 
 
 def _prune_copies(dest: Path, source: Path) -> None:

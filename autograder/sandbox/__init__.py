@@ -39,7 +39,8 @@ def zygote_definitions(*names: str) -> dict:
     import ast
     tree = ast.parse(ZYGOTE.read_text(encoding="utf-8"))
     nodes = [n for n in tree.body
-             if (isinstance(n, ast.FunctionDef) and n.name in names)
+             if isinstance(n, ast.Import)
+             or (isinstance(n, ast.FunctionDef) and n.name in names)
              or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) in names for t in n.targets))]
     ns: dict = {}
     exec(compile(ast.Module(nodes, []), str(ZYGOTE), "exec"), ns)

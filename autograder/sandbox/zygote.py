@@ -49,6 +49,8 @@ NESTED = bool(CONFIG.get("nested"))
 #: ``landlock`` mechanism (a Kubernetes pod that is itself the sandbox: no namespaces, no
 #: capabilities, one uid): each check confines itself with Landlock (:func:`_landlock`).
 LANDLOCK = bool(CONFIG.get("landlock"))
+#: The library snapshot (:func:`library_snapshot`) taken once by the zygote after ``preload``.
+SNAPSHOT = None
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
@@ -130,6 +132,14 @@ def preload():
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             return func(*args, **(kwargs or {}))
 
+    # torch wraps each optimizer class's step() the first time one is built (a profiling hook): do
+    # it here, so that the library snapshot each check takes already holds the wrapped methods
+    for cls in vars(torch.optim).values():
+        if isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer) and cls is not torch.optim.Optimizer:
+            try:
+                cls([torch.zeros(2, 2, requires_grad=True)], lr=1e-3)
+            except Exception:  # noqa: BLE001 - an optimizer that needs other arguments is wrapped when used
+                pass
     with _Warm():
         x = torch.ones(2, 3, 4)
         lin = torch.nn.Linear(4, 4)
@@ -141,36 +151,82 @@ def preload():
 
 
 # ------------------------------------------------------------------------ item child
-def _plain(obj, depth=0):
-    """Turn a student's return value into JSON-safe plain Python values.
-
-    Only exact ``torch.Tensor``/``numpy.ndarray``/scalar/list/tuple/dict types are accepted;
-    subclasses (e.g. an ndarray whose ``==`` is always true) are reported, not converted.
-    """
+def make_plain():
+    """``_plain`` bound to references taken *now* (before any student code runs): replacing
+    ``torch.Tensor.detach``/``tolist``/``to`` or ``numpy.asarray`` later changes nothing here."""
     import numpy as np
     import torch
-    if depth > 8:
-        raise TypeError("value nested too deeply")
-    t = type(obj)
-    if obj is None or t is bool or t is str:
-        return obj
-    if t is int or t is float:
-        return {"__scalar__": float(obj), "int": t is int}
-    if t is torch.Tensor:
-        a = torch.Tensor.detach(obj).to("cpu")
-        return {"__array__": torch.Tensor.tolist(a.to(torch.float64)), "shape": list(a.shape),
-                "dtype": str(a.dtype)}
-    if t is np.ndarray:
-        return {"__array__": np.asarray(obj, dtype=np.float64).tolist(),
-                "shape": list(obj.shape), "dtype": str(obj.dtype)}
-    if isinstance(obj, (np.floating, np.integer, np.bool_)) and t.__module__ == "numpy":
-        return {"__scalar__": float(obj), "int": isinstance(obj, np.integer)}
-    if t is list or t is tuple:
-        return {"__seq__": [_plain(x, depth + 1) for x in obj], "tuple": t is tuple}
-    if t is dict:
-        return {"__dict__": {str(k): _plain(v, depth + 1) for k, v in obj.items()}}
-    return {"__unsupported__": f"{t.__module__}.{t.__qualname__}",
-            "subclass_of": [b.__module__ + "." + b.__qualname__ for b in t.__mro__[1:3]]}
+    refs = {"detach": torch.Tensor.detach, "to": torch.Tensor.to, "tolist": torch.Tensor.tolist,
+            "f64": torch.float64, "asarray": np.asarray, "ndtolist": np.ndarray.tolist, "Tensor": torch.Tensor,
+            "ndarray": np.ndarray, "np_scalars": (np.floating, np.integer, np.bool_), "np_int": np.integer,
+            "type": type, "isinstance": isinstance, "float": float, "str": str, "list": list, "tuple": tuple,
+            "dict": dict, "int": int, "bool": bool, "TypeError": TypeError}
+
+    def _plain(obj, depth=0, r=refs):
+        """Turn a student's return value into JSON-safe plain Python values.
+
+        Only exact ``torch.Tensor``/``numpy.ndarray``/scalar/list/tuple/dict types are accepted;
+        subclasses (e.g. an ndarray whose ``==`` is always true) are reported, not converted.
+        """
+        if depth > 8:
+            raise r["TypeError"]("value nested too deeply")
+        t = r["type"](obj)
+        if obj is None or t is r["bool"] or t is r["str"]:
+            return obj
+        if t is r["int"] or t is r["float"]:
+            return {"__scalar__": r["float"](obj), "int": t is r["int"]}
+        if t is r["Tensor"]:
+            a = r["to"](r["detach"](obj), "cpu")
+            return {"__array__": r["tolist"](r["to"](a, r["f64"])), "shape": r["list"](a.shape),
+                    "dtype": r["str"](a.dtype)}
+        if t is r["ndarray"]:
+            return {"__array__": r["ndtolist"](r["asarray"](obj, dtype="float64")),
+                    "shape": r["list"](obj.shape), "dtype": r["str"](obj.dtype)}
+        if r["isinstance"](obj, r["np_scalars"]) and t.__module__ == "numpy":
+            return {"__scalar__": r["float"](obj), "int": r["isinstance"](obj, r["np_int"])}
+        if t is r["list"] or t is r["tuple"]:
+            return {"__seq__": [_plain(x, depth + 1) for x in obj], "tuple": t is r["tuple"]}
+        if t is r["dict"]:
+            return {"__dict__": {r["str"](k): _plain(v, depth + 1) for k, v in obj.items()}}
+        return {"__unsupported__": f"{t.__module__}.{t.__qualname__}",
+                "subclass_of": [b.__module__ + "." + b.__qualname__ for b in t.__mro__[1:3]]}
+
+    return _plain
+
+
+def library_snapshot():
+    """``{name: value}`` of every attribute of the library objects the grader's steps and the
+    student's code share (``torch``, ``torch.Tensor``, ``torch.nn.functional``, every class of
+    ``torch.nn`` and ``torch.optim``, ``numpy``, ``math``, ``builtins``), taken before student code
+    runs; :func:`library_changes` lists what was replaced or deleted since."""
+    import builtins
+    import math
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    owners = [("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.nn.functional", F), ("torch.nn", torch.nn),
+              ("numpy", np), ("math", math), ("builtins", builtins), ("torch.optim", torch.optim),
+              ("torch.linalg", torch.linalg), ("torch.autograd", torch.autograd)]
+    for mod_name, mod in (("torch.nn", torch.nn), ("torch.optim", torch.optim)):
+        owners += [(f"{mod_name}.{k}", v) for k, v in list(vars(mod).items()) if isinstance(v, type)]
+    snap = {}
+    for label, owner in owners:
+        for key, value in list(vars(owner).items()):
+            snap[(label, key)] = (owner, value)
+    return snap
+
+
+def library_changes(snap):
+    """Names of library attributes replaced or deleted since :func:`library_snapshot` (at most 5)."""
+    missing = object()
+    out = []
+    for (label, key), (owner, value) in snap.items():
+        now = vars(owner).get(key, missing)
+        if now is not value:
+            out.append(f"{label}.{key}")
+            if len(out) >= 5:
+                break
+    return out
 
 
 def run_item(job, check, wfd, efd):
@@ -181,7 +237,6 @@ def run_item(job, check, wfd, efd):
     list, forging the result pipe, exiting) can take it back.
     """
     import traceback
-    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     out = {"cell_errors": [], "status": "ok"}
     forbid = tuple(check.get("forbid_ops", ()))
@@ -210,30 +265,58 @@ def run_item(job, check, wfd, efd):
         if name and any(f in name for f in forbid):
             _record(name)
 
+    # Taken before any student code runs: the grader's own steps (setup, extraction, turning
+    # the value into plain data) use these, never what the student's namespace holds later.
+    import builtins
+    plain = make_plain()
+    grader_ns = {"__name__": "__grader__"}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), grader_ns)
+    grader_builtins = dict(vars(builtins))
+    snap = SNAPSHOT or library_snapshot()  # taken in the zygote, before any job: shared by fork
+    reported = set()
+
+    def _changed(index):  # the library replaced or deleted under us: recorded like a forbidden op
+        for name in library_changes(snap):
+            if name not in reported:
+                reported.add(name)
+                os.write(efd, f"{index}\tchanged library: {name[:200]}\n".encode())
+
     ns = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
+    trial_no[0] = "c"  # every line of student code runs under the watch, the answer cells too
     for cell_id, source in job["cells"]:
         try:
-            exec(compile(source, f"<cell {cell_id}>", "exec"), ns)
+            with _Watch():
+                sys.setprofile(_profile)
+                try:
+                    exec(compile(source, f"<cell {cell_id}>", "exec"), ns)
+                finally:
+                    sys.setprofile(None)
         except BaseException as e:  # noqa: BLE001 - student code may raise anything
             tb = traceback.format_exception(type(e), e, e.__traceback__)
             out["cell_errors"].append({"cell": cell_id, "error": f"{type(e).__name__}: {e}"[:500],
                                        "traceback": "".join(tb[-3:])[-1500:]})
+    _changed("c")
     out["trials"] = []
     for index, inputs in enumerate(check.get("trials", [{}])):
         trial = {"status": "ok"}
         trial_no[0] = index
         try:
-            ns["__inputs__"] = inputs
-            ns.pop("__result__", None)
-            exec(compile(check.get("setup", ""), "<grader setup>", "exec"), ns)
+            # the grader's snippets see the student's definitions, but the preamble's names and
+            # the builtins as they were before student code ran
+            run_ns = {k: v for k, v in ns.items() if k not in grader_builtins}
+            run_ns.update(grader_ns)
+            run_ns["__builtins__"] = grader_builtins
+            run_ns["__inputs__"] = inputs
             with _Watch():
                 sys.setprofile(_profile)
                 try:
-                    exec(compile(check["extract"], "<grader extract>", "exec"), ns)
+                    exec(compile(check.get("setup", ""), "<grader setup>", "exec"), run_ns)
+                    exec(compile(check["extract"], "<grader extract>", "exec"), run_ns)
+                    value = plain(run_ns.get("__result__"))
                 finally:
                     sys.setprofile(None)
-            trial["value"] = _plain(ns.get("__result__"))
+            trial["value"] = value
         except BaseException as e:  # noqa: BLE001
             tb = traceback.extract_tb(e.__traceback__)
             # keep only frames from the student's own cells
@@ -242,6 +325,7 @@ def run_item(job, check, wfd, efd):
             trial["status"] = "error"
             trial["error"] = (f"{type(e).__name__}: {e}"[:600] + where)
             trial["memory"] = isinstance(e, MemoryError) or "can't allocate memory" in str(e)
+        _changed(index)
         out["trials"].append(trial)  # forbidden ops travel on efd only (see wait_item)
     data = json.dumps(out).encode()
     try:
@@ -612,29 +696,86 @@ def wait_item(pid, r, er, timeout):
     if status:
         return {"status": status, "error": f"did not finish within {timeout} s"
                 if status == "timeout" else "produced too much output"}
+    return item_result(b"".join(chunks), events, wstatus)
+
+
+#: Deepest nesting of the JSON a check may send back (``_plain`` stops at depth 8 of the value:
+#: about 20 levels of JSON); anything deeper is refused before it reaches the grader.
+MAX_RESULT_DEPTH = 48
+
+
+def _json_depth(value, limit):
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def _ended(wstatus):
+    """How the item process ended, when it wrote no readable result."""
+    if os.WIFSIGNALED(wstatus):
+        sig = os.WTERMSIG(wstatus)
+        kind = "timeout" if sig == signal.SIGXCPU else "crashed"
+        return {"status": kind, "error": f"the process was killed by signal {sig}"
+                + (" (CPU time limit)" if kind == "timeout" else "")}
+    code = os.WEXITSTATUS(wstatus) if os.WIFEXITED(wstatus) else None
+    return {"status": "crashed",
+            "error": f"the process exited (code {code}) before producing a result"
+                     " (sys.exit/os._exit or a crash in the interpreter)"}
+
+
+def item_result(data, events, wstatus):
+    """The item's result from the bytes it wrote and the watch record kept here.  Never raises:
+    whatever the bytes are (not JSON, not UTF-8, nested too deeply, the wrong shape), the answer
+    is one result for this item, with the reason in words; the record of forbidden operations
+    comes from the watch channel only."""
+    if not data.strip():
+        return _ended(wstatus)
     try:
-        out = json.loads(b"".join(chunks).decode())
+        try:
+            out = json.loads(data.decode("utf-8"))
+        except ValueError:
+            # cut off: the process died of a signal while writing (SIGKILL is ours: the job
+            # process kills what is left of a check once its result pipe is closed) or exited
+            # with an error
+            if (os.WIFSIGNALED(wstatus) and os.WTERMSIG(wstatus) != signal.SIGKILL) or \
+                    (os.WIFEXITED(wstatus) and os.WEXITSTATUS(wstatus)):
+                return _ended(wstatus)
+            raise
         if not isinstance(out, dict):
-            raise ValueError
+            raise ValueError("not a result object")
+        if _json_depth(out, MAX_RESULT_DEPTH) > MAX_RESULT_DEPTH:
+            return {"status": "crashed", "error": f"the check sent back a value nested more than "
+                                                  f"{MAX_RESULT_DEPTH} levels deep (the grader reads plain "
+                                                  "numbers and lists); nothing was compared"}
+        trials = out.get("trials")
+        if trials is not None and (not isinstance(trials, list) or not all(isinstance(t, dict) for t in trials)):
+            raise ValueError("trials are not result objects")
+        if not isinstance(out.get("cell_errors", []), list) or \
+                not all(isinstance(c, dict) and isinstance(c.get("cell"), str) and isinstance(c.get("error"), str)
+                        for c in out.get("cell_errors", [])):
+            raise ValueError("cell errors are not result objects")
         watched = {}
         for line in events.decode(errors="replace").splitlines():
             index, _, name = line.partition("\t")
             if index.isdigit() and name:
                 watched.setdefault(int(index), set()).add(name)
-        for index, trial in enumerate(out.get("trials") or []):
-            if isinstance(trial, dict):  # the record kept here, never the item's own claim
-                trial["forbidden_ops"] = sorted(watched.get(index, ()))
+            elif index == "c" and name:  # while the answer cells ran (before any trial)
+                watched.setdefault("cells", set()).add(name)
+        for index, trial in enumerate(trials or []):  # the record kept here, never the item's own claim
+            trial["forbidden_ops"] = sorted(set(watched.get(index, ())) | watched.get("cells", set()))
         return out
-    except ValueError:
-        if os.WIFSIGNALED(wstatus):
-            sig = os.WTERMSIG(wstatus)
-            kind = "timeout" if sig == signal.SIGXCPU else "crashed"
-            return {"status": kind, "error": f"the process was killed by signal {sig}"
-                    + (" (CPU time limit)" if kind == "timeout" else "")}
-        code = os.WEXITSTATUS(wstatus) if os.WIFEXITED(wstatus) else None
-        return {"status": "crashed",
-                "error": f"the process exited (code {code}) before producing a result"
-                         " (sys.exit/os._exit or a crash in the interpreter)"}
+    except (ValueError, RecursionError, MemoryError) as err:
+        what = "nested too deeply" if isinstance(err, RecursionError) else "not a result the grader can read"
+        return {"status": "crashed", "error": f"the check sent back something {what} ({type(err).__name__}); "
+                                              "nothing was compared"}
+    except Exception as err:  # noqa: BLE001 - one item's failure stays in that item
+        return {"status": "crashed", "error": f"the check's result could not be read ({type(err).__name__})"}
 
 
 def run_job(job):
@@ -645,8 +786,12 @@ def run_job(job):
         if not NESTED and not LANDLOCK:  # nested: the zygote's own uid is the check's uid (mapped to UID)
             os.chown(workdir, UID, UID)
         os.chmod(workdir, 0o700)
-        pid, r, er = spawn_item(job, check, workdir)
-        results[check["id"]] = wait_item(pid, r, er, float(job.get("timeout", 10)))
+        try:
+            pid, r, er = spawn_item(job, check, workdir)
+            results[check["id"]] = wait_item(pid, r, er, float(job.get("timeout", 10)))
+        except Exception as err:  # noqa: BLE001 - one item's failure stays in that item
+            results[check["id"]] = {"status": "crashed", "error": f"the sandbox could not run this check "
+                                                                  f"({type(err).__name__}: {str(err)[:200]})"}
         shutil.rmtree(workdir, ignore_errors=True)
     return {"results": results}
 
@@ -655,6 +800,8 @@ def main():
     if CONFIG.get("isolate", True):
         isolate_filesystem(CONFIG["hide"], CONFIG["keep"])
     preload()
+    global SNAPSHOT
+    SNAPSHOT = library_snapshot()
     _not_dumpable()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     stdin, stdout = os.dup(0), os.dup(1)

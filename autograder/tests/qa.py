@@ -90,7 +90,7 @@ def apply_case(nb, case: Case, assignment: str, student: str):
                 indent = text[line_start:at] if not text[line_start:at].strip() else ""
                 text = text.replace(old, new.replace("\n", "\n" + indent))  # later lines: same indent
         elif gid in by_hand:
-            text = _ANSWER.sub(lambda m: repr(by_hand[gid].answer_literal(student, m.group(1))), text)
+            text = _ANSWER.sub(lambda m, item=by_hand[gid]: repr(item.answer_literal(student, m.group(1))), text)
         target.source = text
         i = nb.cells.index(target)
         nb.cells[i:i] = pending

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import json
 
 import nbformat
 import pytest
@@ -164,7 +163,7 @@ def case_network(nb):
                                    "except OSError:\n    pass")
 
 
-# --- "write it yourself" bypasses (issue 11, item 2): each got full credit, unflagged, before ---
+# --- "write it yourself" bypasses: each must lose the item and be flagged ---
 SOFTMAX_IN_THREAD = (SOFTMAX_DEF + "    out = []\n"
                      "    t = threading.Thread(target=lambda: out.append(torch.ops.aten._softmax(x, dim, False)))\n"
                      "    t.start()\n    t.join()\n    return out[0]\n")
@@ -352,7 +351,7 @@ def test_error_reasons_are_specific(attacked_class):
     assert "not valid notebook JSON" in reps["malformed"]["reason"]
     assert "deleted" in reps["deleted"]["reason"]
     assert "appears 2 times" in reps["duplicated"]["reason"]
-    assert "kernelspec" in reps["kernelspec"]["reason"]
+    assert "not Python" in reps["kernelspec"]["reason"]  # a kernel of another language (R)
     assert "bonus" in reps["fakegrade"]["reason"]
 
 

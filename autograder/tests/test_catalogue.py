@@ -1,4 +1,4 @@
-"""One catalogue of named mistakes (issue 11, "Its shape"): every name a grading spec uses -- a key
+"""One catalogue of named mistakes: every name a grading spec uses -- a key
 of ``FunctionCheck.mistakes`` or a QA case's ``# mistake:`` header -- is an entry of
 ``attnlab.practice.misconceptions.MISCONCEPTIONS``, so feedback, the class report and practice
 cards speak with one set of words.  Fast: reads the specs, grades nothing."""
@@ -25,7 +25,13 @@ UNNAMED = {
     "08_training_and_decoding": ["loss_uses_cross_entropy"],
     # the interface, not the concept: a broadcastable (B, 1, S) mask where (B, S, S) is asked; GiB, not bytes
     "07_encoder_decoder": ["masks_unexpanded"],
-    "10_costs_and_limits": ["kv_returns_float"],
+    "10_costs_and_limits": ["kv_returns_float", "count_dedupes_by_data_ptr"],
+    # an implementation detail that shows at one parity of d_model / 2 only (what the trials force)
+    "04_positional_encoding": ["pe_two_pairs_per_step"],
+    # a storage address taken as a parameter's identity: wrong only where storage has no address (meta)
+    "06_transformer_block": ["count_dedupes_by_data_ptr"],
+    # a doubled gradient (backward twice): what clipping hides unless a trial leaves the clip inactive
+    "09_capstone": ["step_backward_twice", "step_fakes_the_loss"],
 }
 
 

@@ -1,6 +1,6 @@
 """Crafted submission folders, graded in ONE class run of set 02 next to honest classmates.
 
-What they prove (issue 11 items 1, 6, 7, 10; issue 12 items 1, 4, 6):
+What they prove:
 - only the notebook (and a valid ``timestamp.txt``) is read from a submission folder: links,
   pipes, folders where a file belongs, oversize or unreadable notebooks are refused with a reason
   in words, and nothing else reaches ``autograded/`` or ``feedback/``;
@@ -148,6 +148,15 @@ def _build(root, outside: Path):
     qa.write(root, "kernel", A, kern)
     (_folder(root, "kernel") / "timestamp.txt").write_text("2026-11-20 14:03:00.000000 UTC\n")
     (_folder(root, "kernel") / "notes.txt").write_text("my extra notes")
+    # graded: honest uploads -- a conda environment's Python kernel, a UTF-8 byte-order mark,
+    # a data/checkpoint sub-folder beside the notebook
+    conda = _nb("conda")
+    conda.metadata.kernelspec = {"name": "conda-env-dl-py", "display_name": "Python [conda env:dl]",
+                                 "language": "python"}
+    path = qa.write(root, "conda", A, conda)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    (_folder(root, "conda") / "data" / "ckpt").mkdir(parents=True)
+    (_folder(root, "conda") / "data" / "ckpt" / "model.pt").write_bytes(b"\0" * 64)
     # graded: three broken items (a deep return value, a ragged and a mistyped by-hand answer)
     broken = _nb("broken")
     qa.cell(broken, "attention_scores").source = (
@@ -271,6 +280,17 @@ def test_timestamp_and_course_kernel(graded):
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "attnlab") as gb:
         assert gb.find_submission(A, "kernel").timestamp.year == 2026
+
+
+def test_honest_uploads_are_graded_with_notes(graded):
+    """Any Python kernel, a byte-order mark and a sub-folder: graded in full, the notes say what
+    was ignored, and nothing of the sub-folder reaches autograded/ or feedback/."""
+    root, _, reps, _ = graded
+    rep = reps["conda"]
+    assert rep["status"] == "graded" and rep["score"] == FULL, rep
+    notes = " | ".join(rep.get("notes", []))
+    assert "'data/'" in notes and "byte-order mark" in notes and "'conda-env-dl-py'" in notes, notes
+    assert sorted(p.name for p in (root / "autograded" / "conda" / A).iterdir()) == [NB]
 
 
 def test_one_items_failure_stays_in_that_item(graded):

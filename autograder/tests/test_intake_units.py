@@ -102,7 +102,9 @@ def test_a_refused_submission_leaves_no_stale_copy(tmp_path):
 @pytest.mark.parametrize("make,needle", [
     (lambda d: os.symlink(d.parent, d / "up"), "symbolic link"),
     (lambda d: os.mkfifo(d / "pipe"), "named pipe"),
-    (lambda d: (d / "data").mkdir(), "a folder"),
+    (lambda d: ((d / "data" / "deep").mkdir(parents=True), os.symlink("/etc/passwd", d / "data" / "deep" / "x")),
+     "data/deep/x', which is a symbolic link"),
+    (lambda d: ((d / "data").mkdir(), os.mkfifo(d / "data" / "pipe")), "named pipe"),
     (lambda d: (d / "timestamp.txt").write_text("\x00\x01"), "timestamp.txt"),
     (lambda d: (d / "timestamp.txt").write_text("x" * 1000), "timestamp.txt is 1000 bytes"),
 ])
@@ -198,3 +200,51 @@ def test_course_kernel_is_accepted():
         VerifySubmission()._verify(nb(name), nb("python3"), ("s", A, A))
     with pytest.raises(SubmissionError, match="'ir'"):
         VerifySubmission()._verify(nb("ir"), nb("python3"), ("s", A, A))
+
+
+def test_honest_uploads_are_accepted_and_say_what_was_ignored(tmp_path):
+    """A notebook with a sub-folder beside it (data, checkpoints), saved with a UTF-8 byte-order
+    mark, is graded; the notes say what was ignored or removed, and nbformat reads the staged copy."""
+    d = _folder(tmp_path)
+    path = _notebook(d)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    (d / "data" / "ckpt").mkdir(parents=True)
+    (d / "data" / "ckpt" / "model.pt").write_bytes(b"\0" * 10)
+    (d / "figures").mkdir()
+    taken = stage(tmp_path, A, "alice")
+    assert any("'data/', 'figures/'" in n and "ignored" in n for n in taken.notes), taken.notes
+    assert any("byte-order mark" in n for n in taken.notes), taken.notes
+    staged = tmp_path / ".intake" / "alice" / A
+    assert sorted(p.name for p in staged.iterdir()) == [f"{A}.ipynb"]
+    assert nbformat.read(str(staged / f"{A}.ipynb"), as_version=4).cells[0].source == "x = 1"
+
+
+def test_any_python_kernel_is_accepted_with_a_note():
+    from autograder.verify import SubmissionError, check_kernel
+    def nb(**meta):
+        return nbformat.v4.new_notebook(metadata=meta)
+    conda = nb(kernelspec={"name": "conda-env-dl-py", "display_name": "Python [conda env:dl]", "language": "python"})
+    assert "'conda-env-dl-py'" in check_kernel(conda) and "ignored" in check_kernel(conda)
+    assert check_kernel(nb(kernelspec={"name": "attnlab", "display_name": "x"})) is None
+    assert "ignored" in check_kernel(nb(kernelspec={"name": "venv", "display_name": "v"}, language_info={"name": "python"}))
+    with pytest.raises(SubmissionError, match="'ir'.*not Python"):
+        check_kernel(nb(kernelspec={"name": "ir", "display_name": "R", "language": "R"}))
+    with pytest.raises(SubmissionError, match="not Python"):
+        check_kernel(nb())
+
+
+def test_any_result_from_the_pipe_ends_as_that_items_verdict():
+    """zygote.item_result never raises: a forged or broken result (deeply nested JSON, not JSON,
+    the wrong shape) is one crashed item with a reason; a valid one gets the watch's record."""
+    from autograder.sandbox import zygote_definitions
+    item_result = zygote_definitions("item_result", "_json_depth", "_ended", "MAX_RESULT_DEPTH")["item_result"]
+    for data in [b'{"trials": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}",
+                 b'{"trials": [{"value": ' + b"[" * 200 + b"]" * 200 + b"}]}",
+                 b"[" * 1_000_000, b"\xff\xfe{", b'{"trials": ["x"]}', b'{"cell_errors": [7]}', b"42"]:
+        res = item_result(data, b"", 0)
+        assert res["status"] == "crashed" and "nothing was compared" in res["error"], (data[:40], res)
+    ok = item_result(b'{"status": "ok", "cell_errors": [], "trials": [{"status": "ok", "forbidden_ops": []}, {}]}',
+                     b"1\taten._softmax.default\nc\taten.bmm.default\n", 0)
+    assert ok["trials"][0]["forbidden_ops"] == ["aten.bmm.default"]
+    assert ok["trials"][1]["forbidden_ops"] == ["aten._softmax.default", "aten.bmm.default"]
+    assert item_result(b"", b"", 9)["status"] in ("crashed", "timeout")

@@ -158,3 +158,29 @@ def test_course_wide_skills_cover_every_graded_assignment(course):
     html = report.render(rep)
     assert "Across the course (2 graded assignments)" in html
     assert html.count("<img") == 5
+
+
+def test_the_report_reads_the_verdicts_kind_not_its_words():
+    """The kind is made where the judgement is made; the class report reads it as it is."""
+    from autograder import verdict as V
+    from autograder.sandbox_grade import _judge
+
+    class Check:
+        grade_id, kind, target, forbid_attrs, variable = "test_x", "function", "f", (), None
+
+    raws = [{}]
+    cases = {
+        "timeout": ({"status": "timeout", "error": "did not finish within 5 s"}, V.TIMED_OUT),
+        "raised": ({"status": "ok", "trials": [{"status": "error", "error": "IndexError: shape (2, 3)"}]}, "raised IndexError"),
+        "stub": ({"status": "ok", "trials": [{"status": "error", "error": "NotImplementedError: "}]}, V.NOT_ATTEMPTED),
+        "library": ({"status": "ok", "trials": [{"status": "ok", "forbidden_ops": ["changed library: torch.tensor"]}]},
+                    V.LIBRARY),
+    }
+    for name, (res, kind) in cases.items():
+        verdict, _ = _judge(Check(), ({}, raws), {"test_x": res}, "s", [], {}, [], None)
+        item = verdict.item(2.0)
+        assert item["kind"] == kind and not item["ok"] and item["points"] == 0.0, (name, item)
+        # words that would have read as another kind to a message parser do not matter
+        assert report.failure_kind(dict(item, message="f: values differ from the reference")) == kind
+    assert report.named_mistake({"ok": False, "kind": V.WRONG_VALUES,
+                                 "message": "f: the result matches a known mistake: no 1/√d_k scale"}) is None

@@ -237,3 +237,49 @@ def test_library_call_in_another_thread_cannot_run(box):
             "        return torch.tensor(p.apply(torch.softmax, (x, dim)))\n")
     res = _watched(sb, [["s", proc]])
     assert all(t["status"] != "ok" or t["forbidden_ops"] for t in res.get("trials", [res])), res
+
+
+def _check(sb, cells, setup, extract, trials=1, forbid=("softmax",), timeout=5):
+    reply = sb.run({"timeout": timeout, "mem_mb": 512, "cells": [["c", PROBE], *cells],
+                    "checks": [{"id": "x", "setup": setup, "extract": extract, "trials": [{"x": [[1.0, 2.0]]}] * trials,
+                                "forbid_ops": list(forbid)}]})
+    return reply["results"]["x"]
+
+
+def test_a_broken_result_pipe_is_that_items_verdict(box):
+    """Deeply nested JSON (or garbage) forged on the result pipe ends as this item's verdict with a
+    reason; the job and the rest of the submission carry on (runs without the static scan)."""
+    sb, _ = box
+    for payload in ("b'{\"trials\": [' + b'[' * 100000 + b']' * 100000 + b']}'", "b'\\xff' * 100"):
+        forge = ("def f(x):\n    for fd in range(3, 64):\n        try:\n"
+                 f"            os.write(fd, {payload})\n        except OSError:\n            pass\n    os._exit(0)\n")
+        res = _check(sb, [["s", forge]], "", "__result__ = f(1)")
+        assert res["status"] == "crashed" and "nothing was compared" in res["error"], res
+
+
+def test_every_line_of_student_code_runs_under_the_watch(box):
+    """The grader's setup and extraction use references taken before student code ran; student
+    code that runs inside them (a replaced torch.tensor, Tensor.detach) runs under the watch, and
+    replacing library attributes is recorded outside the check (runs without the static scan)."""
+    sb, _ = box
+    setup = "_X = torch.tensor(__inputs__['x'])\n"
+    spy = ("_seen = {}\n_orig = torch.tensor\n"
+           "def _spy(*a, **k):\n    t = _orig(*a, **k)\n    _seen['r'] = torch.softmax(t, -1)\n    return t\n"
+           "torch.tensor = _spy\n"
+           "def softmax(x, dim=-1):\n    return _seen['r']\n")
+    res = _check(sb, [["s", spy]], setup, "__result__ = softmax(_X)")
+    ops = res["trials"][0]["forbidden_ops"]
+    assert any("softmax" in op and not op.startswith("changed") for op in ops), res
+    assert "changed library: torch.tensor" in ops, res
+    detach = ("T = torch.Tensor\n_d = T.detach\nT.detach = lambda self: _d(self) * 0\n"
+              "def double(x):\n    return x * 2\n")
+    res = _check(sb, [["s", detach]], setup, "__result__ = double(_X)")
+    trial = res["trials"][0]
+    assert trial["value"]["__array__"] == [[2.0, 4.0]], res  # the grader's detach, not the student's
+    assert "changed library: torch.Tensor.detach" in trial["forbidden_ops"], res
+    shadow = ("def double(x):\n    return x * 2\n"
+              "torch = None\nF = None\nisinstance = lambda *a: True\ndict = list\n")
+    res = _check(sb, [["s", shadow]], setup, "__result__ = double(_X)")
+    trial = res["trials"][0]
+    assert trial["status"] == "ok" and trial["value"]["__array__"] == [[2.0, 4.0]], res
+    assert trial["forbidden_ops"] == [], res

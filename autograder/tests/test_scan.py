@@ -98,3 +98,87 @@ def test_course_solutions_and_qa_mistakes_are_never_flagged(assignment):
         [qa.wrong_submission(assignment, "w", name) for name in spec.wrong]
     for nb in subs:
         assert scan.suspicious(solution_cells(nb), spec.allowed_imports) == []
+
+
+# --- reference use: names followed the way Python binds them -------------------------------------
+SDPA = ("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention")
+ALIASED_REFERENCE = {  # each reached the library function under another name unflagged before
+    "from_import_as": "from torch.nn.functional import scaled_dot_product_attention as _f\n"
+                      "def sdpa(q, k, v):\n    return _f(q, k, v)",
+    "import_as_inside": "def sdpa(q, k, v):\n    from torch.nn.functional import scaled_dot_product_attention as g\n"
+                        "    return g(q, k, v)",
+    "annotated_assignment": "f: Callable = torch.nn.functional.multi_head_attention_forward\n"
+                            "def sdpa(q, k, v):\n    return f(q, k, v)",
+    "tuple_assignment": "_a, _b = F.scaled_dot_product_attention, 1\ndef sdpa(q, k, v):\n    return _a(q, k, v)",
+    "for_target": "for _g in [F.scaled_dot_product_attention]:\n    pass\ndef sdpa(q, k, v):\n    return _g(q, k, v)",
+    "walrus": "print(_h := F.scaled_dot_product_attention)\ndef sdpa(q, k, v):\n    return _h(q, k, v)",
+    "global_from_function": "def _setup():\n    global _impl\n    _impl = F.scaled_dot_product_attention\n"
+                            "_setup()\ndef sdpa(q, k, v):\n    return _impl(q, k, v)",
+    "chain_through_variable": "m = torch.nn\ndef sdpa(q, k, v):\n    return m.functional.multi_head_attention_forward(q, k, v)",
+    "inside_if": "if True:\n    from torch.nn import MultiheadAttention as M\ndef sdpa(q, k, v):\n    return M(4, 1)(q, k, v)[0]",
+    "default_argument": "def sdpa(q, k, v, impl=F.scaled_dot_product_attention):\n    return impl(q, k, v)",
+    "nested_shadow_elsewhere": "from torch.nn.functional import scaled_dot_product_attention as _f\n"
+                               "def sdpa(q, k, v):\n    def helper():\n        _f = 0\n    return _f(q, k, v)",
+    "class_attribute": "class H:\n    impl = staticmethod(F.scaled_dot_product_attention)\n"
+                       "def sdpa(q, k, v):\n    return H.impl(q, k, v)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIASED_REFERENCE))
+def test_reference_use_follows_python_bindings(name):
+    assert scan.reference_use([("c", ALIASED_REFERENCE[name])], "sdpa", SDPA), name
+
+
+def test_reference_use_ignores_locals_and_unrelated_code():
+    """A local that shares a module-level name reads the local; top-level experiments the target
+    never reads, and library calls in other functions, are not the target's."""
+    src = ("x = F.scaled_dot_product_attention(torch.ones(1, 2, 2), torch.ones(1, 2, 2), torch.ones(1, 2, 2))\n"
+           "def check():\n    return F.scaled_dot_product_attention\n"
+           "def sdpa(q, k, v):\n    x = q @ k.transpose(-2, -1)\n    return x.softmax(-1) @ v\n")
+    assert scan.reference_use([("c", src)], "sdpa", SDPA) == []
+
+
+ALIASED_MONKEYPATCH = {
+    "tensor_method": "Tensor.detach = lambda self: self",
+    "tensor_through_variable": "T = torch.Tensor\nT.detach = lambda self: self",
+    "from_import_class": "from torch import Tensor as T\nT.tolist = lambda self: [1]",
+    "annotated_module_alias": "m: Any = torch\nm.softmax = None",
+    "private_through_variable": "t = torch\nx = t._C",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIASED_MONKEYPATCH))
+def test_scan_follows_aliases_of_library_objects(name):
+    assert scan.suspicious([("c", ALIASED_MONKEYPATCH[name])], ALLOWED), name
+
+
+def test_scan_is_bounded_in_size_and_time():
+    """A multi-MB cell is not run and not scanned: a reason per cell within a stated bound."""
+    import time
+    big = "x = [" + "1, " * 2_000_000 + "]\n"  # about 6 MB
+    t0 = time.perf_counter()
+    run, errors = scan.runnable([("a", "def f():\n    return 1\n"), ("b", big)])
+    found = scan.suspicious([("b", big)], ALLOWED)
+    assert time.perf_counter() - t0 < 2.0
+    assert [c for c, _ in run] == ["a"] and "over the" in errors["b"]["error"] and "not run" in errors["b"]["error"]
+    assert found == []
+    many = [(f"c{i}", "y = 1\n" * 5_000) for i in range(8)]  # 30 KB each, 240 KB together
+    _, errors = scan.runnable(many)
+    assert "together" in errors["c7"]["error"] and "c0" not in errors
+    deep = "x = " + "-" * 200_000 + "1\n"
+    _, errors = scan.runnable([("d", deep)])
+    assert "not run" in errors["d"]["error"]
+    assert scan.suspicious([("c", "y = 1\n" * 500)], ALLOWED, seconds=0.0)  # the budget is a finding
+
+
+@pytest.mark.parametrize("assignment", GRADED)
+def test_reference_use_never_flags_the_reference_or_honest_alternatives(assignment):
+    """Following bindings must not make honest code look like a library call."""
+    spec = qa.spec(assignment)
+    subs = [qa.reference_submission(assignment, "ref")] + \
+        [qa.honest_submission(assignment, "h", name) for name in spec.honest]
+    for nb in subs:
+        cells = solution_cells(nb)
+        for check in spec.checks:
+            if getattr(check, "forbid_attrs", ()):
+                assert scan.reference_use(cells, check.target, check.forbid_attrs) == [], check.grade_id

@@ -191,3 +191,16 @@ def test_coinciding_mistakes_are_all_named_and_later_trials_tell_them_apart():
     narrowed = _narrow(check, first, later, "s")
     assert narrowed.mistake == "forget_layers" and narrowed.matches == ("forget_layers",)
     assert _narrow(check, first, [], "s").matches == first.matches  # nothing to tell them apart
+
+
+def test_a_grading_spec_is_loaded_once_per_process(tmp_path):
+    """Each grading.py runs once per grading process (not once per submission), and again when
+    the file changes."""
+    from autograder.spec import load_spec
+    path = tmp_path / "01_x" / "grading.py"
+    path.parent.mkdir()
+    path.write_text("LOADS = []\nLOADS.append(1)\nCHECKS = []\n")
+    first = load_spec(path)
+    assert load_spec(path) is first
+    path.write_text("LOADS = []\nCHECKS = []\nTIMEOUT = 3\n")
+    assert load_spec(path) is not first and load_spec(path).timeout == 3.0

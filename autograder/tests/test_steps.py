@@ -27,13 +27,13 @@ def verify(nb, ref):
 
 
 def test_verify_accepts_answered_release(release):
-    assert verify(qa.reference_submission(A, "s"), release) == {"tampered": {}}
+    assert verify(qa.reference_submission(A, "s"), release) == {"tampered": {}, "notes": []}
 
 
 @pytest.mark.parametrize("change,needle", [
     (lambda nb: nb.cells.pop(5), "deleted"),
     (lambda nb: nb.cells.insert(5, copy.deepcopy(nb.cells[5])), "appears 2 times"),
-    (lambda nb: nb.metadata.kernelspec.update(name="ir"), "kernelspec"),
+    (lambda nb: nb.metadata.kernelspec.update(name="ir", language="R"), "not Python"),
     (lambda nb: nb.cells.append(nbformat.v4.new_code_cell("1", metadata={"nbgrader": {
         "grade": True, "solution": False, "locked": True, "points": 9, "grade_id": "extra", "schema_version": 3}})), "extra"),
 ])

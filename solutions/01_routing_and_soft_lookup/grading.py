@@ -86,12 +86,20 @@ def ref_temperature(logits, temperature, raises=True, multiply=False):
 
 
 def lookup_inputs(rng, trial):
-    """Trial 0: no batch axis (L, d); other trials: (B, L, d)."""
+    """Trial 0: no batch axis (L, d); other trials: (B, L, d).  Trial 2: one score per query
+    row is large (q · k / temperature between 100 and 300), so exp() overflows in float32
+    unless the maximum is subtracted first."""
     B, L, S = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
     d_k, d_v = int(rng.integers(1, 5)), int(rng.integers(1, 5))
     lead = (B,) if trial != 0 else ()
-    return {"q": rng.standard_normal(lead + (L, d_k)) * 1.5, "k": rng.standard_normal(lead + (S, d_k)),
-            "v": rng.standard_normal(lead + (S, d_v)), "temperature": float(rng.choice([0.5, 2.0, 3.0]))}
+    q, k = rng.standard_normal(lead + (L, d_k)) * 1.5, rng.standard_normal(lead + (S, d_k))
+    temperature = float(rng.choice([0.5, 2.0, 3.0]))
+    if trial == 2:
+        q = q + np.sign(q) * 0.5  # no query row near zero
+        target = rng.uniform(100.0, 300.0) * temperature  # the score of key 0 for every query row
+        k[..., 0, :] = q[..., 0, :] * target / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
+        q[..., 1:, :] = q[..., :1, :]  # every row meets the same large score
+    return {"q": q, "k": k, "v": rng.standard_normal(lead + (S, d_v)), "temperature": temperature}
 
 
 def ref_soft(q, k, v, temperature, divisor=None):
@@ -99,6 +107,14 @@ def ref_soft(q, k, v, temperature, divisor=None):
     d_k = q.shape[-1]
     t = temperature if divisor is None else divisor(d_k, temperature)
     return ref_sdpa(t64(q) * math.sqrt(d_k) / t, t64(k), t64(v))
+
+
+def soft_no_max_shift(q, k, v, temperature):
+    """exp() of the raw scores in float32 (as the student's tensors are): inf / inf = NaN rows."""
+    s = torch.as_tensor(q, dtype=torch.float32) @ torch.as_tensor(k, dtype=torch.float32).transpose(-2, -1)
+    e = (s / temperature).exp()
+    w = e / e.sum(-1, keepdim=True)
+    return (w @ torch.as_tensor(v, dtype=torch.float32)).to(torch.float64), w.to(torch.float64)
 
 
 def soft_wrong_axis(q, k, v, temperature):
@@ -141,7 +157,8 @@ CHECKS = [
                       lambda q, k, v, temperature: ref_soft(q, k, v, 1 / temperature),
                   "scaled_lookup": lambda q, k, v, temperature: ref_soft(
                       q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
-                  "softmax_wrong_axis": soft_wrong_axis},
+                  "softmax_wrong_axis": soft_wrong_axis,
+                  "softmax_no_max_shift": soft_no_max_shift},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
     FunctionCheck(

@@ -91,7 +91,8 @@ CHECKS = [
         call="attention_scores(_I['q'], _I['k'])", reference=ref_scores,
         mistakes={"no_scale": lambda q, k: ref_scores(q, k, lambda d: 1.0),
                   "scale_by_dk": lambda q, k: ref_scores(q, k, lambda d: d)},
-        forbid_attrs=("scaled_dot_product_attention",), forbid_ops=("scaled_dot_product",)),
+        forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
+        forbid_ops=("scaled_dot_product",)),
     FunctionCheck(
         "test_softmax", target="softmax", inputs=softmax_inputs,
         call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,

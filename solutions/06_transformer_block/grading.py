@@ -161,6 +161,10 @@ def _block_variant(raw, kind):
 # ------------------------------------------------------------------ counting
 _MODULES = """
 def _build_module(I):
+    with torch.device('meta' if I.get('meta') else 'cpu'):  # meta: shapes only, no storage
+        return _build_module_here(I)
+
+def _build_module_here(I):
     kind, a, b, c = I['spec']
     if kind == 0:
         m = nn.Sequential(nn.Linear(a, b), nn.LayerNorm(b), nn.Linear(b, c, bias=False))
@@ -188,12 +192,15 @@ exec(_MODULES, _grader_ns)  # the same builder in the grader, for attnlab's coun
 
 
 def count_inputs(rng, trial):
-    """One module kind per trial (plain, tied embedding with a buffer, with a buffer)."""
-    return {"spec": [(trial + 1) % 3] + [int(n) for n in rng.integers(2, 12, size=3)], "frozen": True}
+    """One module kind per trial (plain, tied embedding with a buffer, with a buffer); trial 2's
+    module lives on the meta device (how a large model is counted without allocating it): a
+    count that reads storage (data_ptr, untyped_storage) instead of the parameters is caught."""
+    return {"spec": [(trial + 1) % 3] + [int(n) for n in rng.integers(2, 12, size=3)], "frozen": True,
+            "meta": trial == 2}
 
 
-def ref_counts(spec, frozen, mistake=None):
-    m = _grader_ns["_build_module"]({"spec": spec, "frozen": frozen})
+def ref_counts(spec, frozen, meta=False, mistake=None):
+    m = _grader_ns["_build_module"]({"spec": spec, "frozen": frozen, "meta": meta})
     if mistake == "tensors":
         return [float(len(list(m.parameters()))), float(sum(1 for p in m.parameters() if p.requires_grad))]
     if mistake == "ignores_trainable":

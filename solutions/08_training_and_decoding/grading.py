@@ -6,8 +6,6 @@ references come from attnlab.nn and run in the grader, outside the student's san
 sandbox has no attnlab) with random weights drawn by the grader; the reference loads the
 same weights into ``attnlab.nn.GPT`` and calls ``GPT.generate(greedy=True)``.
 """
-import math
-
 import numpy as np
 import torch
 import torch.nn.functional as F

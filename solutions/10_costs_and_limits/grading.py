@@ -77,6 +77,10 @@ def flops_ref(B, L, S, d_model, n_heads):
 # ------------------------------------------------------------------ parameters
 MODULE_SETUP = '''
 def _grader_module(I):
+    with torch.device("meta" if I.get("meta") else "cpu"):  # meta: shapes only, no storage
+        return _grader_module_here(I)
+
+def _grader_module_here(I):
     V, d, h = I["V"], I["d"], I["h"]
     torch.manual_seed(0)
     m = nn.ModuleDict({"emb": nn.Embedding(V, d), "mlp": nn.Sequential(nn.Linear(d, h), nn.GELU(), nn.Linear(h, d)),
@@ -93,7 +97,8 @@ def _grader_module(I):
 
 def params_inputs(rng, trial):
     return {"V": int(rng.integers(3, 30)), "d": int(rng.integers(2, 9)), "h": int(rng.integers(2, 20)),
-            "tie": trial != 1, "buf": int(rng.integers(2, 9)), "freeze": trial == 2, "trainable_only": trial >= 2}
+            "tie": trial != 1, "buf": int(rng.integers(2, 9)), "freeze": trial == 2, "trainable_only": trial >= 2,
+            "meta": trial == 0}  # on the meta device (shapes only): a count reading storage is caught
 
 
 def params_ref(**inp):

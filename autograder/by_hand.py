@@ -1,0 +1,200 @@
+"""Numbers a student computed by hand, checked against *their own* variant (:class:`ByHandCheck`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import verdict as V
+from .values import Outcome
+
+#: (skill, key, learner id) -> that learner's expected by-hand answer (parsed), per grading process.
+_EXPECTED: dict[tuple[str, str, str], Any] = {}
+
+
+@dataclass
+class ByHandCheck:
+    """Numbers the student computed by hand, checked against *their own* variant.
+
+    ``grade_id``: the test cell ``test_<what>_by_hand``; ``variable``: the name the answer cell
+    assigns; ``skill``: an ``attnlab.practice`` skill.  Derived from ``grade_id`` unless given:
+    ``cell`` = the answer cell ``<what>_by_hand`` (``grade_id`` without ``test_``), and ``key`` =
+    ``"<assignment>/<grade_id>"`` (set by :func:`load_spec`), the seed key the notebook's
+    ``show_problem(skill, key)`` uses.  The answer cell must assign a **literal** to ``variable``; the
+    grader reads it with ``ast.literal_eval`` -- it is never executed, so code earns nothing.
+    """
+
+    grade_id: str
+    variable: str
+    skill: str
+    cell: str = ""
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        self.cell = self.cell or self.grade_id.removeprefix("test_")
+
+    kind = "by_hand"
+    target = None
+    forbid_attrs: tuple[str, ...] = ()
+
+    def jobs(self, rng: np.random.Generator):
+        return None  # read statically, never run
+
+    def variant(self, student: str):
+        """The variant of learner ``student`` (passed explicitly, as ``seed_for(student, key)``)."""
+        from attnlab.practice import get_skill, seed_for
+        from attnlab.practice.seeding import as_learner_id
+        return get_skill(self.skill).variant(seed_for(as_learner_id(student), self.key))
+
+    def read(self, cells: list[tuple[str, str]]) -> Any:
+        """The literal assigned to ``variable`` in ``cell``; raises ``ValueError`` with a reason.
+
+        Accepted: ``x = <literal>``, ``x: list = <literal>`` (annotated), a string of numbers
+        (``x = "[[1, 2], [3, 4]]"``, read later by ``attnlab.practice.answers.parse``) and a literal
+        wrapped in ``np.array(...)``/``torch.tensor(...)``/``list(...)``/``tuple(...)``/``float(...)``/
+        ``int(...)``.  The last assignment in the cell wins.  Never executed."""
+        import ast
+        src = dict(cells).get(self.cell)
+        if src is None:
+            raise _unread(f"answer cell '{self.cell}' is missing", V.NOT_ANSWERED)
+        try:
+            tree = ast.parse(src)
+        except SyntaxError as err:
+            raise _unread(f"answer cell '{self.cell}' is not valid Python ({err.msg}, line {err.lineno})",
+                          V.NOT_PYTHON) from None
+        except (ValueError, RecursionError, MemoryError):
+            raise _unread(f"answer cell '{self.cell}' could not be read (too deeply nested or not text)",
+                          V.UNREADABLE) from None
+        node_value, found = None, False
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == self.variable
+                                                     for t in node.targets):
+                node_value, found = node.value, True
+            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                  and node.target.id == self.variable and node.value is not None):
+                node_value, found = node.value, True
+        if not found:
+            raise _unread(f"answer cell '{self.cell}' does not assign `{self.variable}`", V.NOT_ANSWERED)
+        return _literal(node_value, self.variable)
+
+    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        """Check ``value`` against ``student``'s own variant; never raises (a malformed answer
+        fails this item only, with the reason)."""
+        from attnlab.practice import get_skill
+        if value is None:
+            return Outcome(False, f"`{self.variable}` is still None: enter your answer", kind=V.NOT_ANSWERED)
+        skill, answer = get_skill(self.skill), _to_plain_answer(value)
+        try:
+            fb = skill.check(self.variant(student), answer)
+        except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
+            return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
+                                  f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
+                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]", kind=V.UNREADABLE)
+        if not fb.correct:
+            other = self.other_learner(answer, student, raw.get("other_learners", ()))
+            if other is not None:
+                return Outcome(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
+                                      f"not for {student!r} (the id this work is graded under); no credit "
+                                      "until your instructor reviews it (the notebook may have run under "
+                                      "another learner id: see the setup cell)",
+                               flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
+        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
+                       mistake=None if fb.correct else fb.misconception,
+                       kind=None if fb.correct or fb.misconception else
+                       V.WRONG_VALUES if getattr(fb, "readable", True) else V.UNREADABLE)
+
+    def other_learner(self, answer: Any, student: str, others) -> str | None:
+        """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.
+        Each id's expected answer is computed once per grading process (cached)."""
+        from attnlab.practice import get_skill
+        from attnlab.practice.answers import AnswerFormatError, compare, parse
+        skill = get_skill(self.skill)
+        try:
+            given = parse(answer, skill.kind)
+        except (AnswerFormatError, ValueError, TypeError):
+            return None
+        own = as_learner_id_safe(student)
+        for other in dict.fromkeys(as_learner_id_safe(o) for o in others if o):
+            if other == own:
+                continue
+            key = (self.skill, self.key, other)
+            if key not in _EXPECTED:
+                _EXPECTED[key] = parse(self.variant(other).answer, skill.kind)
+            try:
+                if compare(_EXPECTED[key], given, skill.kind, skill.decimals) is None:
+                    return other
+            except Exception:  # noqa: BLE001 - shapes that cannot be compared do not match
+                continue
+        return None
+
+    def answer_literal(self, student: str, mistake: str | None = None) -> Any:
+        """QA helper: the right (or a named mistake's) numbers for ``student``, rounded, plain."""
+        from attnlab.practice import get_skill
+        v = self.variant(student)
+        value = v.answer if mistake is None else get_skill(self.skill).mistakes[mistake](v.data)
+        return _round(_to_plain_answer(value))
+
+    def literal_for(self, student: str, mistake: str | None = None) -> str:
+        """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
+        return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
+
+
+def as_learner_id_safe(name: str) -> str:
+    from attnlab.practice.seeding import as_learner_id
+    return as_learner_id(name)
+
+
+def printed_learner_ids(nb) -> list[str]:
+    """Learner ids a notebook's own outputs say it ran under (``learner_note()`` in the setup
+    cell: "... drawn for learner id 'alice' ..."; older notebooks: "learner: alice").  Read from
+    the submission before its outputs are cleared; untrusted: used only to FLAG by-hand numbers
+    that fit another id, never to credit them."""
+    import re
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            text = out.get("text", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            found += re.findall(r"drawn for learner id '([^'\n]{1,64})'", text[:20000])
+            found += re.findall(r"^learner: (\S{1,64})$", text[:20000], flags=re.M)
+    return list(dict.fromkeys(found))[:8]
+
+
+def _unread(message: str, kind: str) -> ValueError:
+    """The ``ValueError`` :meth:`ByHandCheck.read` raises, carrying its verdict kind."""
+    err = ValueError(message)
+    err.kind = kind
+    return err
+
+
+_WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
+
+
+def _literal(node: Any, variable: str) -> Any:
+    """``ast.literal_eval`` of an answer, also through one ``np.array(<literal>)``-style wrapper."""
+    import ast
+    if (isinstance(node, ast.Call) and len(node.args) == 1
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
+        node = node.args[0]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
+                      "[[0.5, 1.0], [1.5, 2.0]]), not code that computes them", V.WRITTEN_AS_CODE) from None
+
+
+def _round(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    if isinstance(v, float):
+        return round(v, 4)
+    return v
+
+
+def _to_plain_answer(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_to_plain_answer(x) for x in v]
+    return v
