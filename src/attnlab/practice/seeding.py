@@ -12,9 +12,11 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+#: what a learner id may hold as it is: letters and digits of any script (``\w``), ``_``, ``.``, ``-``
+_SAFE = re.compile(r"[^\w.-]+")
 
 
 def attnlab_home() -> Path:
@@ -23,9 +25,19 @@ def attnlab_home() -> Path:
 
 
 def _clean(name: str) -> str:
-    """Make a learner name safe to use as a file name (keeps letters, digits, ``_.-``)."""
-    cleaned = _SAFE.sub("-", name.strip()).strip("-.")
-    return cleaned[:64] or "learner"
+    """Make a learner name safe to use as a file name, keeping distinct names distinct.
+
+    The name is normalised (Unicode NFC, so one spelling typed two ways is one learner); letters and
+    digits of any script, ``_``, ``.`` and ``-`` are kept. When anything had to be replaced or cut
+    (a space, a slash, a name over 64 characters), 8 hex digits of the name's SHA-256 are appended,
+    so two names that clean to the same text (``"a b"`` and ``"a/b"``) still get different ids, and
+    so different by-hand numbers. At most 64 characters; ``"learner"`` for an empty name."""
+    raw = unicodedata.normalize("NFC", name.strip())
+    cleaned = _SAFE.sub("-", raw).strip("-.")
+    if cleaned == raw and len(raw) <= 64:
+        return raw or "learner"
+    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned[:55].rstrip('-.')}-{digest}" if cleaned else f"learner-{digest}"
 
 
 def as_learner_id(name: str) -> str:
