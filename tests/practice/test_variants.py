@@ -29,7 +29,8 @@ def test_seed_for_differs_across_learners_keys_and_attempts():
 
 def test_learner_id_from_env_and_profile(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTNLAB_LEARNER", "Ada Lovelace/../x")
-    assert learner_id() == "Ada-Lovelace-..-x"  # safe as a file name: no slash, no space
+    lid = learner_id()  # safe as a file name: no slash, no space; a hash keeps it apart from "Ada-Lovelace-..-x"
+    assert lid.startswith("Ada-Lovelace-..-x-") and len(lid) == len("Ada-Lovelace-..-x-") + 8, lid
     monkeypatch.delenv("ATTNLAB_LEARNER")
     monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path))
     (tmp_path / "profile.json").write_text('{"learner": "grace"}')
