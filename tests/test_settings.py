@@ -105,3 +105,17 @@ def test_a_malformed_value_is_refused_naming_the_variable(monkeypatch):
     monkeypatch.setenv("ATTNLAB_MASTERY_N", "0")
     with pytest.raises(ValidationError, match="greater than or equal to 1"):
         CourseSettings()
+
+
+def test_library_reads_go_through_the_settings_and_a_bad_value_is_one_sentence(monkeypatch, tmp_path):
+    from attnlab.practice import mastery, seeding
+    from attnlab.settings import SettingsError
+    from attnlab.training import is_ci
+    monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("ATTNLAB_CI", "true")
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "4")
+    assert (seeding.attnlab_home(), is_ci(), mastery.mastery_threshold()) == (tmp_path / "h", True, 4)
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "three")
+    with pytest.raises(SettingsError) as err:
+        mastery.mastery_threshold()
+    assert str(err.value).startswith("ATTNLAB_MASTERY_N='three' is not valid") and str(err.value).count(". ") == 0

@@ -6,8 +6,8 @@ Two kinds live here:
   and of the grader reads at run time. They are pydantic-settings models (``env_prefix="ATTNLAB_"``):
   build one from the environment (``CourseSettings()``), or with a command-line flag as an override
   (``CourseSettings(learner="ada")``: keyword arguments beat the environment), and pass it to what
-  needs it. A malformed value (``ATTNLAB_MASTERY_N=three``) raises ``pydantic.ValidationError``
-  naming the variable.
+  needs it. :func:`course_settings` and :func:`grader_settings` build them and turn a malformed
+  value (``ATTNLAB_MASTERY_N=three``) into a :class:`SettingsError` naming the variable in one sentence.
 * :data:`OTHER_VARIABLES` declares, as data, the variables read elsewhere: by the shell scripts
   (setup, ``start.sh``), the JupyterHub and Kubernetes recipes (``deploy/``), and the test suite.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "ATTNLAB_"
@@ -100,6 +100,37 @@ class GraderSettings(_Settings):
     def solutions_dir(self, repo: Path) -> Path:
         """The solutions folder: :attr:`solutions`, else ``repo/solutions`` (absolute)."""
         return Path(self.solutions or repo / "solutions").resolve()
+
+
+class SettingsError(ValueError):
+    """An ``ATTNLAB_*`` variable holds a value of the wrong type; the message names it and the fix."""
+
+
+def _build(model, overrides: dict):
+    try:
+        return model(**overrides)
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = PREFIX + str(first["loc"][0]).upper() if first.get("loc") else model.__name__
+        raise SettingsError(f"{name}={first.get('input')!r} is not valid ({first['msg'][0].lower()}"
+                            f"{first['msg'][1:]}); set it to a valid value or unset it "
+                            "(docs/settings.md lists every variable).") from None
+
+
+def course_settings(**overrides) -> CourseSettings:
+    """:class:`CourseSettings` from the environment, ``overrides`` (command-line flags) winning.
+
+    Raises:
+        SettingsError: a variable holds a malformed value (one sentence naming it)."""
+    return _build(CourseSettings, overrides)
+
+
+def grader_settings(**overrides) -> GraderSettings:
+    """:class:`GraderSettings` from the environment, ``overrides`` (command-line flags) winning.
+
+    Raises:
+        SettingsError: a variable holds a malformed value (one sentence naming it)."""
+    return _build(GraderSettings, overrides)
 
 
 def _v(name: str, type_: str, default: str, readers: tuple[Reader, ...], meaning: str) -> Variable:
@@ -197,5 +228,6 @@ def settings_table_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-__all__ = ["PREFIX", "Reader", "Variable", "CourseSettings", "GraderSettings", "OTHER_VARIABLES", "IGNORED",
+__all__ = ["PREFIX", "Reader", "Variable", "CourseSettings", "GraderSettings", "SettingsError", "course_settings",
+           "grader_settings", "OTHER_VARIABLES", "IGNORED",
            "variables", "settings_table_markdown"]
