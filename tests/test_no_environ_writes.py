@@ -71,3 +71,22 @@ def test_a_new_gradebook_records_alembics_head_without_alembic_on_path(tmp_path,
         pass
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [(cli,)]
+
+
+def test_solutions_flag_reaches_the_command_without_touching_the_environment(tmp_path, monkeypatch):
+    """``attnlab-grade --solutions DIR paths`` reports DIR (over ATTNLAB_SOLUTIONS) and leaves the
+    process environment as it was; the variable alone still works."""
+    import os
+
+    from click.testing import CliRunner
+
+    from autograder.__main__ import cli
+    flag, env = tmp_path / "flag", tmp_path / "env"
+    flag.mkdir()
+    env.mkdir()
+    monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(env))
+    out = CliRunner().invoke(cli, ["--solutions", str(flag), "paths"])
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("solutions"))
+    assert str(flag) in line and os.environ["ATTNLAB_SOLUTIONS"] == str(env)
+    out = CliRunner().invoke(cli, ["paths"])
+    assert str(env) in next(ln for ln in out.output.splitlines() if ln.startswith("solutions"))
