@@ -50,7 +50,7 @@ def _deployment_config() -> Config:
 _deployed = _deployment_config()
 c.merge(_deployed)
 
-_env = os.environ.get
+_env = os.environ.get  # the ATTNLAB_* names are declared in src/attnlab/settings.py (GraderSettings)
 if _env("ATTNLAB_COURSE"):
     c.CourseDirectory.root = os.path.abspath(_env("ATTNLAB_COURSE"))
 elif "CourseDirectory.root" not in _deployed:
@@ -65,12 +65,10 @@ if _env("ATTNLAB_EXCHANGE"):
 elif "Exchange.root" not in _deployed:
     if os.path.isdir(_NBGRADER_EXCHANGE):
         c.Exchange.root = _NBGRADER_EXCHANGE
-    else:  # nothing shared is set up: a private exchange in the course folder
+    else:  # nothing shared is set up: a private exchange in the course folder. Loading this file
+        # creates nothing: nbgrader's release creates the exchange, and ./start.sh creates this
+        # private one before formgrader starts (formgrader hides its exchange pages when it is missing).
         c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
-        try:
-            os.makedirs(c.Exchange.root, exist_ok=True)
-        except OSError:
-            pass  # a read-only course folder: nbgrader says so if the exchange is used
 
 # A PostgreSQL (or other SQLAlchemy) gradebook instead of COURSE/gradebook.db: the same URL that
 # `python -m autograder grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the

@@ -40,6 +40,12 @@ if under "$ROOT" "$root_dir"; then url="/lab/tree/${ROOT#"$root_dir"}/lessons/00
 if [ -n "${ATTNLAB_COURSE:-}" ] && ! under "$(cd "$ATTNLAB_COURSE" 2>/dev/null && pwd || echo "$ATTNLAB_COURSE")" "$root_dir"; then
   echo "start.sh: the course folder $ATTNLAB_COURSE is not inside the server's root $root_dir, so formgrader cannot open it; start with --root-dir set to a folder that contains both" >&2
 fi
+# The private exchange nbgrader_config.py falls back on (COURSE/.exchange, when no shared one is set
+# up): formgrader treats a missing exchange as absent for its whole session, so create it now (the
+# config file itself creates nothing when it is loaded).
+if [ -z "${ATTNLAB_EXCHANGE:-}" ] && [ ! -d /usr/local/share/nbgrader/exchange ]; then
+  mkdir -p "${ATTNLAB_COURSE:-$ROOT/autograder/course}/.exchange" 2>/dev/null || true
+fi
 extra=()
 if [ "$(id -u)" = "0" ]; then extra+=(--allow-root); fi  # e.g. inside a container
 # cwd stays the clone: nbgrader (formgrader, the assignment list) reads ./nbgrader_config.py.

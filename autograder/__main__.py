@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -15,10 +16,16 @@ import click
 @click.option("--solutions", type=click.Path(file_okay=False), envvar="ATTNLAB_SOLUTIONS", show_envvar=True,
               help="The course's solutions/ folder (grading specs and source notebooks). Default: the clone's; "
                    "an installed grader needs it (keep it readable by instructors only).")
-def cli(solutions):
+@click.pass_context
+def cli(ctx, solutions):
     """attnlab autograder: regenerate exercises/ and grade submissions safely."""
-    if solutions:  # read by autograder.course when a command imports it (all imports below are lazy)
-        os.environ["ATTNLAB_SOLUTIONS"] = os.path.abspath(solutions)
+    # passed to each command that reads the solutions (``_solutions()``), never written to the environment
+    ctx.obj = Path(os.path.abspath(solutions)) if solutions else None
+
+
+def _solutions() -> Path | None:
+    """This command line's ``--solutions`` (or ``ATTNLAB_SOLUTIONS``, which click reads for it)."""
+    return click.get_current_context().find_root().obj
 
 
 @cli.command()
@@ -26,8 +33,8 @@ def paths():
     """Where this grader finds its nbgrader config, the solutions and the data; exit 1 if one is missing."""
     from attnlab.data import shakespeare_path
 
-    from .course import CONFIG_FILE, SOLUTIONS
-    found = {"nbgrader config": CONFIG_FILE, "solutions": SOLUTIONS, "data": shakespeare_path()}
+    from .course import CONFIG_FILE, solutions_dir
+    found = {"nbgrader config": CONFIG_FILE, "solutions": solutions_dir(_solutions()), "data": shakespeare_path()}
     missing = [name for name, path in found.items() if not path.exists()]
     for name, path in found.items():
         click.echo(f"{name:16} {path}{'' if path.exists() else '  (MISSING)'}")
@@ -42,7 +49,7 @@ def paths():
 def release(names):
     """Regenerate exercises/NAME (default: all) from solutions/ with nbgrader."""
     from .course import release as do_release
-    for path in do_release(list(names) or None):
+    for path in do_release(list(names) or None, solutions=_solutions()):
         click.echo(f"wrote {path}")
 
 
@@ -51,7 +58,7 @@ def release(names):
 def check_release(names):
     """Exit 1 if exercises/ differs from what solutions/ generates (stale or hand-edited)."""
     from .release_check import stale
-    problems = stale(list(names) or None)
+    problems = stale(list(names) or None, solutions=_solutions())
     for p in problems:
         click.echo(p, err=True)
     sys.exit(1 if problems else 0)
@@ -79,7 +86,7 @@ def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_
         summary = do_grade(submissions_dir, assignment, db_url=db_url, jobs=jobs,
                            feedback=not no_feedback, csv_path=csv_path,
                            max_notebook_bytes=int(max_notebook_mb * 2**20) if max_notebook_mb else None,
-                           mechanism=mechanism)
+                           mechanism=mechanism, solutions=_solutions())
     except (GradebookUnavailable, SandboxUnavailable) as e:
         raise click.ClickException(str(e)) from None
     click.echo(summary.text())
@@ -110,7 +117,7 @@ def report(course, assignment, out, csv_path):
     """Render the class report (scores, named mistakes, flags, skills) of a graded assignment."""
     from .report import ReportError, write
     try:
-        path = write(course, assignment, out=out, csv_path=csv_path)
+        path = write(course, assignment, out=out, csv_path=csv_path, solutions=_solutions())
     except ReportError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {path}\nopen it from JupyterLab's file browser (HTML viewer) or in any browser")

@@ -9,40 +9,68 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The course's grading specs + source notebooks. An installed grader (pip install .) has no clone
-# around it: ATTNLAB_SOLUTIONS (or `attnlab-grade --solutions DIR`) names the folder; they are not
-# shipped as package data, so that a course environment shared with students does not hold them.
-SOLUTIONS = Path(os.environ.get("ATTNLAB_SOLUTIONS") or REPO / "solutions").resolve()
 EXERCISES = REPO / "exercises"
 CONFIG_FILE = Path(__file__).with_name("nbgrader_config.py")
+
+
+def solutions_dir(solutions: str | os.PathLike | None = None) -> Path:
+    """The course's grading specs and source notebooks (absolute): ``solutions`` if given (what
+    ``attnlab-grade --solutions DIR`` passes), else ``ATTNLAB_SOLUTIONS``
+    (:class:`attnlab.settings.GraderSettings`), else the clone's ``solutions/``.
+
+    Read when called, never at import. An installed grader (pip install .) has no clone around it, so
+    it needs the flag or the variable: the solutions are not shipped as package data, so that a course
+    environment shared with students does not hold them."""
+    if solutions:
+        return Path(solutions).resolve()
+    from attnlab.settings import GraderSettings
+    return GraderSettings().solutions_dir(REPO)
+
+
+def _alembic_head() -> str:
+    """The gradebook schema's alembic revision, read in this process from nbgrader's migration scripts.
+
+    nbgrader's own ``get_alembic_version`` runs the ``alembic`` script found on ``PATH``, which is
+    missing when the grader runs from an environment that is not activated; this answers the same
+    question (``alembic heads``) without a child process, so no ``PATH`` has to change."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import _temp_alembic_ini
+    with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:
+        head = ScriptDirectory.from_config(Config(ini)).get_current_head()
+    if not head:
+        raise RuntimeError("nbgrader's gradebook migrations name no head revision; reinstall nbgrader")
+    return head
 
 
 def _quiet_imports() -> None:
     # jsonschema's optional rfc3987_syntax import costs ~3 s per process and nbgrader never
     # validates URI formats (measured on nbgrader 0.9.6).
     sys.modules.setdefault("rfc3987_syntax", None)
-    # nbgrader runs the `alembic` script of its own environment when creating a gradebook.
-    bindir = os.path.dirname(sys.executable)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    # A new gradebook records its schema revision; nbgrader finds it with a child process that needs
+    # the `alembic` script on PATH. Answer in-process instead (measured: same revision).
+    import nbgrader.api
+    nbgrader.api.get_alembic_version = _alembic_head
 
 
-def assignments() -> list[str]:
+def assignments(solutions: str | os.PathLike | None = None) -> list[str]:
     """The assignment names: the course's exercise sets in lesson order, then any other set an
-    instructor added to ``SOLUTIONS`` (a folder holding ``<name>/<name>.ipynb``), sorted.
+    instructor added to the solutions folder (:func:`solutions_dir` of ``solutions``; a folder holding
+    ``<name>/<name>.ipynb``), sorted.
 
     The course's sets come from the course registry, :func:`attnlab.course.exercise_sets` (one home;
     a test checks that the shipped ``solutions/`` and ``exercises/`` hold exactly these folders).
-    A course set missing from ``SOLUTIONS`` (a trimmed ``--solutions`` folder) is left out.
+    A course set missing from the solutions folder (a trimmed ``--solutions`` folder) is left out.
     """
     from attnlab.course import exercise_sets
+    folder = solutions_dir(solutions)
 
     def present(name):
-        return (SOLUTIONS / name / f"{name}.ipynb").is_file()
+        return (folder / name / f"{name}.ipynb").is_file()
 
     course = [name for name in exercise_sets() if present(name)]
-    extra = sorted(p.name for p in SOLUTIONS.iterdir()
-                   if p.is_dir() and p.name not in course and present(p.name)) if SOLUTIONS.is_dir() else []
+    extra = sorted(p.name for p in folder.iterdir()
+                   if p.is_dir() and p.name not in course and present(p.name)) if folder.is_dir() else []
     return course + extra
 
 
@@ -145,12 +173,13 @@ def api_for(root, db_url=None, item_timeout=None, slot=None, mechanism=None):
     return NbGraderAPI(config=load_config(root, db_url, item_timeout, slot, mechanism))
 
 
-def stage_source(root: str | os.PathLike, assignment: str) -> Path:
-    """Copy ``solutions/<assignment>`` into ``<root>/source/<assignment>`` (replacing it)."""
-    src = SOLUTIONS / assignment
+def stage_source(root: str | os.PathLike, assignment: str, solutions: str | os.PathLike | None = None) -> Path:
+    """Copy ``<solutions>/<assignment>`` (:func:`solutions_dir`) into ``<root>/source/<assignment>``
+    (replacing it)."""
+    src = solutions_dir(solutions) / assignment
     if not (src / f"{assignment}.ipynb").exists():
         raise SystemExit(f"no source notebook {src / (assignment + '.ipynb')}; "
-                         f"known assignments: {', '.join(assignments())}")
+                         f"known assignments: {', '.join(assignments(solutions))}")
     dst = Path(root) / "source" / assignment
     if dst.exists():
         shutil.rmtree(dst)
@@ -158,22 +187,22 @@ def stage_source(root: str | os.PathLike, assignment: str) -> Path:
     return dst
 
 
-def generate(root, assignment: str, db_url=None) -> Path:
+def generate(root, assignment: str, db_url=None, solutions=None) -> Path:
     """Run nbgrader ``generate_assignment`` for ``assignment`` in the course at ``root``."""
-    stage_source(root, assignment)
+    stage_source(root, assignment, solutions)
     res = api_for(root, db_url).generate_assignment(assignment, force=True, create=True)
     if not res["success"]:
         raise RuntimeError(f"generate_assignment {assignment} failed:\n{res.get('error') or res.get('log')}")
     return Path(root) / "release" / assignment
 
 
-def generate_many(root, names: list[str], db_url=None) -> dict[str, str]:
+def generate_many(root, names: list[str], db_url=None, solutions=None) -> dict[str, str]:
     """``generate`` for several assignments with ONE API and gradebook (much faster than one
     ``generate`` each).  Returns ``{name: error}`` for the sets that failed (the others are ready)."""
     errors, api = {}, None
     for name in names:
         try:
-            stage_source(root, name)
+            stage_source(root, name, solutions)
             api = api or api_for(root, db_url)
             res = api.generate_assignment(name, force=True, create=True)
             if not res["success"]:
@@ -183,13 +212,14 @@ def generate_many(root, names: list[str], db_url=None) -> dict[str, str]:
     return errors
 
 
-def release(names: list[str] | None = None, dest: Path = EXERCISES) -> list[Path]:
-    """Regenerate ``dest/<name>`` for each assignment from ``solutions/`` (the one command)."""
+def release(names: list[str] | None = None, dest: Path = EXERCISES, solutions=None) -> list[Path]:
+    """Regenerate ``dest/<name>`` for each assignment from the solutions folder (:func:`solutions_dir`
+    of ``solutions``; the one command)."""
     out = []
     with tempfile.TemporaryDirectory(prefix="attnlab-release-") as tmp:
         api = None
-        for name in names or assignments():
-            stage_source(tmp, name)
+        for name in names or assignments(solutions):
+            stage_source(tmp, name, solutions)
             api = api or api_for(tmp)  # one gradebook and one API for all sets: much faster
             res = api.generate_assignment(name, force=True, create=True)
             if not res["success"]:

@@ -31,10 +31,11 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=
     ``SandboxGrade`` through the nbgrader config of its ``NbGraderAPI``."""
     global _API, _ROOT, _LIMITS
     slot = slots.get()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     # The pool forks from a parent that may have run a multi-threaded torch op already; an
     # OpenMP pool inherited across fork() deadlocks on its next parallel region, so each
-    # worker runs torch on one thread (parallelism comes from the worker processes).
+    # worker runs torch on one thread (parallelism comes from the worker processes). The
+    # sandboxes this worker starts get OMP_NUM_THREADS=1 in their own environment
+    # (autograder.sandbox), so this process's environment is left as it is.
     import torch
     torch.set_num_threads(1)
     _ROOT = root
@@ -137,13 +138,13 @@ class Summary:
 def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int = 2,
           feedback: bool = True, csv_path=None, progress: bool = True,
           item_timeout: float | None = None, max_notebook_bytes: int | None = None,
-          mechanism: str | None = None) -> Summary:
+          mechanism: str | None = None, solutions=None) -> Summary:
     """Autograde every ``submitted/*/<assignment>`` under ``submissions_dir`` (arguments:
     :func:`grade_many`)."""
     summary = grade_many(submissions_dir, [assignment], db_url=db_url, jobs=jobs, feedback=feedback,
                          csv_paths={assignment: csv_path}, progress=progress,
                          item_timeout=item_timeout, max_notebook_bytes=max_notebook_bytes,
-                         mechanism=mechanism)[assignment]
+                         mechanism=mechanism, solutions=solutions)[assignment]
     if summary.error:
         raise RuntimeError(summary.error)
     return summary
@@ -152,7 +153,8 @@ def grade(submissions_dir, assignment: str, db_url: str | None = None, jobs: int
 def grade_many(submissions_dir, assignments: list[str], db_url: str | None = None, jobs: int = 2,
                feedback: bool = True, csv_paths: dict | None = None, progress: bool = True,
                item_timeout: float | None = None, generate: bool = True,
-               max_notebook_bytes: int | None = None, mechanism: str | None = None) -> dict[str, "Summary"]:
+               max_notebook_bytes: int | None = None, mechanism: str | None = None,
+               solutions=None) -> dict[str, "Summary"]:
     """Autograde several assignments of one course in ONE session: one gradebook, one pool of
     ``jobs`` workers, each keeping its sandbox for every submission of every assignment.
 
@@ -163,7 +165,8 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
     ``max_notebook_bytes``: overrides ``c.SubmissionIntake.max_notebook_bytes`` (a larger
     notebook is refused with its size as the reason).  ``mechanism``: the sandbox to use
     (``root``/``userns``/``bwrap``; default the strongest that works here); every worker uses
-    the one chosen here.
+    the one chosen here.  ``solutions``: the folder the sets are generated from (default
+    :func:`autograder.course.solutions_dir`).
     """
     from .sandbox import SandboxUnavailable, choose_mechanism
     try:
@@ -172,7 +175,7 @@ def grade_many(submissions_dir, assignments: list[str], db_url: str | None = Non
         raise SandboxUnavailable(f"cannot grade untrusted notebooks here: {err}") from None
     try:
         return _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths, progress,
-                           item_timeout, generate, mechanism, max_notebook_bytes)
+                           item_timeout, generate, mechanism, max_notebook_bytes, solutions)
     finally:
         give_back_to_owner(submissions_dir, [p for p in (csv_paths or {}).values() if p])
 
@@ -202,7 +205,7 @@ def give_back_to_owner(root, extra=()) -> None:
 
 
 def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths, progress,
-                item_timeout, generate, mechanism, max_notebook_bytes=None):
+                item_timeout, generate, mechanism, max_notebook_bytes=None, solutions=None):
     from .course import generate_many
     from .spec import load_spec
     from .course import check_gradebook
@@ -215,7 +218,7 @@ def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths,
             sorted({s for a in assignments for s in submission_folders(root, a)}))
     # generate=False: the caller already ran generate_many(root, ...) (e.g. the QA tests, which
     # also compare that release with exercises/)
-    errors = generate_many(root, list(assignments), db_url) if generate else {}
+    errors = generate_many(root, list(assignments), db_url, solutions) if generate else {}
     summaries = {a: Summary(error=errors.get(a)) for a in assignments}
     ready = [a for a in assignments if a not in errors]
     cost = {}

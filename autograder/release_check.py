@@ -7,11 +7,12 @@ from pathlib import Path
 from .course import EXERCISES, assignments, notebook_signature, release
 
 
-def stale(names: list[str] | None = None) -> list[str]:
-    """Human-readable differences between exercises/ and a fresh release (empty = in sync)."""
-    names = names or assignments()
+def stale(names: list[str] | None = None, solutions=None) -> list[str]:
+    """Human-readable differences between exercises/ and a fresh release from the solutions folder
+    (:func:`autograder.course.solutions_dir` of ``solutions``) (empty = in sync)."""
+    names = names or assignments(solutions)
     with tempfile.TemporaryDirectory(prefix="attnlab-check-") as tmp:
-        release(names, dest=Path(tmp))
+        release(names, dest=Path(tmp), solutions=solutions)
         return compare(Path(tmp), names)
 
 

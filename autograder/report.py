@@ -169,15 +169,17 @@ class Skill:
     lesson: str = ""
 
 
-def _item_skills(course: Path, assignment: str) -> tuple[dict[str, Skill], list[str], str | None]:
+def _item_skills(course: Path, assignment: str, solutions=None) -> tuple[dict[str, Skill], list[str], str | None]:
     """``({grade_id: Skill}, [grade_ids in the spec's order], problem)`` from the set's grading.py.
 
     Looks in ``COURSE/source/<A>/grading.py`` (what ``grade`` staged), then the course repository's
-    ``solutions/<A>/grading.py``.  A spec that cannot be loaded leaves the map empty and says why.
+    ``solutions/<A>/grading.py`` (:func:`autograder.course.solutions_dir` of ``solutions``).  A spec
+    that cannot be loaded leaves the map empty and says why.
     """
-    from .course import SOLUTIONS
+    from .course import solutions_dir
+    folder = solutions_dir(solutions)
     from .spec import load_spec
-    for path in (course / "source" / assignment / "grading.py", SOLUTIONS / assignment / "grading.py"):
+    for path in (course / "source" / assignment / "grading.py", folder / assignment / "grading.py"):
         if not path.is_file():
             continue
         try:
@@ -189,7 +191,7 @@ def _item_skills(course: Path, assignment: str) -> tuple[dict[str, Skill], list[
             order.append(check.grade_id)
             skills[check.grade_id] = _skill_of(check, assignment)
         return skills, order, None
-    return {}, [], f"no grading.py for {assignment} (looked in {course / 'source'} and {SOLUTIONS})"
+    return {}, [], f"no grading.py for {assignment} (looked in {course / 'source'} and {folder})"
 
 
 def _skill_of(check, assignment: str) -> Skill:
@@ -258,7 +260,7 @@ class ClassReport:
         return sorted(rows, key=lambda r: (-len(r[2]), r[0], r[1]))
 
 
-def build(course, assignment: str, csv_path=None) -> ClassReport:
+def build(course, assignment: str, csv_path=None, solutions=None) -> ClassReport:
     """Read ``COURSE/reports/<assignment>/*.json`` (and grades.csv) into a :class:`ClassReport`.
 
     Raises :class:`ReportError` when the assignment has no report files (not graded yet).
@@ -269,12 +271,12 @@ def build(course, assignment: str, csv_path=None) -> ClassReport:
     if not reports:
         raise ReportError(f"no grading reports in {folder}: grade the assignment first "
                           f"(python -m autograder grade {course} --assignment {assignment})")
-    skills, order, skills_note = _item_skills(course, assignment)
+    skills, order, skills_note = _item_skills(course, assignment, solutions)
     items = _items(reports, order, skills)
     return ClassReport(course=course, assignment=assignment, reports=reports,
                        grades=_read_grades(course, assignment, Path(csv_path) if csv_path else None),
                        items=items, problems=problems, skills_note=skills_note,
-                       course_skills=_course_skills(course),
+                       course_skills=_course_skills(course, solutions),
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
 
@@ -310,7 +312,7 @@ def _items(reports: list[dict], order: list[str], skills: dict[str, Skill]) -> l
     return list(stats.values())
 
 
-def _course_skills(course: Path) -> dict[str, dict]:
+def _course_skills(course: Path, solutions=None) -> dict[str, dict]:
     """``{skill key: {"title", "right", "total", "assignments"}}`` over every graded assignment."""
     out: dict[str, dict] = {}
     root = course / "reports"
@@ -320,7 +322,7 @@ def _course_skills(course: Path) -> dict[str, dict]:
         reports, _ = read_reports(course, folder.name)
         if not reports:
             continue
-        skills, order, _ = _item_skills(course, folder.name)
+        skills, order, _ = _item_skills(course, folder.name, solutions)
         for st in _items(reports, order, skills):
             skill = st.skill or Skill(f"item:{st.grade_id}", st.grade_id)
             rec = out.setdefault(skill.key, {"title": skill.title, "right": 0, "total": 0, "assignments": set()})
@@ -336,9 +338,10 @@ def render(rep: ClassReport) -> str:
     return _render(rep)
 
 
-def write(course, assignment: str, out=None, csv_path=None) -> Path:
-    """Render the report to ``out`` (default ``COURSE/reports/<assignment>/class.html``)."""
-    rep = build(course, assignment, csv_path=csv_path)
+def write(course, assignment: str, out=None, csv_path=None, solutions=None) -> Path:
+    """Render the report to ``out`` (default ``COURSE/reports/<assignment>/class.html``); item skills
+    come from the staged spec, else ``solutions`` (:func:`autograder.course.solutions_dir`)."""
+    rep = build(course, assignment, csv_path=csv_path, solutions=solutions)
     dest = Path(out) if out else Path(course) / "reports" / assignment / "class.html"
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.course import REPO, SOLUTIONS, _quiet_imports
+from autograder.course import REPO, _quiet_imports, solutions_dir
 from autograder.pipeline import grade
 from autograder.tests import qa
 
@@ -42,7 +42,7 @@ def baseline(root: Path, assignment: str) -> float:
     """Plain nbgrader (no course config): generate_assignment, then a timed autograde of everyone."""
     _quiet_imports()
     src = root / "source" / assignment
-    shutil.copytree(SOLUTIONS / assignment, src, ignore=shutil.ignore_patterns("grading.py", "__pycache__"))
+    shutil.copytree(solutions_dir() / assignment, src, ignore=shutil.ignore_patterns("grading.py", "__pycache__"))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "OMP_NUM_THREADS": "1"}
     common = [f"--CourseDirectory.root={root}", "--CourseDirectory.course_id=bench", "--log-level=ERROR"]
     nbg = [str(Path(sys.executable).parent / "nbgrader")]

@@ -44,7 +44,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from autograder.course import SOLUTIONS  # noqa: E402 - the course's solutions/ (ATTNLAB_SOLUTIONS overrides)
+from autograder.course import solutions_dir  # noqa: E402 - the course's solutions/ (ATTNLAB_SOLUTIONS overrides)
+
+SOLUTIONS = solutions_dir()
 
 SUFFIX = ".pct.py"  # also in CourseDirectory.ignore (autograder/nbgrader_config.py): never released
 TEXT_METADATA = {"notebook_metadata_filter": "all,-jupytext.text_representation.jupytext_version",

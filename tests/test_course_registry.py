@@ -189,5 +189,6 @@ def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkey
         (tmp_path / name).mkdir()
         (tmp_path / name / f"{name}.ipynb").write_text("{}")
     (tmp_path / "notes").mkdir()  # a folder without a notebook is not a set
-    monkeypatch.setattr(ac, "SOLUTIONS", tmp_path)
+    assert ac.assignments(tmp_path) == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
+    monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(tmp_path))  # the variable, read when asked
     assert ac.assignments() == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]

@@ -75,6 +75,7 @@ def test_the_deployment_config_and_environment_win_over_the_clone_defaults(tmp_p
     got = _effective(monkeypatch, _env(tmp_path, ATTNLAB_COURSE=str(tmp_path / "c")))
     assert (got["course_id"], got["source"]) == ("attn-fall", "src")
     assert got["exchange"] in (str(tmp_path / "c" / ".exchange"), "/usr/local/share/nbgrader/exchange")
+    assert not (tmp_path / "c").exists(), "loading the clone's nbgrader config created a folder"
 
 
 def test_without_a_deployment_the_clone_supplies_its_defaults(tmp_path, monkeypatch):

@@ -71,6 +71,8 @@ def _names(rec: dict) -> tuple[str | None, str | None]:
 def import_roster(db_url: str, launches: list[dict]) -> list[str]:
     """Create or update the gradebook's student for each student launch (name, email, LTI user id);
     returns the ids updated.  Instructors and graders are not students and are left out."""
+    from ..course import _quiet_imports
+    _quiet_imports()  # a new gradebook reads its schema revision in-process
     from nbgrader.api import Gradebook
     done = []
     with Gradebook(db_url, "attnlab") as gb:
@@ -136,6 +138,8 @@ def passback(sheet: str | os.PathLike, assignment: str, tool_config: str | os.Pa
     ``lineitem``: post to this line item instead.  Raises :class:`LtiError` (nothing sent) for an
     unusable configuration; an error from the platform part-way is raised as :class:`LtiError`
     naming what was already sent."""
+    from ..course import _quiet_imports
+    _quiet_imports()  # a new gradebook reads its schema revision in-process
     from nbgrader.api import Gradebook
     from pylti1p3.exception import LtiException, LtiServiceException
     from pylti1p3.grade import Grade
@@ -212,5 +216,6 @@ LAUNCHES_DEFAULT = "/var/lib/attnlab-lti/{course}/launches.jsonl"
 def default_launches() -> Path:
     """The launch record the hub writes: ``ATTNLAB_LTI_LAUNCHES``, else :data:`LAUNCHES_DEFAULT`
     for ``ATTNLAB_COURSE_ID`` (default ``attnlab``)."""
-    return Path(os.environ.get("ATTNLAB_LTI_LAUNCHES")
-                or LAUNCHES_DEFAULT.format(course=os.environ.get("ATTNLAB_COURSE_ID", "attnlab")))
+    from attnlab.settings import grader_settings
+    s = grader_settings()
+    return Path(s.lti_launches or LAUNCHES_DEFAULT.format(course=s.course_id))

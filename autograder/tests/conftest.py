@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.course import SOLUTIONS
+from autograder.course import solutions_dir
 from autograder.sandbox import sandbox_support
+
+SOLUTIONS = solutions_dir()
 
 GRADED = sorted(p.parent.name for p in SOLUTIONS.glob("*/grading.py")
                 if (p.parent / f"{p.parent.name}.ipynb").exists())

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.course import EXERCISES, SOLUTIONS
+from autograder.course import EXERCISES, solutions_dir
 from autograder.spec import ByHandCheck, Case, load_spec
+
+SOLUTIONS = solutions_dir()
 
 _MARK = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 #: In a by-hand cell of a QA case: ``{answer}`` = the student's right numbers, ``{answer:<mistake>}``

@@ -174,12 +174,12 @@ def test_source_notebook_passes_its_visible_tests(assignment, tmp_path, monkeypa
     import nbformat
     from nbclient import NotebookClient
 
-    from autograder.course import SOLUTIONS
+    from autograder.course import solutions_dir
     monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path))
     monkeypatch.setenv("ATTNLAB_CI", "1")
     monkeypatch.setenv("ATTNLAB_LEARNER", "qa-instructor")
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    path = SOLUTIONS / assignment / f"{assignment}.ipynb"
+    path = solutions_dir() / assignment / f"{assignment}.ipynb"
     nb = nbformat.read(str(path), as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -115,7 +115,7 @@ def course(tmp_path_factory):
     from nbgrader.api import Gradebook
 
     from autograder.course import _quiet_imports
-    _quiet_imports()  # nbgrader runs `alembic` from this environment when it creates a gradebook
+    _quiet_imports()  # nbgrader reads the gradebook schema revision in-process (no `alembic` on PATH needed)
     root = tmp_path_factory.mktemp("instructor") / "course"
     for student, stamp in STAMPS.items():
         nb = qa.reference_submission(A, student)

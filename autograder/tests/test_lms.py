@@ -371,6 +371,8 @@ def test_lms_launch_record_cannot_be_redirected_by_the_grader(tmp_path):
 # ---------------------------------------------------------------------------- names and passback
 def _course(base: Path, students: dict[str, str]) -> tuple[Path, str]:
     """A course folder with a SQLite gradebook holding assignment 03_masks (max 10)."""
+    from autograder.course import _quiet_imports
+    _quiet_imports()  # as the grader does before it opens a gradebook
     from nbgrader.api import Gradebook
     course = base / "course"
     course.mkdir(exist_ok=True)

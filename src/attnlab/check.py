@@ -390,9 +390,10 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = "Your instructor limited self-checking to the visible checks." if allowed is SelfCheckMode.VISIBLE \
             else "Only the visible checks were asked for (--visible)."
         return _visible(path, report, why)
-    from autograder.course import SOLUTIONS
-    spec = SOLUTIONS / name / "grading.py"
-    if not os.access(spec, os.R_OK) or not os.access(SOLUTIONS / name / f"{name}.ipynb", os.R_OK):
+    from autograder.course import solutions_dir
+    folder = solutions_dir()
+    spec = folder / name / "grading.py"
+    if not os.access(spec, os.R_OK) or not os.access(folder / name / f"{name}.ipynb", os.R_OK):
         return _visible(path, report, f"This environment has no grading spec for {name} (a graded class keeps "
                                       "them with the instructor).")
     from autograder.sandbox import SandboxUnavailable, sandbox_support
@@ -400,7 +401,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
     if why_not:
         return _visible(path, report, f"The grader's checks need a sandbox this machine cannot build ({why_not})")
     try:
-        return _full(path, report, SOLUTIONS)
+        return _full(path, report, folder)
     except SandboxUnavailable as err:
         return _visible(path, report, f"The grader's sandbox could not start here ({err})")
     except CheckError:

@@ -9,11 +9,12 @@
     attnlab check NOTEBOOK               grade your copy of an exercise notebook with the grader's checks
 
 Input is read line by line from stdin, so piped answers work (``printf '0.5\\nq\\n' | attnlab practice ...``).
-Progress goes to ``$ATTNLAB_HOME`` (default ``~/.attnlab``) under the learner ``$ATTNLAB_LEARNER``.
+Progress goes to ``$ATTNLAB_HOME`` (default ``~/.attnlab``) under the learner ``--learner``, else
+``$ATTNLAB_LEARNER`` (see :func:`attnlab.practice.seeding.learner_id`). The flag is passed to each command
+explicitly (:func:`_learner`), never written into the process environment.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -30,10 +31,24 @@ def _console() -> Console:
 @click.group()
 @click.option("--learner", default=None, help="Learner id (default: $ATTNLAB_LEARNER, the profile, or the OS user).")
 @click.version_option(package_name="attnlab")
-def main(learner: str | None) -> None:
+@click.pass_context
+def main(ctx: click.Context, learner: str | None) -> None:
     """attnlab: practise the skills of the attention course and track mastery."""
-    if learner:
-        os.environ["ATTNLAB_LEARNER"] = learner
+    ctx.obj = learner.strip() if learner and learner.strip() else None
+
+
+def _learner() -> str | None:
+    """The ``--learner`` of this command line (``None``: the usual order, environment first)."""
+    return click.get_current_context().find_root().obj
+
+
+def _store():
+    """The progress store of this command line's learner."""
+    from attnlab.practice import ProgressStore
+    from attnlab.practice.seeding import as_learner_id
+
+    learner = _learner()
+    return ProgressStore(learner=as_learner_id(learner) if learner else None)
 
 
 @main.command()
@@ -56,10 +71,10 @@ def skills(lesson: str | None) -> None:
 @main.command()
 def progress() -> None:
     """Show progress by lesson and skill."""
-    from attnlab.practice import ProgressStore, all_skills
+    from attnlab.practice import all_skills
     from attnlab.practice import mastery
 
-    store = ProgressStore()
+    store = _store()
     n = mastery.mastery_threshold()
     table = Table(title=f"Progress of {store.learner}")
     for col in ("lesson", "skill", "status", "run", "answers", "hints", "review due"):
@@ -93,7 +108,7 @@ def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
         get_skill(skill)
     except KeyError as err:
         raise click.UsageError(str(err.args[0])) from None
-    item = PracticeItem(skill)
+    item = PracticeItem(skill, store=_store())
     echo = click.echo
     for notice in item.store.notices:
         echo(f"Note: {notice}")
@@ -155,7 +170,7 @@ def hint(skill: str) -> None:
         get_skill(skill)
     except KeyError as err:
         raise click.UsageError(str(err.args[0])) from None
-    item = PracticeItem(skill)
+    item = PracticeItem(skill, store=_store())
     click.echo(item.prompt)
     click.echo(item.hint())
 
@@ -173,7 +188,7 @@ def gate(lesson: str, override: bool) -> None:
         course_lesson(lesson)
     except UnknownLesson as err:
         raise click.BadParameter(f"{err}.", param_hint="LESSON") from None
-    run_gate(lesson, override=override)
+    run_gate(lesson, override=override, store=_store())
 
 
 @main.command("check")
@@ -188,7 +203,7 @@ def check_cmd(notebook: str, assignment: str | None, visible: bool, as_json: boo
     from attnlab.check import CheckError, SelfCheckMode, run_check
 
     try:
-        report = run_check(notebook, assignment=assignment, mode=SelfCheckMode.VISIBLE if visible else None)
+        report = run_check(notebook, assignment=assignment, learner=_learner(), mode=SelfCheckMode.VISIBLE if visible else None)
     except CheckError as err:
         raise click.UsageError(str(err)) from None
     click.echo(report.to_json() if as_json else report.text())

@@ -8,7 +8,6 @@ at every position is the next character.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -78,7 +77,8 @@ def shakespeare_path() -> Path:
     ``data/tinyshakespeare/input.txt`` in the repository that contains this package (a clone or an
     editable install); else the copy a non-editable install ships as package data (``attnlab/_data``).
     """
-    env = os.environ.get("ATTNLAB_DATA")
+    from attnlab.settings import course_settings
+    env = course_settings().data
     if env:
         return Path(env) / "tinyshakespeare" / "input.txt"
     repo = Path(__file__).resolve().parents[2] / _RELATIVE  # src/attnlab/data.py -> repo root

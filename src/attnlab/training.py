@@ -53,7 +53,8 @@ CHECKPOINT_FORMAT = "attnlab-checkpoint-v1"
 
 def is_ci() -> bool:
     """True when the environment variable ``ATTNLAB_CI`` is ``1`` (lessons shrink their runs)."""
-    return os.environ.get("ATTNLAB_CI", "") == "1"
+    from attnlab.settings import course_settings
+    return course_settings().ci
 
 
 def default_device() -> str:

@@ -98,3 +98,20 @@ def test_progress_table_shows_mastered_in_progress_and_due():
     rows = {line.split("│")[2].strip(): line for line in out.output.splitlines() if line.count("│") > 3}
     assert "due for review" in rows["sdpa_scale"] and "in progress" in rows["uniform_loss"]
     assert "not started" in rows["sdpa_full"] and "lesson 00 or 1970-01-1" in rows["sdpa_scale"]
+
+
+def test_learner_flag_is_passed_to_the_command_and_leaves_the_environment_alone(tmp_path, monkeypatch):
+    """``--learner`` names the progress file the command writes, over ATTNLAB_LEARNER, and is not
+    written into the process environment."""
+    monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path))
+    monkeypatch.setenv("ATTNLAB_LEARNER", "from-env")
+    answer = typed("flagged", "warmup_scores_shape", 0) + "\nq\n"
+    out = CliRunner().invoke(main, ["--learner", "flagged", "practice", "warmup_scores_shape"], input=answer)
+    assert out.exit_code == 0, out.output
+    assert os.environ["ATTNLAB_LEARNER"] == "from-env"
+    assert ProgressStore("flagged", tmp_path).peek("warmup_scores_shape").attempts == 1
+    assert not (tmp_path / "progress" / "from-env.json").exists()
+    out = CliRunner().invoke(main, ["--learner", "flagged", "progress"])
+    assert "Progress of flagged" in out.output
+    out = CliRunner().invoke(main, ["progress"])  # without the flag, the environment's learner
+    assert "Progress of from-env" in out.output

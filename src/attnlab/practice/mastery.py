@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Mapping, Union
 
 from .. import course
+from ..settings import course_settings
 from .core import Feedback, Variant, get_skill, lesson_id
 from .record import HISTORY, SkillRecord
 from .seeding import seed_for
@@ -49,12 +49,13 @@ PREREQUISITES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 def mastery_threshold(n_required: int | None = None) -> int:
-    """``n_required`` if given, else env ``ATTNLAB_MASTERY_N``, else 3 (always >= 1)."""
+    """``n_required`` if given, else ``ATTNLAB_MASTERY_N`` (:class:`attnlab.settings.CourseSettings`,
+    default 3); always >= 1.
+
+    Raises:
+        attnlab.settings.SettingsError: ``ATTNLAB_MASTERY_N`` (or another variable) is malformed."""
     if n_required is None:
-        try:
-            n_required = int(os.environ.get("ATTNLAB_MASTERY_N", DEFAULT_N))
-        except ValueError:
-            n_required = DEFAULT_N
+        n_required = course_settings().mastery_n
     return max(1, int(n_required))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from .answers import AnswerFormatError, parse
 from .core import draw, get_skill
+from ..settings import course_settings
 from .seeding import attnlab_home, learner_id, seed_for
 
 
@@ -67,7 +68,7 @@ def check_form(skill: str, answer: Any) -> str:
 def learner_note() -> str:
     """One paragraph: which learner id seeds the by-hand numbers, where it came from, how to set it."""
     lid = learner_id()
-    if (os.environ.get("ATTNLAB_LEARNER") or "").strip():
+    if (course_settings().learner or "").strip():
         source = "the environment variable ATTNLAB_LEARNER"
     elif (os.environ.get("JUPYTERHUB_USER") or "").strip():
         source = "your JupyterHub user name"

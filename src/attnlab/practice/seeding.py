@@ -15,13 +15,19 @@ import re
 import unicodedata
 from pathlib import Path
 
+from ..settings import course_settings
+
 #: what a learner id may hold as it is: letters and digits of any script (``\w``), ``_``, ``.``, ``-``
 _SAFE = re.compile(r"[^\w.-]+")
 
 
 def attnlab_home() -> Path:
-    """Folder holding progress files: env ``ATTNLAB_HOME``, default ``~/.attnlab``."""
-    return Path(os.environ.get("ATTNLAB_HOME") or Path.home() / ".attnlab").expanduser()
+    """Folder holding progress files: ``ATTNLAB_HOME``, default ``~/.attnlab``
+    (:class:`attnlab.settings.CourseSettings`).
+
+    Raises:
+        attnlab.settings.SettingsError: an ``ATTNLAB_*`` variable holds a malformed value."""
+    return course_settings().home_dir
 
 
 def _clean(name: str) -> str:
@@ -53,8 +59,7 @@ def learner_id() -> str:
     user name, which is the nbgrader student id); else ``"learner"`` in
     ``$ATTNLAB_HOME/profile.json``; else the operating-system user name. Never raises.
     """
-    for var in ("ATTNLAB_LEARNER", "JUPYTERHUB_USER"):
-        env = os.environ.get(var)
+    for env in (course_settings().learner, os.environ.get("JUPYTERHUB_USER")):
         if env and env.strip():
             return _clean(env)
     try:

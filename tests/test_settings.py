@@ -1,0 +1,121 @@
+"""Every ATTNLAB_* variable is declared once (src/attnlab/settings.py), listed in docs/settings.md,
+and used; library code never writes the process environment."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from attnlab.settings import IGNORED, PREFIX, CourseSettings, GraderSettings, variables
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import render_settings_table  # noqa: E402
+
+NAME = re.compile(PREFIX + r"[A-Z0-9_]*")
+#: where the declarations themselves live (a name found only here is used nowhere)
+HOMES = {"src/attnlab/settings.py", "docs/settings.md"}
+
+
+def _tracked() -> dict[str, str]:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True,
+                           text=True).stdout.split("\0")
+    out = {}
+    for rel in filter(None, files):
+        path = ROOT / rel
+        if path.is_file() and not path.is_symlink():
+            out[rel] = path.read_text(encoding="utf-8", errors="ignore")
+    return out
+
+
+def _is_test(rel: str) -> bool:
+    return rel.startswith("tests/") or "/tests/" in rel or rel in {"conftest.py", "test.sh"}
+
+
+def problems(files: dict[str, str], declared: set[str], ignored: set[str]) -> list[str]:
+    """What is wrong with the ``ATTNLAB_`` names in ``files`` ({path: text}): names read or set that
+    are not declared, ignored names outside the tests, declared names that nothing uses."""
+    out, used = [], set()
+    known = declared | ignored
+    for rel, text in files.items():
+        for lineno, line in enumerate(text.splitlines(), 1):
+            for m in NAME.finditer(line):
+                name = m.group()
+                if name.endswith("_"):  # a prefix (``ATTNLAB_LTI_*``, startswith("ATTNLAB_"))
+                    if not any(k.startswith(name) for k in known):
+                        out.append(f"{rel}:{lineno}: prefix {name} matches no declared variable")
+                    continue
+                if name not in known:
+                    out.append(f"{rel}:{lineno}: {name} is not declared in src/attnlab/settings.py")
+                elif name in ignored and not _is_test(rel) and rel not in HOMES:
+                    out.append(f"{rel}:{lineno}: {name} is declared as not a setting, yet read here")
+                if rel not in HOMES:
+                    used.add(name)
+    out += [f"{name} is declared but no file reads or sets it; remove its declaration"
+            for name in sorted(declared - used)]
+    return out
+
+
+def test_every_attnlab_variable_in_the_repository_is_declared_and_every_declared_one_used():
+    names = {v.name for v in variables()}
+    found = problems(_tracked(), names, set(IGNORED))
+    assert not found, "\n".join(found)
+
+
+def test_the_scan_reports_an_undeclared_name_an_unused_one_and_an_ignored_one_read():
+    new, old, gone = PREFIX + "NEW_KNOB", PREFIX + "OLD", PREFIX + "SANDBOX"
+    files = {"src/x.py": f'os.environ.get("{new}")\nos.environ["{gone}"]\n',
+             "tests/test_x.py": f'monkeypatch.setenv("{gone}", "1")  # {PREFIX}LTI_*\n',
+             "deploy/hub.py": f'env["{PREFIX}LTI_ISSUER"]\n'}
+    got = problems(files, {old, PREFIX + "LTI_ISSUER"}, {gone})
+    assert got == [f"src/x.py:1: {new} is not declared in src/attnlab/settings.py",
+                   f"src/x.py:2: {gone} is declared as not a setting, yet read here",
+                   f"{old} is declared but no file reads or sets it; remove its declaration"]
+
+
+def test_docs_settings_table_is_generated_from_the_declarations():
+    doc = render_settings_table.DOC.read_text(encoding="utf-8")
+    fresh = render_settings_table.splice(doc, render_settings_table._table())
+    assert fresh == doc, f"docs/settings.md is stale; run `{render_settings_table.COMMAND}`"
+    for v in variables():
+        assert f"`{v.name}`" in doc and v.meaning and v.readers and v.type
+
+
+def test_settings_read_the_environment_and_a_flag_overrides_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "5")
+    monkeypatch.setenv("ATTNLAB_GATE_OVERRIDE", "1")
+    monkeypatch.setenv("ATTNLAB_LEARNER", "env-learner")
+    monkeypatch.setenv("ATTNLAB_DATA", "")  # empty counts as unset
+    s = CourseSettings()
+    assert (s.mastery_n, s.gate_override, s.learner, s.data) == (5, True, "env-learner", None)
+    assert CourseSettings(learner="flag-learner").learner == "flag-learner"
+    monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(tmp_path))
+    assert GraderSettings().solutions_dir(ROOT) == tmp_path.resolve()
+    assert GraderSettings(solutions=None).solutions_dir(ROOT) == (ROOT / "solutions").resolve()
+
+
+def test_a_malformed_value_is_refused_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "three")
+    with pytest.raises(ValidationError, match="mastery_n"):
+        CourseSettings()
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "0")
+    with pytest.raises(ValidationError, match="greater than or equal to 1"):
+        CourseSettings()
+
+
+def test_library_reads_go_through_the_settings_and_a_bad_value_is_one_sentence(monkeypatch, tmp_path):
+    from attnlab.practice import mastery, seeding
+    from attnlab.settings import SettingsError
+    from attnlab.training import is_ci
+    monkeypatch.setenv("ATTNLAB_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("ATTNLAB_CI", "true")
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "4")
+    assert (seeding.attnlab_home(), is_ci(), mastery.mastery_threshold()) == (tmp_path / "h", True, 4)
+    monkeypatch.setenv("ATTNLAB_MASTERY_N", "three")
+    with pytest.raises(SettingsError) as err:
+        mastery.mastery_threshold()
+    assert str(err.value).startswith("ATTNLAB_MASTERY_N='three' is not valid") and str(err.value).count(". ") == 0
