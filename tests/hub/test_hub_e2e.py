@@ -437,8 +437,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
     for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
+    # data, not code: the course environment's own modules (e.g. autograder/instructor/gradebook_init.py)
+    # are readable by design; a gradebook file, a grades sheet or a solution is not
     r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
-                "-name", "solutions", "-o", "-name", "gradebook*", "-o", "-name", "grades*.csv", ")")
+                "-name", "solutions", "-o", "-name", "gradebook*.db*", "-o", "-name", "grades*.csv", ")")
     assert not r.stdout.strip(), f"readable by a student: {r.stdout[:500]}"
     if postgres:
         dbname = s["ATTNLAB_DB"].rsplit("/", 1)[1]
