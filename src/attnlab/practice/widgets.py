@@ -94,8 +94,10 @@ class Card:
         self.show_button.on_click(self._on_show)
         self.widget = w.VBox([
             self.title, self.prompt, self.tables,
-            w.HBox([self.answer, self.check_button, self.hint_button, self.show_button, self.next_button]),
-            self.feedback, self.hints, w.HBox([self.progress, self.status]),
+            # rows wrap on a narrow screen, so no button is pushed out of sight (WCAG 1.4.10 Reflow)
+            w.HBox([self.answer, self.check_button, self.hint_button, self.show_button, self.next_button],
+                   layout=w.Layout(flex_flow="row wrap")),
+            self.feedback, self.hints, w.HBox([self.progress, self.status], layout=w.Layout(flex_flow="row wrap")),
         ], layout=w.Layout(border="1px solid #ccc", padding="8px", margin="8px 0"))
         self.widget.add_class("attnlab-card")
         self.widget.add_class(f"attnlab-skill-{skill}")
