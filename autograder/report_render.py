@@ -164,7 +164,7 @@ th,td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left;vertical-alig
 th{background:#fafbfc;font-weight:600} td.n{text-align:right;white-space:nowrap;width:1%}
 .fig{max-width:100%;height:auto;display:block;margin:6px 0}
 .item{border:1px solid #e1e4e8;border-radius:6px;padding:8px 14px;margin:10px 0}
-.item h3{margin:4px 0 6px} .muted{color:#777} .pill{display:inline-block;border-radius:9px;padding:0 7px;font-size:12px}
+.item h3{margin:4px 0 6px} .muted{color:#595959} .pill{display:inline-block;border-radius:9px;padding:0 7px;font-size:12px}
 .pill.flagged{background:#fff1d6;color:#8a5300} .pill.error{background:#fde2e4;color:#9b0020}
 .pill.graded{background:#dff5ec;color:#006b4a} .pill.other{background:#eee;color:#444}
 .bar{display:inline-block;height:9px;background:#E69F00;border-radius:2px;vertical-align:middle;margin-right:6px}

@@ -35,7 +35,6 @@ gate("02")
 
 # %%
 # %matplotlib inline
-import io
 import math
 import os
 import time
@@ -44,7 +43,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from IPython.display import Image, display
+from IPython.display import display
 
 from attnlab.nn import scaled_dot_product_attention
 from attnlab.viz import attention_heatmap
@@ -424,17 +423,15 @@ def weights_for(width, scaled):
 
 
 # %% [markdown]
-# Two drawing helpers (plumbing: skim them): the heatmap as a PNG image, and the weights as an HTML table.
+# Two drawing helpers (plumbing: skim them): the heatmap as a figure, and the weights as an HTML table.
 
 # %%
-def heatmap_png(weights, title):
-    fig, ax = plt.subplots(figsize=(5.6, 4.4))
+def heatmap_figure(weights, title):
+    fig, ax = plt.subplots(figsize=(5.6, 4.4), dpi=90)
     attention_heatmap(weights, labels, labels, title=title, ax=ax)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
-    return buffer.getvalue()
+    plt.close(fig)  # shown by display() below, not again at the end of the cell
+    return fig
 
 
 def weights_table(weights):
@@ -443,7 +440,8 @@ def weights_table(weights):
         f"<tr><th style='padding:2px 6px;text-align:right'>{word}</th>"
         + "".join(f"<td style='padding:2px 6px;text-align:right'>{x:.3f}</td>" for x in row.tolist()) + "</tr>"
         for word, row in zip(labels, weights))
-    return f"<table style='font-family:monospace'><tr><th></th>{header}</tr>{rows}</table>"
+    return (f"<table style='font-family:monospace'><tr><th style='padding:2px 6px'>query \\ key</th>{header}</tr>"
+            f"{rows}</table>")
 
 
 # %% [markdown]
@@ -467,7 +465,7 @@ def redraw(_change=None):
     label = "scaled" if scaled else "unscaled"
     with picture:
         picture.clear_output(wait=True)
-        display(Image(data=heatmap_png(weights, f"d_k = {width}, {label}")))
+        display(heatmap_figure(weights, f"d_k = {width}, {label}"))
     numbers.value = (f"<b>weights, d_k = {width}, {label}</b> (rows: queries, columns: keys; "
                      f"mean largest weight per row {weights.max(dim=-1).values.mean():.3f})"
                      + weights_table(weights))

@@ -150,9 +150,11 @@ print("\nstep by step == MultiHeadAttention.forward")
 # attention problems" of size $L \times d_k$. That is the whole trick:
 #
 # $$
-# (B, L, d_\text{model}) \xrightarrow{\text{view}} (B, L, H, d_k) \xrightarrow{\text{transpose}(1,2)}
-# (B, H, L, d_k) \xrightarrow{QK^\top} (B, H, L, L) \xrightarrow{\cdot V} (B, H, L, d_k)
-# \xrightarrow{\text{transpose, reshape}} (B, L, d_\text{model}).
+# \begin{aligned}
+# (B, L, d_\text{model}) &\xrightarrow{\text{view}} (B, L, H, d_k) \xrightarrow{\text{transpose}(1,2)} (B, H, L, d_k)\\
+# &\xrightarrow{QK^\top} (B, H, L, L) \xrightarrow{\cdot V} (B, H, L, d_k)\\
+# &\xrightarrow{\text{transpose, reshape}} (B, L, d_\text{model}).
+# \end{aligned}
 # $$
 #
 # ## 3 · Why reshape *without* transpose is wrong

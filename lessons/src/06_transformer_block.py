@@ -345,7 +345,9 @@ print("eval mode : two passes differ by", (c - e).abs().max().item())
 # $$
 # \textbf{post-LN (Vaswani et al. 2017):}\quad
 # \begin{aligned} h &= \mathrm{LN}\big(x + \mathrm{SA}(x)\big)\\ y &= \mathrm{LN}\big(h + \mathrm{FFN}(h)\big)\end{aligned}
-# \qquad\qquad
+# $$
+#
+# $$
 # \textbf{pre-LN (GPT-2 and most models since):}\quad
 # \begin{aligned} h &= x + \mathrm{SA}\big(\mathrm{LN}(x)\big)\\ y &= h + \mathrm{FFN}\big(\mathrm{LN}(h)\big)\end{aligned}
 # $$

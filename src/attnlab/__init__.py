@@ -37,6 +37,20 @@ _NN_EXPORTS = (
 )
 
 
+def _install_figure_alt() -> None:
+    """Inside an IPython kernel, give every matplotlib figure shown a text alternative
+    (:mod:`attnlab.figure_alt`); elsewhere do nothing (IPython is not imported)."""
+    import sys
+
+    if "IPython" in sys.modules:
+        from .figure_alt import install
+
+        install()
+
+
+_install_figure_alt()
+
+
 def __getattr__(name: str):
     if name in _NN_EXPORTS:
         from . import nn

@@ -43,6 +43,10 @@ def _markdown(text: str) -> str:
         return "<p>" + html.escape(text) + "</p>"
 
 
+# Feedback and hints wrap at the card's width, long numbers and words included (WCAG 1.4.10 Reflow).
+_WRAP = "white-space:normal;overflow-wrap:anywhere;max-width:100%"
+
+
 def matrix_html(name: str, value: Any) -> str:
     """An HTML table for a vector/matrix (rows = first axis)."""
     arr = np.asarray(value)
@@ -68,7 +72,7 @@ class Card:
         self.prompt = w.HTMLMath()
         self.tables = w.HTML()
         self.answer = w.Text(placeholder=_PLACEHOLDER.get(kind, ""), description="Answer:",
-                             layout=w.Layout(width="460px"))
+                             layout=w.Layout(width="460px", max_width="100%"))
         self.check_button = w.Button(description="Check", button_style="primary", tooltip="Check my answer")
         self.hint_button = w.Button(description="Hint", tooltip="Show a hint (the item then does not count)")
         self.next_button = w.Button(description="Next problem", disabled=True, tooltip="A fresh variant")
@@ -90,8 +94,10 @@ class Card:
         self.show_button.on_click(self._on_show)
         self.widget = w.VBox([
             self.title, self.prompt, self.tables,
-            w.HBox([self.answer, self.check_button, self.hint_button, self.show_button, self.next_button]),
-            self.feedback, self.hints, w.HBox([self.progress, self.status]),
+            # rows wrap on a narrow screen, so no button is pushed out of sight (WCAG 1.4.10 Reflow)
+            w.HBox([self.answer, self.check_button, self.hint_button, self.show_button, self.next_button],
+                   layout=w.Layout(flex_flow="row wrap")),
+            self.feedback, self.hints, w.HBox([self.progress, self.status], layout=w.Layout(flex_flow="row wrap")),
         ], layout=w.Layout(border="1px solid #ccc", padding="8px", margin="8px 0"))
         self.widget.add_class("attnlab-card")
         self.widget.add_class(f"attnlab-skill-{skill}")
@@ -129,24 +135,26 @@ class Card:
     def _on_check(self, _button=None) -> None:
         feedback = self.item.check(self.answer.value)
         if not feedback.readable:  # nothing recorded: say what could not be read, keep the problem open
-            self.feedback.value = f"<div style='color:#9a6700'>? {html.escape(feedback.message)}</div>"
+            self.feedback.value = (f"<div role='status' style='{_WRAP};color:#8a5a00'>? "
+                                   f"{html.escape(feedback.message)}</div>")
             return
         colour = "#1a7f37" if feedback.correct else "#b42318"
         note = self.item.last.note if self.item.last else ""
-        self.feedback.value = (f"<div style='color:{colour}'>{'✔' if feedback.correct else '✘'} "
+        mark = "✔" if feedback.correct else "✘"
+        self.feedback.value = (f"<div role='status' style='{_WRAP};color:{colour}'>{mark} "
                                f"{html.escape(feedback.message)}</div>"
-                               + (f"<div>{html.escape(note)}</div>" if note else ""))
+                               + (f"<div style='{_WRAP}'>{html.escape(note)}</div>" if note else ""))
         self.next_button.disabled = False
         self._show_progress()
 
     def _on_hint(self, _button=None) -> None:
         text = self.item.hint()
-        self.hints.value += f"<div><i>{html.escape(text)}</i></div>"
+        self.hints.value += f"<div style='{_WRAP}'><i>{html.escape(text)}</i></div>"
         self._show_progress()
 
     def _on_show(self, _button=None) -> None:
         text = self.item.worked_answer()
-        self.hints.value += f"<div><b>{html.escape(text)}</b></div>"
+        self.hints.value += f"<div style='{_WRAP}'><b>{html.escape(text)}</b></div>"
         self.next_button.disabled = False
         self._show_progress()
 
