@@ -4,7 +4,7 @@ Run from the repository root (it needs ``autograder.tests.qa``, which is not ins
 
     .venv/bin/python -m benchmarks.grade_class --students 1000 --jobs 2 --out benchmarks/RESULTS.md
 
-``--students`` submissions are spread evenly over the ten sets; each is a copy of the reference
+``--students`` submissions are spread evenly over the ten sets (or those named by ``--sets``); each is a copy of the reference
 solution, an honest alternative (``honest/*.py``) or a realistic wrong implementation
 (``wrong/*.py``), cycled.  Everything is graded by ``autograder.pipeline.grade_many`` in ONE session
 (one gradebook, ``--jobs`` workers, each keeping its sandbox), without feedback HTML.  Reported:
@@ -28,11 +28,11 @@ from autograder.tests import qa
 from autograder.tests.conftest import GRADED
 
 
-def make_class(root: Path, n: int) -> dict[str, int]:
-    """Write ``n`` submissions spread over the graded sets; returns {set: count}."""
+def make_class(root: Path, n: int, sets=GRADED) -> dict[str, int]:
+    """Write ``n`` submissions spread over ``sets`` (default: every graded set); returns {set: count}."""
     counts = {}
-    for k, assignment in enumerate(GRADED):
-        share = n // len(GRADED) + (1 if k < n % len(GRADED) else 0)
+    for k, assignment in enumerate(sets):
+        share = n // len(sets) + (1 if k < n % len(sets) else 0)
         spec = qa.spec(assignment)
         kinds = ["reference"] + [("honest", h) for h in spec.honest] + [("wrong", w) for w in spec.wrong]
         for i in range(share):
@@ -54,19 +54,22 @@ def main(argv=None):
     ap.add_argument("--students", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=None, help="append a results section to this markdown file")
+    ap.add_argument("--sets", nargs="+", default=list(GRADED), choices=list(GRADED), metavar="SET",
+                    help="grade only these exercise sets (default: all ten), e.g. --sets 09_capstone")
     args = ap.parse_args(argv)
+    sets = list(args.sets)
     with tempfile.TemporaryDirectory(prefix="attnlab-class-") as tmp:
         root = Path(tmp) / "course"
-        counts = make_class(root, args.students)
+        counts = make_class(root, args.students, sets)
         t0 = time.perf_counter()
-        summaries = grade_many(root, list(GRADED), jobs=args.jobs, feedback=False, progress=True)
+        summaries = grade_many(root, sets, jobs=args.jobs, feedback=False, progress=True)
         wall = time.perf_counter() - t0
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     total = sum(len(s.reports) for s in summaries.values())
     load = os.getloadavg()
     lines = [f"### {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · a class of {total} across "
-             f"{len(GRADED)} sets, `--jobs {args.jobs}`", "",
+             f"{len(sets)} set{'s' if len(sets) > 1 else ''}, `--jobs {args.jobs}`", "",
              f"Machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
              f"(shared with other jobs), Python {platform.python_version()}.", "",
              f"Wall time {wall:.1f} s (gradebook and release generation included, no feedback HTML): "
@@ -74,7 +77,7 @@ def main(argv=None):
              f"or sandbox process {kids:.0f} MB.", "",
              "| set | submissions | graded / flagged / failed | worker s per submission (median, max) |",
              "|---|---|---|---|"]
-    for a in GRADED:
+    for a in sets:
         s = summaries[a]
         secs = [r["seconds"] for r in s.reports if r.get("seconds")]
         lines.append(f"| {a} | {counts[a]} | {len(s.graded) - len(s.flagged)} / {len(s.flagged)} / {len(s.failed)} | "

@@ -265,6 +265,12 @@ def run_item(job, check, wfd, efd):
         if name and any(f in name for f in forbid):
             _record(name)
 
+    # A check that forbids no library operation has nothing to watch: the dispatch mode and the
+    # profiler would only slow every tensor operation and every call (a training run: about
+    # twice as slow) without recording anything, so they are not installed for it.
+    import contextlib
+    watch, profile = (_Watch, _profile) if forbid else (contextlib.nullcontext, None)
+
     # Taken before any student code runs: the grader's own steps (setup, extraction, turning
     # the value into plain data) use these, never what the student's namespace holds later.
     import builtins
@@ -286,8 +292,8 @@ def run_item(job, check, wfd, efd):
     trial_no[0] = "c"  # every line of student code runs under the watch, the answer cells too
     for cell_id, source in job["cells"]:
         try:
-            with _Watch():
-                sys.setprofile(_profile)
+            with watch():
+                sys.setprofile(profile)
                 try:
                     exec(compile(source, f"<cell {cell_id}>", "exec"), ns)
                 finally:
@@ -308,8 +314,8 @@ def run_item(job, check, wfd, efd):
             run_ns.update(grader_ns)
             run_ns["__builtins__"] = grader_builtins
             run_ns["__inputs__"] = inputs
-            with _Watch():
-                sys.setprofile(_profile)
+            with watch():
+                sys.setprofile(profile)
                 try:
                     exec(compile(check.get("setup", ""), "<grader setup>", "exec"), run_ns)
                     exec(compile(check["extract"], "<grader extract>", "exec"), run_ns)

@@ -90,7 +90,7 @@ def batch_verdict(value, data, L, B, seed):
         return f"x and y must be long (int64) token ids, got {x_dtype} and {y_dtype}"
     pos = {int(tok): i for i, tok in enumerate(data)}  # the tokens of data are distinct
     starts = set()
-    for row_x, row_y in zip(x.astype(np.int64), y.astype(np.int64)):
+    for row_x, row_y in zip(x.astype(np.int64), y.astype(np.int64), strict=True):
         s = pos.get(int(row_x[0]))
         if s is None or s + L > len(data) or not np.array_equal(row_x, data[s:s + L]):
             return "a row of x is not a contiguous window of data"
@@ -189,7 +189,7 @@ def _grader_run(I):
         if isinstance(mod, nn.Linear) and mod.bias is not None:  # the tied output layer has none
             nn.init.zeros_(mod.bias)
     m.train()
-    opt = torch.optim.AdamW(m.parameters(), lr=C["lr"], weight_decay=0.0)
+    opt = torch.optim.AdamW(m.parameters(), lr=C["lr"], weight_decay=0.0, foreach=True)
     gen = torch.Generator().manual_seed(I["seed"])
     train = I["train"]
     for _ in range(I["steps"]):
@@ -275,7 +275,7 @@ def reference_run(start, seed, V, steps=STEPS, B=BATCH, **_):
                 if isinstance(mod, nn.Linear) and mod.bias is not None:
                     nn.init.zeros_(mod.bias)
             m.train()
-            opt = torch.optim.AdamW(m.parameters(), lr=RUN_CFG["lr"], weight_decay=0.0)
+            opt = torch.optim.AdamW(m.parameters(), lr=RUN_CFG["lr"], weight_decay=0.0, foreach=True)
             gen = torch.Generator().manual_seed(seed)
             train = torch.as_tensor(_ids()[start:start + 20_000])
             for _ in range(steps):
