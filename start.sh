@@ -31,6 +31,14 @@ fi
 bash scripts/setup.sh
 # Tools installed in the venv (jupyter, nbgrader, alembic which nbgrader's gradebook calls) come first.
 export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
+# The course folder (its SQLite gradebook lives there by default) and the private exchange that
+# nbgrader_config.py falls back on (COURSE/.exchange, when no shared one is set up): formgrader cannot
+# create the gradebook's folder and treats a missing exchange as absent for its whole session, so
+# both are made here, before any server starts (the config file itself creates nothing when loaded).
+mkdir -p "${ATTNLAB_COURSE:-$ROOT/autograder/course}" 2>/dev/null || true
+if [ -z "${ATTNLAB_EXCHANGE:-}" ] && [ ! -d /usr/local/share/nbgrader/exchange ]; then
+  mkdir -p "${ATTNLAB_COURSE:-$ROOT/autograder/course}/.exchange" 2>/dev/null || true
+fi
 if [ "$check" = 1 ] || [ "${ATTNLAB_HEADLESS:-0}" = "1" ]; then
   exec .venv/bin/python scripts/smoke.py
 fi
@@ -39,12 +47,6 @@ url=/lab
 if under "$ROOT" "$root_dir"; then url="/lab/tree/${ROOT#"$root_dir"}/lessons/00_orientation.ipynb"; url="${url//\/\//\/}"; fi
 if [ -n "${ATTNLAB_COURSE:-}" ] && ! under "$(cd "$ATTNLAB_COURSE" 2>/dev/null && pwd || echo "$ATTNLAB_COURSE")" "$root_dir"; then
   echo "start.sh: the course folder $ATTNLAB_COURSE is not inside the server's root $root_dir, so formgrader cannot open it; start with --root-dir set to a folder that contains both" >&2
-fi
-# The private exchange nbgrader_config.py falls back on (COURSE/.exchange, when no shared one is set
-# up): formgrader treats a missing exchange as absent for its whole session, so create it now (the
-# config file itself creates nothing when it is loaded).
-if [ -z "${ATTNLAB_EXCHANGE:-}" ] && [ ! -d /usr/local/share/nbgrader/exchange ]; then
-  mkdir -p "${ATTNLAB_COURSE:-$ROOT/autograder/course}/.exchange" 2>/dev/null || true
 fi
 extra=()
 if [ "$(id -u)" = "0" ]; then extra+=(--allow-root); fi  # e.g. inside a container
