@@ -11,8 +11,10 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
 * ``train_step``: one step on a float64 GPT with stale gradients present and a small
   ``grad_clip``; the loss and updated weights are compared with the same step done in the
   grader on ``attnlab.nn.GPT`` with the same weights.
-* training run: STEPS steps with the student's get_batch + train_step in the sandbox; only the
-  *weights* come back.  The grader loads them into ``attnlab.nn.GPT`` and measures the loss on
+* training run: STEPS steps of the student's train_step in the sandbox, on batches the grader's own
+  copy of ``attnlab.data.get_batch`` draws there (``get_batch`` is judged by its own item: a
+  correct get_batch that draws its windows another way would otherwise train on other batches,
+  and 80 steps on other batches move the loss by up to about 0.3 nats); only the *weights* come back.  The grader loads them into ``attnlab.nn.GPT`` and measures the loss on
   held-out text the sandbox never received, with its own batches; the course's get_batch and
   train_step run the same recipe (slice, seed, model, optimiser, steps) in the grader, once per
   grading process, and the student's held-out loss must be within TOLERANCE nats of that run
@@ -179,6 +181,13 @@ def step_ref(clip_first=False, no_clip=False, no_zero=False, loss_scale=1.0, **i
 #: to +0.73 nats above the course's run; TOLERANCE sits between.
 RUN_CFG = {"block": 32, "d_model": 32, "heads": 2, "layers": 1, "lr": 8e-3}
 RUN_SETUP = GPT_SETUP + '''
+def _grader_batch(data, L, B, gen):
+    # the course's get_batch (attnlab.data.get_batch), drawing from gen exactly as it does
+    starts = torch.randint(len(data) - L, (B,), generator=gen)  # (B,)
+    windows = data.unfold(0, L + 1, 1).index_select(0, starts)  # (B, L + 1)
+    return windows[:, :-1].long().contiguous(), windows[:, 1:].long().contiguous()
+
+
 def _grader_run(I):
     C = I["cfg"]
     torch.manual_seed(I["seed"])
@@ -193,7 +202,7 @@ def _grader_run(I):
     gen = torch.Generator().manual_seed(I["seed"])
     train = I["train"]
     for _ in range(I["steps"]):
-        x, y = get_batch(train, C["block"], I["B"], gen)
+        x, y = _grader_batch(train, C["block"], I["B"], gen)
         train_step(m, opt, x, y, grad_clip=1.0)
     # only the weights leave the sandbox: the grader loads them into attnlab.nn.GPT and measures
     # the loss itself, on text the sandbox never saw
@@ -312,11 +321,11 @@ def run_verdict(value, **raw):
     ref_val, unigram = reference_run(**raw)
     if val <= ref_val + TOLERANCE:
         return None
-    return (f"after {STEPS} training steps with your get_batch and train_step the model's loss on held-out text is "
-            f"{val:.2f} (measured by the grader on the weights your loop produced); the course's get_batch and "
-            f"train_step reach {ref_val:.2f} on the same text, seed and steps (the character-frequency model: "
-            f"{unigram:.2f}), and yours must be within {TOLERANCE} of that: check the shift of the targets, "
-            "zero_grad, backward and optimizer.step()")
+    return (f"after {STEPS} training steps with your train_step (on the course's batches) the model's loss on "
+            f"held-out text is {val:.2f} (measured by the grader on the weights your step produced); the course's "
+            f"train_step reaches {ref_val:.2f} on the same text, seed, batches and steps (the character-frequency "
+            f"model: {unigram:.2f}), and yours must be within {TOLERANCE} of that: check zero_grad, backward, "
+            "the clipping and optimizer.step()")
 
 
 # ------------------------------------------------------------------ TinyGPT (the assembled model)

@@ -1,4 +1,4 @@
-# breaks: test_get_batch, test_training_run
+# breaks: test_get_batch
 # mistake: token_ids_not_long
 # %% patch: get_batch
 # - return x.long(), y.long()

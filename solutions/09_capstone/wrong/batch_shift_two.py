@@ -1,4 +1,4 @@
-# breaks: test_get_batch, test_training_run
+# breaks: test_get_batch
 # mistake: target_shift_two
 # %% patch: get_batch
 # - y = data[starts[:, None] + offsets[None, :] + 1]
