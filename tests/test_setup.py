@@ -7,6 +7,7 @@ import pwd
 import re
 import shutil
 import stat
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 ROOT = Path(__file__).resolve().parents[1]
 LOCKS = sorted((ROOT / "constraints").glob("py*.txt"))
 LOCKED = [p.stem[2:] for p in LOCKS]  # ["3.11"]
-TEST_USER = "attnlab-setup-test"
+TEST_USER_PREFIX = "attnlab-setup-"  # + a random suffix: an account unique to the run, removed after
 
 
 def _mini_repo(tmp: Path) -> Path:
@@ -112,16 +113,21 @@ def _pip_settings() -> dict[str, str]:
 
 
 def _ordinary_user() -> tuple[str, list[str]]:
-    """(name, command prefix) of a non-root user: this one, or TEST_USER created when we are root."""
+    """(name, command prefix) of a non-root user: this one, or, when we are root, a new account whose
+    name is unique to the run (the caller removes it with :func:`_remove_user`, pass or fail)."""
     if os.geteuid() != 0:
         return pwd.getpwuid(os.geteuid()).pw_name, []
     if not shutil.which("runuser") or not shutil.which("useradd"):
         pytest.skip("running as root without runuser/useradd: cannot become an ordinary user")
-    try:
-        pwd.getpwnam(TEST_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", TEST_USER], check=True)
-    return TEST_USER, ["runuser", "-u", TEST_USER, "--"]
+    user = TEST_USER_PREFIX + secrets.token_hex(3)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
+    return user, ["runuser", "-u", user, "--"]
+
+
+def _remove_user(user: str, become: list[str]) -> None:
+    if become:  # an account this run made
+        subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+        subprocess.run(["userdel", "--remove", user], capture_output=True)
 
 
 @pytest.mark.slow
@@ -167,3 +173,4 @@ def test_debian_python3_as_an_ordinary_user_resolves_its_lock():
         assert venv_owner == pwd.getpwnam(user).pw_uid
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        _remove_user(user, become)
