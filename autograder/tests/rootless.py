@@ -1,7 +1,7 @@
 """Test support: run a command as an ordinary (non-root) user, as an instructor on a shared hub would.
 
-The suite runs as root on a clean clone, often under ``/root`` (mode 0700), with the venv's
-interpreter under ``/root/.pyenv``: an ordinary user cannot even reach them.  A real class
+The suite may run as root on a clean clone inside root's home (mode 0700), with the venv's
+interpreter installed there too: an ordinary user cannot even reach them.  A real class
 installs the course environment somewhere every user can read; :func:`run_as` reproduces that
 without changing the machine: in a private mount namespace (root only, gone when the command
 ends) every directory that blocks the user's path to ``expose`` is covered with an empty
