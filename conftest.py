@@ -18,10 +18,11 @@ profile   required groups
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import pytest
+
+from attnlab.settings import suite_settings
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ PROFILES: dict[str, frozenset[str]] = {
 
 
 def _profile() -> str | None:
-    name = os.environ.get("ATTNLAB_TEST_PROFILE", "").strip()
+    name = (suite_settings().test_profile or "").strip()
     if not name:
         return None
     if name not in PROFILES:

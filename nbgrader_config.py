@@ -27,6 +27,8 @@ from jupyter_core.paths import jupyter_config_path  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader  # noqa: E402
 
+from attnlab.settings import grader_settings  # noqa: E402
+
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(_here, "autograder", "nbgrader_config.py"))  # noqa: F821
 
@@ -50,9 +52,9 @@ def _deployment_config() -> Config:
 _deployed = _deployment_config()
 c.merge(_deployed)
 
-_env = os.environ.get  # the ATTNLAB_* names are declared in src/attnlab/settings.py (GraderSettings)
-if _env("ATTNLAB_COURSE"):
-    c.CourseDirectory.root = os.path.abspath(_env("ATTNLAB_COURSE"))
+_settings = grader_settings()  # ATTNLAB_COURSE, ATTNLAB_EXCHANGE, ATTNLAB_DB (docs/settings.md)
+if _settings.course:
+    c.CourseDirectory.root = os.path.abspath(_settings.course)
 elif "CourseDirectory.root" not in _deployed:
     c.CourseDirectory.root = os.path.join(_here, "autograder", "course")
 if "CourseDirectory.source_directory" not in _deployed:
@@ -60,8 +62,8 @@ if "CourseDirectory.source_directory" not in _deployed:
     c.CourseDirectory.source_directory = os.path.join(_here, "solutions")
 
 _NBGRADER_EXCHANGE = "/usr/local/share/nbgrader/exchange"  # nbgrader's own default
-if _env("ATTNLAB_EXCHANGE"):
-    c.Exchange.root = os.path.abspath(_env("ATTNLAB_EXCHANGE"))
+if _settings.exchange:
+    c.Exchange.root = os.path.abspath(_settings.exchange)
 elif "Exchange.root" not in _deployed:
     if os.path.isdir(_NBGRADER_EXCHANGE):
         c.Exchange.root = _NBGRADER_EXCHANGE
@@ -73,6 +75,6 @@ elif "Exchange.root" not in _deployed:
 # A PostgreSQL (or other SQLAlchemy) gradebook instead of COURSE/gradebook.db: the same URL that
 # `python -m autograder grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
 # grading pipeline share one gradebook. postgresql://... means the psycopg 3 driver.
-if _env("ATTNLAB_DB"):
+if _settings.db:
     from autograder.course import normalize_db_url
-    c.CourseDirectory.db_url = normalize_db_url(_env("ATTNLAB_DB"))
+    c.CourseDirectory.db_url = normalize_db_url(_settings.db)

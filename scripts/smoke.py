@@ -71,6 +71,12 @@ def check_extensions() -> None:
     step("nbgrader lab + server extensions enabled")
 
 
+def smoke_env(home: str) -> dict[str, str]:
+    """The environment of what the smoke test starts (the kernel, JupyterLab): progress in ``home``,
+    the lessons' small runs; this process's own environment is left as it is."""
+    return {**os.environ, "ATTNLAB_HOME": home, "ATTNLAB_CI": "1", "MPLBACKEND": "Agg"}
+
+
 def run_first_lesson(home: str) -> None:
     import nbformat
     from nbclient import NotebookClient
@@ -79,10 +85,9 @@ def run_first_lesson(home: str) -> None:
     if not path.exists():
         fail(f"{FIRST_LESSON} is missing from the checkout")
     nb = nbformat.read(path, as_version=4)
-    os.environ.update({"ATTNLAB_HOME": home, "ATTNLAB_CI": "1", "MPLBACKEND": "Agg"})
     start = time.perf_counter()
     NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env=smoke_env(home))
     step(f"{FIRST_LESSON} executed headless in {time.perf_counter() - start:.1f} s")
 
 
@@ -108,7 +113,7 @@ def check_server(home: str) -> None:
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
          f"--LabApp.default_url=/lab/tree/{FIRST_LESSON}"]
         + (["--allow-root"] if os.geteuid() == 0 else []),
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=smoke_env(home),
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -2,54 +2,30 @@
 explicitly (the sandbox child setting its own environment is the one exception)."""
 from __future__ import annotations
 
-import ast
 import subprocess
 from pathlib import Path
 
+from envscan import ENV_WRITERS_ALLOWED, environment_writes, is_test, project_files, write_problems
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-#: the sandbox child sets its own process environment before running a submission: allowed.
-ENV_WRITERS_ALLOWED = {"autograder/sandbox/zygote.py"}
-_MUTATORS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
-
-
-def _is_environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
-        (isinstance(node, ast.Name) and node.id == "environ")
-
-
-def environ_writes(source: str) -> list[int]:
-    """Line numbers where ``source`` writes the process environment (``os.environ[k] = v``,
-    ``del os.environ[k]``, ``os.environ.update/setdefault/pop/clear``, ``os.putenv/unsetenv``)."""
-    lines = []
-    for node in ast.walk(ast.parse(source)):
-        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
-            [node.target] if isinstance(node, ast.AugAssign) else []
-        if any(isinstance(t, ast.Subscript) and _is_environ(t.value) for t in targets):
-            lines.append(node.lineno)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            f = node.func
-            if (f.attr in _MUTATORS and _is_environ(f.value)) or f.attr in {"putenv", "unsetenv"}:
-                lines.append(node.lineno)
-    return sorted(lines)
 
 
 def test_environ_write_detector_finds_every_form():
     src = ("import os\nfrom os import environ\nos.environ['A'] = '1'\nos.environ.setdefault('B', '1')\n"
            "environ.update(C='1')\ndel os.environ['A']\nos.putenv('D', '1')\nx = os.environ.get('E')\n"
-           "env = dict(os.environ, F='1')\nenv['G'] = '1'\n")
-    assert environ_writes(src) == [3, 4, 5, 6, 7]
+           "env = dict(os.environ, F='1')\nenv['G'] = '1'\n%env H=1\n%env\n%env PATH\n%set_env I 1\n"
+           "%env J 2\n")
+    assert environment_writes(src) == [3, 4, 5, 6, 7, 11, 14, 15]
 
 
-def test_no_library_code_writes_the_process_environment():
-    files = subprocess.run(["git", "ls-files", "src", "autograder", "nbgrader_config.py"], cwd=ROOT,
-                           capture_output=True, check=True, text=True).stdout.split()
-    library = [f for f in files if f.endswith(".py") and "/tests/" not in f and f not in ENV_WRITERS_ALLOWED]
-    assert len(library) > 30  # the scan sees the library
-    found = [f"{f}:{n}" for f in library for n in environ_writes((ROOT / f).read_text(encoding="utf-8"))]
-    assert not found, ("library code writes os.environ (pass an env= to the child or a setting to the "
-                       "function instead): " + ", ".join(found))
+def test_no_project_code_outside_the_tests_writes_the_process_environment():
+    """All project code (package, grader, hub recipes, scripts, benchmarks, lesson and solution
+    sources, nbgrader configs); the test of this scan is in tests/test_environment_reads.py."""
+    files = project_files(ROOT)
+    code = [f for f in files if not is_test(f) and f not in ENV_WRITERS_ALLOWED]
+    assert len(code) > 300 and any(f.startswith("scripts/") for f in code)  # the scan sees the project
+    found = [p for f in code for p in write_problems(f, (ROOT / f).read_text(encoding="utf-8"))]
+    assert not found, "\n".join(found)
 
 
 def test_a_new_gradebook_records_alembics_head_without_alembic_on_path(tmp_path, monkeypatch):

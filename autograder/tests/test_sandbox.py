@@ -11,6 +11,7 @@ import socket
 
 import pytest
 
+from attnlab.settings import suite_settings
 from autograder.course import REPO
 from autograder.sandbox import Sandbox, mechanism_support
 
@@ -21,7 +22,7 @@ pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-
 #: What this user tests: root its own mechanism; an ordinary user both unprivileged ones (as root,
 #: test_rootless.py runs this file again as an ordinary user: userns/bwrap started by root are not
 #: real deployments).  ATTNLAB_TEST_MECHANISMS=root,userns overrides.
-WANTED = tuple(filter(None, os.environ.get("ATTNLAB_TEST_MECHANISMS", "").split(","))) or \
+WANTED = suite_settings().mechanisms or \
     (("root",) if os.geteuid() == 0 else ("userns", "bwrap"))
 MECHANISMS = [m for m in WANTED if mechanism_support()[m] is None] or ["none"]
 #: RLIMIT_NPROC is not enforced for real uid 0 (kernel): with a nested mechanism started by root a

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import time
 
 import numpy as np
 import pytest
 
+from attnlab.settings import suite_settings
 from autograder import scan
 from autograder.sandbox import zygote_definitions
 from autograder.sandbox_grade import solution_cells
@@ -33,8 +33,8 @@ from .conftest import GRADED
 #: suite and audited with ``ATTNLAB_STABILITY_SLOW_DRAWS=5``.  Set 09 draws its training text once per
 #: process (the course's run on it is then done once), so that audit sees one slice per run: repeat it in
 #: fresh processes to see several (the recipe's separation over 7 slices is in its grading.py, ``RUN_CFG``).
-DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "5"))
-SLOW_DRAWS = int(os.environ.get("ATTNLAB_STABILITY_SLOW_DRAWS", "0"))
+DRAWS = suite_settings().stability_draws
+SLOW_DRAWS = suite_settings().stability_slow_draws
 
 
 _Z = zygote_definitions("make_plain", "PREAMBLE")

@@ -8,15 +8,18 @@ release made from formgrader never contains ``grading.py`` and autograding uses 
 import os
 import sys
 
-CLONE = os.environ.get("ATTNLAB_CLONE", "/opt/attnlab-hub/course")  # the course repository, read-only
+from attnlab.settings import grader_settings  # the course environment's attnlab (docs/settings.md)
+
+settings = grader_settings()
+CLONE = str(settings.clone)  # the course repository, read-only
 if CLONE not in sys.path:
     sys.path.insert(0, CLONE)  # the autograder package (grading steps)
 
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(CLONE, "autograder", "nbgrader_config.py"))  # noqa: F821
-c.CourseDirectory.root = os.environ.get("ATTNLAB_COURSE", os.path.expanduser("~/course"))
-c.CourseDirectory.course_id = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
-c.Exchange.root = os.environ.get("ATTNLAB_EXCHANGE", "/srv/nbgrader/exchange")
-if os.environ.get("ATTNLAB_DB"):  # the gradebook `python -m autograder grade --db` writes to
+c.CourseDirectory.root = str(settings.course or os.path.expanduser("~/course"))
+c.CourseDirectory.course_id = settings.course_id
+c.Exchange.root = str(settings.exchange or "/srv/nbgrader/exchange")
+if settings.db:  # the gradebook `python -m autograder grade --db` writes to
     from autograder.course import normalize_db_url
-    c.CourseDirectory.db_url = normalize_db_url(os.environ["ATTNLAB_DB"])
+    c.CourseDirectory.db_url = normalize_db_url(settings.db)

@@ -36,7 +36,6 @@ gate("02")
 # %%
 # %matplotlib inline
 import math
-import os
 import time
 
 import ipywidgets as widgets
@@ -46,13 +45,14 @@ import torch
 from IPython.display import display
 
 from attnlab.nn import scaled_dot_product_attention
+from attnlab.settings import course_settings
 from attnlab.viz import attention_heatmap
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=4, sci_mode=False)
 np.set_printoptions(precision=2, suppress=True)
 plt.rcParams["figure.dpi"] = 100
-QUICK = os.environ.get("ATTNLAB_CI") == "1"   # smaller measurements when the notebook runs in CI
+QUICK = course_settings().ci   # smaller measurements when the notebook runs in CI
 
 # %% [markdown]
 # ## 1 · Queries, keys and values are learned projections

@@ -47,7 +47,6 @@ gate("06")
 
 # %%
 import math
-import os
 import time
 
 import ipywidgets as widgets
@@ -66,9 +65,10 @@ from attnlab.nn import (
     MultiHeadAttention,
     count_parameters,
 )
+from attnlab.settings import course_settings
 from attnlab.viz import heatmap
 
-CI = os.environ.get("ATTNLAB_CI") == "1"  # the automatic tests shrink every experiment
+CI = course_settings().ci  # the automatic tests shrink every experiment
 torch.manual_seed(0)
 plt.rcParams["figure.dpi"] = 90
 

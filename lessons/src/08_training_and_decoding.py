@@ -39,7 +39,6 @@ gate("08")
 
 # %%
 import math
-import os
 import time
 
 import ipywidgets as widgets
@@ -61,8 +60,9 @@ from attnlab.nn import (
     top_k_filter,
     top_p_filter,
 )
+from attnlab.settings import course_settings
 
-CI = os.environ.get("ATTNLAB_CI") == "1"  # the automatic tests shrink every experiment
+CI = course_settings().ci  # the automatic tests shrink every experiment
 torch.manual_seed(0)
 plt.rcParams["figure.dpi"] = 90
 

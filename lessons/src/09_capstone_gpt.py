@@ -386,7 +386,8 @@ plt.show()
 
 # %%
 if is_ci():  # the automated test run keeps the repository clean
-    checkpoint_dir = Path(os.environ.get("ATTNLAB_HOME", ".")) / "checkpoints"
+    from attnlab.settings import course_settings
+    checkpoint_dir = course_settings().home_dir / "checkpoints"
 else:
     checkpoint_dir = Path("checkpoints")
 path = save_checkpoint(checkpoint_dir / f"capstone_{RUN}.pt", model, result.optimizer, step=result.iters_done,

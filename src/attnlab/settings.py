@@ -2,19 +2,24 @@
 
 Two kinds live here:
 
-* :class:`CourseSettings` and :class:`GraderSettings` are the settings Python code of this package
-  and of the grader reads at run time. They are pydantic-settings models (``env_prefix="ATTNLAB_"``):
+* :class:`CourseSettings`, :class:`GraderSettings` and :class:`SuiteSettings` are the settings Python
+  code of this package, of the grader and of the test suite reads at run time. They are pydantic-settings models (``env_prefix="ATTNLAB_"``):
   build one from the environment (``CourseSettings()``), or with a command-line flag as an override
   (``CourseSettings(learner="ada")``: keyword arguments beat the environment), and pass it to what
-  needs it. :func:`course_settings` and :func:`grader_settings` build them and turn a malformed
+  needs it. :func:`course_settings`, :func:`grader_settings` and :func:`suite_settings` build them and turn a malformed
   value (``ATTNLAB_MASTERY_N=three``) into a :class:`SettingsError` naming the variable in one sentence.
-* :data:`OTHER_VARIABLES` declares, as data, the variables read elsewhere: by the shell scripts
-  (setup, ``start.sh``), the JupyterHub and Kubernetes recipes (``deploy/``), and the test suite.
+* :data:`OTHER_VARIABLES` declares, as data, the variables read where ``attnlab`` cannot be imported:
+  the shell scripts (setup, ``start.sh``, ``test.sh``), JupyterHub's configuration (:data:`DIRECT_READERS`)
+  and the Kubernetes recipes.
+* :data:`PLATFORM_VARIABLES` lists the variables JupyterHub, Jupyter, Kubernetes or the operating
+  system define that code reads directly.
 
-:func:`variables` joins both into one sorted list; ``scripts/render_settings_table.py`` renders it
-into ``docs/settings.md`` and ``tests/test_settings.py`` fails when any file of the repository reads
-or sets an ``ATTNLAB_`` name this module does not declare, when a declared name is used nowhere, and
-when the table is stale.
+:func:`variables` joins the declarations into one sorted list; ``scripts/render_settings_table.py``
+renders it into ``docs/settings.md``. ``tests/test_settings.py`` fails when any file of the repository
+names an ``ATTNLAB_`` variable this module does not declare, when a declared name is used nowhere,
+and when the table is stale; ``tests/test_environment_reads.py`` fails when Python code reads a
+variable that is neither declared nor a platform variable, or reads an ``ATTNLAB_`` variable from
+``os.environ`` instead of through a settings model outside :data:`DIRECT_READERS`.
 """
 from __future__ import annotations
 
@@ -96,10 +101,35 @@ class GraderSettings(_Settings):
     lti_launches: Path | None = _field(None, "path", ("grader", "hub"),
                                        "The hub's LTI launch record (JSON lines).",
                                        shown="/var/lib/attnlab-lti/<course id>/launches.jsonl")
+    clone: Path = _field(Path("/opt/attnlab-hub/course"), "path", ("grader", "hub", "tests"),
+                         "The course repository the hub's grader account reads (read-only).")
 
     def solutions_dir(self, repo: Path) -> Path:
         """The solutions folder: :attr:`solutions`, else ``repo/solutions`` (absolute)."""
         return Path(self.solutions or repo / "solutions").resolve()
+
+
+class SuiteSettings(_Settings):
+    """What the test suite (``conftest.py``, ``tests/``, ``autograder/tests/``) reads from ``ATTNLAB_*``."""
+
+    test_profile: str | None = _field(None, "str", ("tests",),
+                                      "Test profile whose required groups must not skip (root or user).",
+                                      shown="unset (CI: root or user)")
+    test_mechanisms: str = _field("", "comma list", ("tests",),
+                                  "Sandbox mechanisms the sandbox tests exercise.", shown="every available")
+    stability_draws: int = _field(5, "int >= 1", ("tests",),
+                                  "Draws per case and check in the verdict-stability test.", ge=1)
+    stability_slow_draws: int = _field(0, "int >= 0", ("tests",),
+                                       "Draws of set 09's training-run check in that test.", ge=0)
+    chromium: Path = _field(Path("/usr/bin/chromium"), "path", ("tests",),
+                            "Browser the end-to-end tests drive.")
+    hub_home: Path = _field(Path("/opt/attnlab-hub"), "path", ("hub", "setup", "tests"),
+                            "Folder of the hub and course environments.")
+
+    @property
+    def mechanisms(self) -> tuple[str, ...]:
+        """:attr:`test_mechanisms` split at commas (empty: every available mechanism)."""
+        return tuple(m.strip() for m in self.test_mechanisms.split(",") if m.strip())
 
 
 class SettingsError(ValueError):
@@ -133,12 +163,25 @@ def grader_settings(**overrides) -> GraderSettings:
     return _build(GraderSettings, overrides)
 
 
+def suite_settings(**overrides) -> SuiteSettings:
+    """:class:`SuiteSettings` from the environment, ``overrides`` winning.
+
+    Raises:
+        SettingsError: a variable holds a malformed value (one sentence naming it)."""
+    return _build(SuiteSettings, overrides)
+
+
+#: every settings model, in the order the table's readers meet them
+MODELS: tuple[type[BaseSettings], ...] = (CourseSettings, GraderSettings, SuiteSettings)
+
+
 def _v(name: str, type_: str, default: str, readers: tuple[Reader, ...], meaning: str) -> Variable:
     return Variable(PREFIX + name, type_, default, readers, meaning)
 
 
-#: the variables no Python settings model above reads: shell scripts, the hub and Kubernetes recipes,
-#: the test suite.
+#: the variables no Python settings model above reads: they are read where ``attnlab`` cannot be
+#: imported (shell scripts, JupyterHub's own environment: :data:`DIRECT_READERS`) or only passed on to
+#: a child process (the Kubernetes recipes, ./test.sh).
 OTHER_VARIABLES: tuple[Variable, ...] = (
     # setup scripts and start.sh
     _v("PYTHON", "path", "first supported python3.X", ("setup",), "Interpreter scripts/setup.sh builds .venv with."),
@@ -148,7 +191,6 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("ROOT_DIR", "path", "the clone", ("setup",), "Folder start.sh serves (same as --root-dir)."),
     _v("HUB_PYTHON", "path", "/usr/bin/python3", ("setup",), "Interpreter scripts/ensure_hub.sh builds the hub environments with."),
     # JupyterHub recipe (install.sh writes most of these to the class's env file) and Kubernetes
-    _v("HUB_HOME", "path", "/opt/attnlab-hub", ("hub", "setup", "tests"), "Folder of the hub and course environments."),
     _v("COURSE_ENV", "path", "$ATTNLAB_HUB_HOME/course-env", ("hub",), "The course environment single-user servers run in."),
     _v("SRV", "path", "/srv/attnlab-<course id>", ("hub",), "Everything of one class (exchange, state, clone)."),
     _v("BIND_IP", "IP address", "127.0.0.1", ("hub",), "Where the hub listens (TLS belongs to a reverse proxy)."),
@@ -165,7 +207,6 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("INSTRUCTORS", "comma list", "empty", ("hub",), "Hub users with the instructor role."),
     _v("GRADERS", "comma list", "empty", ("hub",), "Hub users with the grader role."),
     _v("STUDENTS_GROUP", "str", "attnlab-students", ("hub",), "Hub group of the students."),
-    _v("CLONE", "path", "/opt/attnlab-hub/course", ("hub", "tests"), "The course repository the grader reads (read-only)."),
     _v("GIT_SYSTEM_CONFIG", "path", "unset", ("hub", "tests"), "Git system config the hub gives servers (lesson updates)."),
     _v("LTI_ISSUER", "URL", "required for LTI", ("hub",), "The LMS's LTI 1.3 issuer."),
     _v("LTI_CLIENT_ID", "comma list", "required for LTI", ("hub",), "The LMS's client id(s) for this tool."),
@@ -175,12 +216,7 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("LTI_REQUIRE_UNIX_ACCOUNT", "bool", "1", ("hub",), "1 refuses a launch by someone without a system account."),
     _v("LTI_URI_SCHEME", "str", "from X-Forwarded-Proto", ("hub",), "Scheme of the hub's public URL for LTI redirects."),
     # the test suite
-    _v("TEST_PROFILE", "str", "unset (CI: root or user)", ("tests",), "Test profile whose required groups must not skip."),
     _v("TEST_WORKERS", "int", "2", ("tests",), "pytest-xdist workers ./test.sh starts."),
-    _v("TEST_MECHANISMS", "comma list", "every available", ("tests",), "Sandbox mechanisms the sandbox tests exercise."),
-    _v("STABILITY_DRAWS", "int", "5", ("tests",), "Draws per case and check in the verdict-stability test."),
-    _v("STABILITY_SLOW_DRAWS", "int", "0", ("tests",), "Draws of set 09's training-run check in that test."),
-    _v("CHROMIUM", "path", "/usr/bin/chromium", ("tests",), "Browser the end-to-end tests drive."),
 )
 
 #: names that are deliberately NOT settings (the sandbox's slot and mechanism are nbgrader traitlets);
@@ -189,6 +225,42 @@ IGNORED: dict[str, str] = {
     PREFIX + "SANDBOX": "not read: the sandbox mechanism is SandboxGrade.mechanism in the nbgrader config.",
     PREFIX + "GRADER_SLOT": "not read: the grading slot is SandboxGrade.slot in the nbgrader config.",
 }
+
+
+#: variables the platform defines (not this project), which code of this repository reads directly:
+#: name -> who sets it and what the code takes from it.  Any other variable Python code reads must be
+#: declared above (``tests/test_environment_reads.py`` fails otherwise).
+PLATFORM_VARIABLES: dict[str, str] = {
+    "JUPYTERHUB_USER": "JupyterHub, in each user's server: the hub user name (the learner id when "
+                       "ATTNLAB_LEARNER is unset; the author of a grade change).",
+    "JUPYTERHUB_CRYPT_KEY": "JupyterHub's key for encrypting auth state: the LTI login keeps launch claims "
+                            "only when it is set.",
+    "JPY_SESSION_NAME": "Jupyter Server, in each kernel: the notebook's path (`attnlab check` finds its notebook).",
+    "CPU_LIMIT": "JupyterHub's spawner, in each user's server: the CPU limit (the fast path's thread count).",
+    "KUBERNETES_SERVICE_HOST": "Kubernetes, in every pod: the API server's address (the grading job).",
+    "KUBERNETES_SERVICE_PORT": "Kubernetes, in every pod: the API server's port (the grading job).",
+    "PATH": "The operating system: tests and benchmarks put the running environment's bin/ first for a child.",
+}
+
+#: files that read ``ATTNLAB_*`` variables from ``os.environ`` directly instead of through a settings
+#: model, and why: they run where ``attnlab`` is not installed.  Every name they read is still declared
+#: here (in :data:`OTHER_VARIABLES` or a model).
+DIRECT_READERS: dict[str, str] = {
+    "deploy/jupyterhub/jupyterhub_config.py": "JupyterHub's configuration; runs in the hub's own environment, "
+                                              "which has no attnlab.",
+    "deploy/jupyterhub/lti.py": "JupyterHub's configuration with LTI login; runs in the hub's own environment.",
+    "deploy/jupyterhub/attnlab_lti.py": "the hub's LTI authenticator; runs in the hub's own environment.",
+}
+
+
+def declared_in(name: str) -> str | None:
+    """Where ``name`` (``ATTNLAB_...``) is declared: ``"CourseSettings.ci"`` for a model field,
+    ``"OTHER_VARIABLES"`` for a variable declared as data only, ``None`` when it is not declared."""
+    for model in MODELS:
+        field = name[len(PREFIX):].lower() if name.startswith(PREFIX) else None
+        if field in model.model_fields:
+            return f"{model.__name__}.{field}"
+    return "OTHER_VARIABLES" if any(v.name == name for v in OTHER_VARIABLES) else None
 
 
 def _model_variables(model: type[BaseSettings]) -> list[Variable]:
@@ -208,7 +280,7 @@ def _model_variables(model: type[BaseSettings]) -> list[Variable]:
 def variables() -> list[Variable]:
     """Every declared ``ATTNLAB_*`` variable, sorted by name (a name read by several readers once)."""
     seen: dict[str, Variable] = {}
-    for v in [*_model_variables(CourseSettings), *_model_variables(GraderSettings), *OTHER_VARIABLES]:
+    for v in [*(v for model in MODELS for v in _model_variables(model)), *OTHER_VARIABLES]:
         if v.name in seen:
             raise ValueError(f"{v.name} is declared twice; declare each variable once")
         seen[v.name] = v
@@ -225,9 +297,17 @@ def settings_table_markdown() -> str:
     rows.append("")
     for name, why in sorted(IGNORED.items()):
         rows.append(f"- `{name}`: {why}")
+    rows += ["", "Platform variables (set by JupyterHub, Jupyter, Kubernetes or the operating system; "
+             "code reads them directly):", ""]
+    for name, why in sorted(PLATFORM_VARIABLES.items()):
+        rows.append(f"- `{name}`: {why}")
+    rows += ["", "Files that read `ATTNLAB_*` variables from the environment directly (each name they read "
+             "is declared above):", ""]
+    for path, why in sorted(DIRECT_READERS.items()):
+        rows.append(f"- `{path}`: {why}")
     return "\n".join(rows) + "\n"
 
 
-__all__ = ["PREFIX", "Reader", "Variable", "CourseSettings", "GraderSettings", "SettingsError", "course_settings",
-           "grader_settings", "OTHER_VARIABLES", "IGNORED",
-           "variables", "settings_table_markdown"]
+__all__ = ["PREFIX", "Reader", "Variable", "CourseSettings", "GraderSettings", "SuiteSettings", "MODELS",
+           "SettingsError", "course_settings", "grader_settings", "suite_settings", "OTHER_VARIABLES", "IGNORED",
+           "PLATFORM_VARIABLES", "DIRECT_READERS", "declared_in", "variables", "settings_table_markdown"]

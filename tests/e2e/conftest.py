@@ -25,13 +25,14 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.settings import suite_settings
 from e2e_lab import ARTIFACTS, LEARNER, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from smoke import stop_process  # noqa: E402 - the one way this repo stops a JupyterLab server
 
 BIN = Path(sys.executable).parent
-CHROMIUM = Path(os.environ.get("ATTNLAB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM = suite_settings().chromium
 VIEWPORT = {"width": 1280, "height": 800}
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

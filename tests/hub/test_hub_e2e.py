@@ -39,11 +39,13 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.settings import suite_settings
+
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hub")]
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "deploy" / "jupyterhub" / "install.sh"
-HUB_HOME = Path(os.environ.get("ATTNLAB_HUB_HOME", "/opt/attnlab-hub"))
+HUB_HOME = suite_settings().hub_home
 COURSE_ENV = HUB_HOME / "course-env"
 ARTIFACTS = ROOT / "artifacts" / "hub"
 A = "02_scaled_dot_product_attention"

@@ -1,0 +1,122 @@
+"""Every environment variable the project's Python code reads is declared in src/attnlab/settings.py
+(or is a platform variable listed there), ``ATTNLAB_*`` ones are read through a settings model, and
+no code outside the tests writes the process environment (the sandbox child setting its own is the
+one exception).  The scan covers all project code: the package, the grader, the hub recipes, scripts,
+benchmarks, lesson and solution sources, the nbgrader configs and the tests."""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+from envscan import ENV_WRITERS_ALLOWED, environment_reads, problems, project_files
+
+from attnlab.settings import DIRECT_READERS, PLATFORM_VARIABLES, PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the areas of project code the scan must see (a file list missing one of them is a broken scan)
+AREAS = ("src/", "autograder/", "deploy/", "scripts/", "benchmarks/", "lessons/src/", "solutions/",
+         "nbgrader_config.py", "conftest.py", "tests/")
+
+
+def test_every_environment_read_is_declared_and_attnlab_ones_go_through_the_settings():
+    found = problems(ROOT)
+    assert not found, "\n".join(found)
+
+
+def test_every_listed_platform_variable_is_read_somewhere():
+    read = {r.name for rel in project_files(ROOT) for r in environment_reads((ROOT / rel).read_text(encoding="utf-8"))}
+    stale = sorted(set(PLATFORM_VARIABLES) - read)
+    assert not stale, f"PLATFORM_VARIABLES lists {stale}, which no code reads; remove them from src/attnlab/settings.py"
+
+
+def test_the_scan_sees_every_area_of_the_project():
+    files = project_files(ROOT)
+    missing = [a for a in AREAS if not any(f == a or f.startswith(a) for f in files)]
+    assert not missing, f"the scan sees no Python file in {missing}"
+    assert any(f.endswith(".pct.py") for f in files) and any(f.endswith("grading.py") for f in files)
+    assert set(DIRECT_READERS) | ENV_WRITERS_ALLOWED <= set(files), "an allow-listed file no longer exists"
+
+
+def test_read_detector_finds_every_form_and_nothing_else():
+    src = """import os
+from os import environ, getenv
+a = os.environ["A"]
+b = os.environ.get("B", "")
+c = os.getenv("C")
+d = environ.get("D")
+e = getenv("E")
+f = "F" in os.environ or "G" not in environ
+_env = os.environ.get
+h = _env("H")
+def cfg(c, env=os.environ):
+    return env["I"], env.get("J")
+def pol(environ=None):
+    environ = os.environ if environ is None else environ
+    return environ.get("K")
+NEED = ["L", "M"]
+missing = [k for k in NEED if not os.environ.get(k)]
+passed = {k: os.environ[k] for k in ("N",)}
+for name in names():
+    os.environ.get(name)
+assert os.environ["O"] == "1"
+child = dict(os.environ, P="1")
+child["Q"] = "1"
+copy = os.environ.copy()
+copy.get("R")
+items = [k for k, v in os.environ.items() if k.startswith("S")]
+os.environ["T"] = "1"
+%env U=1
+"""
+    got = [(r.name, r.line, r.in_assert) for r in environment_reads(src)]
+    assert got == [("A", 3, False), ("B", 4, False), ("C", 5, False), ("D", 6, False), ("E", 7, False),
+                   ("F", 8, False), ("G", 8, False), ("H", 10, False), ("I", 12, False), ("J", 12, False),
+                   ("K", 15, False), ("L", 17, False), ("M", 17, False), ("N", 18, False), (None, 20, False),
+                   ("O", 21, True)]
+
+
+def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
+    """The test of the test: a project (a temporary git repository) with one file per kind of
+    mistake in each area; the scan names each, and nothing else."""
+    tag = uuid.uuid4().hex[:8].upper()
+    undeclared, other = f"{PREFIX}NOT_DECLARED_{tag}", f"PROJECT_KNOB_{tag}"
+    files = {
+        "src/attnlab/x.py": f'import os\nA = os.environ.get("{undeclared}")\nB = os.getenv("{PREFIX}CI")\n',
+        "autograder/y.py": f'from os import environ\nif "{other}" in environ:\n    pass\n',
+        "deploy/jupyterhub/jupyterhub_config.py": f'import os\nX = os.environ["{PREFIX}HUB_PORT"]\n'
+                                                  f'Y = os.environ.get("{undeclared}")\n',
+        "scripts/z.py": 'import os\nos.environ["MPLBACKEND"] = "Agg"\nP = os.environ["PATH"]\n',
+        "benchmarks/b.py": f'import os\nget = os.environ.get\nV = get("{PREFIX}HUB_PORT")\n',
+        "lessons/src/01_x.py": f'# %%\n%matplotlib inline\nimport os\nCI = os.environ.get("{PREFIX}CI") == "1"\n',
+        "solutions/01_x/x.pct.py": 'import os\nK = {k: os.environ[k] for k in ("JUPYTERHUB_USER", "HOME")}\n',
+        "solutions/01_x/grading.py": 'import os\ndef f(env=os.environ, k="A"):\n    return env[k]\n',
+        "nbgrader_config.py": f'import os\nif os.environ.get("{PREFIX}SANDBOX"):\n    pass\n',
+        "conftest.py": f'import os\nP = os.environ.get("{PREFIX}TEST_PROFILE")\n',
+        "tests/test_t.py": f'import os\nos.environ["X"] = "1"\nassert os.environ["{PREFIX}LEARNER"] == "a"\n',
+        "autograder/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "src", "deploy"], cwd=tmp_path, check=True)  # tracked and untracked both seen
+    got = problems(tmp_path)
+    expected = [
+        f"autograder/y.py:2: {other} is neither declared",
+        "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from os.environ but declared only as data",
+        "conftest.py:2: ATTNLAB_TEST_PROFILE is read from os.environ; read it through attnlab.settings "
+        "(SuiteSettings.test_profile)",
+        f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
+        "lessons/src/01_x.py:4: ATTNLAB_CI is read from os.environ; read it through attnlab.settings "
+        "(CourseSettings.ci)",
+        "nbgrader_config.py:2: ATTNLAB_SANDBOX is declared as not a setting",
+        "scripts/z.py:2: writes os.environ",
+        "solutions/01_x/grading.py:3: reads an environment variable whose name is computed",
+        "solutions/01_x/x.pct.py:2: HOME is neither declared",
+        f"src/attnlab/x.py:2: {undeclared} is neither declared",
+        "src/attnlab/x.py:3: ATTNLAB_CI is read from os.environ; read it through attnlab.settings",
+    ]
+    assert len(got) == len(expected), "\n".join(got)
+    for line, want in zip(got, expected):
+        assert line.startswith(want), f"{line!r} does not start with {want!r}"
