@@ -236,6 +236,10 @@ def is_test(rel: str) -> bool:
 def read_problems(rel: str, source: str) -> list[str]:
     """What is wrong with the environment reads in ``source`` (the file ``rel``), one line each."""
     out = []
+    if rel in DIRECT_READERS and (m := re.search(r"^[ \t]*(from|import)[ \t]+attnlab\b", source, re.M)):
+        line = source[:m.start()].count("\n") + 1
+        out.append(f"{rel}:{line}: imports attnlab, so it is no longer a direct reader; read its settings "
+                   "through attnlab.settings and remove it from DIRECT_READERS")
     for r in environment_reads(source):
         where = f"{rel}:{r.line}"
         if r.name is None:

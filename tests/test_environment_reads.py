@@ -86,6 +86,7 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
         "autograder/y.py": f'from os import environ\nif "{other}" in environ:\n    pass\n',
         "deploy/jupyterhub/jupyterhub_config.py": f'import os\nX = os.environ["{PREFIX}HUB_PORT"]\n'
                                                   f'Y = os.environ.get("{undeclared}")\n',
+        "deploy/jupyterhub/lti.py": 'import os\nimport attnlab.nn\n',
         "scripts/z.py": 'import os\nos.environ["MPLBACKEND"] = "Agg"\nP = os.environ["PATH"]\n',
         "benchmarks/b.py": f'import os\nget = os.environ.get\nV = get("{PREFIX}HUB_PORT")\n',
         "lessons/src/01_x.py": f'# %%\n%matplotlib inline\nimport os\nCI = os.environ.get("{PREFIX}CI") == "1"\n',
@@ -108,6 +109,7 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
         "conftest.py:2: ATTNLAB_TEST_PROFILE is read from os.environ; read it through attnlab.settings "
         "(SuiteSettings.test_profile)",
         f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
+        "deploy/jupyterhub/lti.py:2: imports attnlab, so it is no longer a direct reader",
         "lessons/src/01_x.py:4: ATTNLAB_CI is read from os.environ; read it through attnlab.settings "
         "(CourseSettings.ci)",
         "nbgrader_config.py:2: ATTNLAB_SANDBOX is declared as not a setting",

@@ -30,16 +30,8 @@ def run_notebook(path: Path, tmp_path: Path, timeout: int = 120) -> tuple[nbform
         nb, timeout=timeout, kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
-    # nbclient starts the kernel with the test process's environment
-    old = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
     start = time.perf_counter()
-    try:
-        client.execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    client.execute(env=env)  # the kernel's environment; this process's own is left as it is
     return nb, time.perf_counter() - start
 
 
