@@ -18,9 +18,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.settings import DIRECT_READERS, IGNORED, PLATFORM_VARIABLES, declared_in
+from attnlab.settings import DIRECT_READERS, IGNORED, PLATFORM_VARIABLES, declared_in, variables
 
 _READ_METHODS = {"get"}
+#: how the settings table writes "no value" (a direct reader's ``""`` default agrees with these)
+_NOTHING = {"empty", "unset"}
 _ENV_MAGIC = re.compile(r"\s*%(set_env\s|env\s+[^\s=]+(\s*=|\s+)\S)")
 _MAGIC = re.compile(r"\s*(%%?[A-Za-z_]|![A-Za-z_./])")
 _WRITE_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
@@ -28,12 +30,14 @@ _WRITE_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem_
 
 @dataclass(frozen=True)
 class Read:
-    """One read: ``name`` (``None`` when the code computes it), its ``line``, and ``in_assert`` (the
-    read is part of an ``assert`` statement: a test checking what the environment holds)."""
+    """One read: ``name`` (``None`` when the code computes it), its ``line``, ``in_assert`` (the
+    read is part of an ``assert`` statement: a test checking what the environment holds) and the
+    ``default`` it falls back to when that is a literal string (``os.environ.get(NAME, "8081")``)."""
 
     name: str | None
     line: int
     in_assert: bool
+    default: str | None = None
 
 
 def _is_os_attr(node: ast.AST, attr: str) -> bool:
@@ -89,9 +93,10 @@ class _Scanner(ast.NodeVisitor):
                     return list(frame[node.id])
         return [None]
 
-    def _record(self, key: ast.AST, line: int) -> None:
+    def _record(self, key: ast.AST, line: int, default: ast.AST | None = None) -> None:
+        literal = default.value if isinstance(default, ast.Constant) and isinstance(default.value, str) else None
         for name in self._names(key):
-            self.reads.append(Read(name, line, self.asserts > 0))
+            self.reads.append(Read(name, line, self.asserts > 0, literal))
 
     def _literal_strings(self, node: ast.AST) -> tuple[str, ...] | None:
         if isinstance(node, ast.Name):
@@ -153,7 +158,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.is_getter(node.func) and node.args:
-            self._record(node.args[0], node.lineno)
+            self._record(node.args[0], node.lineno, node.args[1] if len(node.args) > 1 else None)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -253,8 +258,13 @@ def read_problems(rel: str, source: str) -> list[str]:
         elif (home := declared_in(r.name)) is None:
             out.append(f"{where}: {r.name} is neither declared in src/attnlab/settings.py nor listed in its "
                        "PLATFORM_VARIABLES; declare it (a settings model field) or list it there")
-        elif rel in DIRECT_READERS or (is_test(rel) and r.in_assert):
-            continue  # the hub's own environment has no attnlab; a test may check what the environment holds
+        elif rel in DIRECT_READERS:  # the hub's own environment has no attnlab: the same default as declared
+            table = next(v.default for v in variables() if v.name == r.name)
+            if r.default is not None and r.default != table and not (r.default == "" and table in _NOTHING):
+                out.append(f"{where}: {r.name} defaults to {r.default!r} here but to {table!r} in "
+                           "src/attnlab/settings.py; make them agree")
+        elif is_test(rel) and r.in_assert:
+            continue  # a test may check what the environment holds
         elif home == "OTHER_VARIABLES":
             out.append(f"{where}: {r.name} is read from os.environ but declared only as data (OTHER_VARIABLES); "
                        "move it into a settings model and read it from there")

@@ -70,6 +70,7 @@ os.environ["T"] = "1"
 %env U=1
 """
     got = [(r.name, r.line, r.in_assert) for r in environment_reads(src)]
+    assert [r.default for r in environment_reads(src)][:2] == [None, ""]
     assert got == [("A", 3, False), ("B", 4, False), ("C", 5, False), ("D", 6, False), ("E", 7, False),
                    ("F", 8, False), ("G", 8, False), ("H", 10, False), ("I", 12, False), ("J", 12, False),
                    ("K", 15, False), ("L", 17, False), ("M", 17, False), ("N", 18, False), (None, 20, False),
@@ -85,7 +86,9 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
         "src/attnlab/x.py": f'import os\nA = os.environ.get("{undeclared}")\nB = os.getenv("{PREFIX}CI")\n',
         "autograder/y.py": f'from os import environ\nif "{other}" in environ:\n    pass\n',
         "deploy/jupyterhub/jupyterhub_config.py": f'import os\nX = os.environ["{PREFIX}HUB_PORT"]\n'
-                                                  f'Y = os.environ.get("{undeclared}")\n',
+                                                  f'Y = os.environ.get("{undeclared}")\n'
+                                                  f'Z = os.environ.get("{PREFIX}CULL_TIMEOUT", "60")\n'
+                                                  f'W = os.environ.get("{PREFIX}INSTRUCTORS", "")\n',
         "deploy/jupyterhub/lti.py": 'import os\nimport attnlab.nn\n',
         "scripts/z.py": 'import os\nos.environ["MPLBACKEND"] = "Agg"\nP = os.environ["PATH"]\n',
         "benchmarks/b.py": f'import os\nget = os.environ.get\nV = get("{PREFIX}HUB_PORT")\n',
@@ -109,6 +112,7 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
         "conftest.py:2: ATTNLAB_TEST_PROFILE is read from os.environ; read it through attnlab.settings "
         "(SuiteSettings.test_profile)",
         f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
+        "deploy/jupyterhub/jupyterhub_config.py:4: ATTNLAB_CULL_TIMEOUT defaults to '60' here but to '3600'",
         "deploy/jupyterhub/lti.py:2: imports attnlab, so it is no longer a direct reader",
         "lessons/src/01_x.py:4: ATTNLAB_CI is read from os.environ; read it through attnlab.settings "
         "(CourseSettings.ci)",

@@ -119,3 +119,16 @@ def test_library_reads_go_through_the_settings_and_a_bad_value_is_one_sentence(m
     with pytest.raises(SettingsError) as err:
         mastery.mastery_threshold()
     assert str(err.value).startswith("ATTNLAB_MASTERY_N='three' is not valid") and str(err.value).count(". ") == 0
+
+
+def test_suite_settings_split_the_mechanisms_and_refuse_a_bad_count(monkeypatch):
+    from attnlab.settings import SettingsError, suite_settings
+    monkeypatch.setenv("ATTNLAB_TEST_MECHANISMS", " root, ,bwrap")
+    monkeypatch.setenv("ATTNLAB_STABILITY_DRAWS", "7")
+    s = suite_settings()
+    assert (s.mechanisms, s.stability_draws, s.stability_slow_draws) == (("root", "bwrap"), 7, 0)
+    monkeypatch.setenv("ATTNLAB_TEST_MECHANISMS", "")
+    assert suite_settings().mechanisms == ()  # empty: every available mechanism
+    monkeypatch.setenv("ATTNLAB_STABILITY_SLOW_DRAWS", "-1")
+    with pytest.raises(SettingsError, match="^ATTNLAB_STABILITY_SLOW_DRAWS='-1' is not valid"):
+        suite_settings()

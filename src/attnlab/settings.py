@@ -93,9 +93,10 @@ class GraderSettings(_Settings):
                             shown="sqlite in the course folder")
     course: Path | None = _field(None, "path", ("grader", "hub", "setup"),
                                  "nbgrader course folder (CourseDirectory.root) formgrader opens.",
-                                 shown="autograder/course")
+                                 shown="autograder/course (the hub's grader account: ~/course)")
     exchange: Path | None = _field(None, "path", ("grader", "hub"),
-                                   "nbgrader exchange folder (Exchange.root).", shown="nbgrader's default")
+                                   "nbgrader exchange folder (Exchange.root).",
+                                   shown="nbgrader's default (the hub's configs: /srv/nbgrader/exchange)")
     course_id: str = _field("attnlab", "str", ("grader", "hub"),
                             "Course id: names the grader account, groups, database and class folder.")
     lti_launches: Path | None = _field(None, "path", ("grader", "hub"),
