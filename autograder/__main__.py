@@ -11,9 +11,12 @@ from pathlib import Path
 
 import click
 
+from attnlab.settings import grader_default
+
 
 @click.group()
-@click.option("--solutions", type=click.Path(file_okay=False), envvar="ATTNLAB_SOLUTIONS", show_envvar=True,
+@click.option("--solutions", type=click.Path(file_okay=False), default=grader_default("solutions"),
+              show_default="$ATTNLAB_SOLUTIONS",
               help="The course's solutions/ folder (grading specs and source notebooks). Default: the clone's; "
                    "an installed grader needs it (keep it readable by instructors only).")
 @click.pass_context
@@ -24,7 +27,7 @@ def cli(ctx, solutions):
 
 
 def _solutions() -> Path | None:
-    """This command line's ``--solutions`` (or ``ATTNLAB_SOLUTIONS``, which click reads for it)."""
+    """This command line's ``--solutions`` (else ``ATTNLAB_SOLUTIONS``, through attnlab.settings)."""
     return click.get_current_context().find_root().obj
 
 
@@ -67,7 +70,7 @@ def check_release(names):
 @cli.command()
 @click.argument("submissions_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--assignment", "-a", required=True, help="e.g. 02_scaled_dot_product_attention")
-@click.option("--db", "db_url", default=None, envvar="ATTNLAB_DB", show_envvar=True, help="Gradebook URL (default sqlite:///SUBMISSIONS_DIR/gradebook.db; "
+@click.option("--db", "db_url", default=grader_default("db"), show_default="$ATTNLAB_DB", help="Gradebook URL (default sqlite:///SUBMISSIONS_DIR/gradebook.db; "
               "e.g. postgresql://user@host/course for a large course; psycopg 3 is the driver).")
 @click.option("--jobs", "-j", default=2, show_default=True, help="Submissions graded in parallel.")
 @click.option("--csv", "csv_path", default=None, help="Grades CSV (default SUBMISSIONS_DIR/grades.csv).")
@@ -96,7 +99,7 @@ def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_
 @click.argument("course_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--assignment", "-a", required=True)
 @click.option("--student", "-s", required=True, help="The student id (folder name), exactly.")
-@click.option("--db", "db_url", default=None, envvar="ATTNLAB_DB", show_envvar=True,
+@click.option("--db", "db_url", default=grader_default("db"), show_default="$ATTNLAB_DB",
               help="Gradebook URL, as for grade.")
 def clear_flag(course_dir, assignment, student, db_url):
     """After review: unflag STUDENT's ASSIGNMENT and restore the credit the grader withheld."""

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import click
 
+from attnlab.settings import grader_default
+
 #: Where Kubernetes mounts a service-account token when ``automountServiceAccountToken`` is on.
 SA_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: Addresses the pod must NOT reach (``HOST:PORT``): well-known public resolvers.  The Kubernetes
@@ -190,7 +192,7 @@ def cli():
     """attnlab grading as a Kubernetes Indexed Job (deploy/kubernetes/README.md)."""
 
 
-_db = click.option("--db", "db_url", default=None, envvar="ATTNLAB_DB", show_envvar=True,
+_db = click.option("--db", "db_url", default=grader_default("db"), show_default="$ATTNLAB_DB",
                    help="Gradebook URL (the course's PostgreSQL; default sqlite:///COURSE/gradebook.db).")
 _assignment = click.option("--assignment", "-a", required=True, help="e.g. 02_scaled_dot_product_attention")
 

@@ -2,7 +2,8 @@
 and judge them by the declarations in ``attnlab.settings`` (:func:`problems`).
 
 Used by ``tests/test_environment_reads.py`` and ``tests/test_no_environ_writes.py``. A *read* is ``os.environ[NAME]``, ``os.environ.get(NAME)``,
-``os.getenv(NAME)``, ``NAME in os.environ`` (also through ``from os import environ, getenv``), and
+``os.getenv(NAME)``, ``NAME in os.environ``, click's ``envvar=NAME`` (also through
+``from os import environ, getenv``), and
 the same through a local alias of the environment: ``env = os.environ``, ``_env = os.environ.get``,
 ``environ = os.environ if environ is None else environ``, or a parameter whose default is
 ``os.environ`` (``def configure(c, env=os.environ)``).  A name that is a loop variable over a literal
@@ -159,6 +160,12 @@ class _Scanner(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         if self.is_getter(node.func) and node.args:
             self._record(node.args[0], node.lineno, node.args[1] if len(node.args) > 1 else None)
+        for kw in node.keywords:  # click reads an option's environment variable itself
+            if kw.arg == "envvar":
+                for key in (kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]):
+                    self._record(key, node.lineno)
+            elif kw.arg == "auto_envvar_prefix":
+                self.reads.append(Read(None, node.lineno, self.asserts > 0))
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -186,7 +193,7 @@ def parse(source: str) -> ast.Module:
 
 def environment_reads(source: str) -> list[Read]:
     """Every read of an environment variable in ``source`` (Python), in line order."""
-    if "environ" not in source and "getenv" not in source:  # no read can be written without either
+    if not any(word in source for word in ("environ", "getenv", "envvar")):  # no read is written without one
         return []
     tree = parse(source)
     scanner = _Scanner(_imported_from_os(tree, source))
@@ -266,10 +273,10 @@ def read_problems(rel: str, source: str) -> list[str]:
         elif is_test(rel) and r.in_assert:
             continue  # a test may check what the environment holds
         elif home == "OTHER_VARIABLES":
-            out.append(f"{where}: {r.name} is read from os.environ but declared only as data (OTHER_VARIABLES); "
+            out.append(f"{where}: {r.name} is read from the environment directly but declared only as data (OTHER_VARIABLES); "
                        "move it into a settings model and read it from there")
         else:
-            out.append(f"{where}: {r.name} is read from os.environ; read it through attnlab.settings ({home})")
+            out.append(f"{where}: {r.name} is read from the environment directly; read it through attnlab.settings ({home})")
     return out
 
 

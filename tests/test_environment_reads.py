@@ -68,13 +68,15 @@ copy.get("R")
 items = [k for k, v in os.environ.items() if k.startswith("S")]
 os.environ["T"] = "1"
 %env U=1
+opt = click.option("--v", envvar="V", show_envvar=True)
+cli(auto_envvar_prefix="W")
 """
     got = [(r.name, r.line, r.in_assert) for r in environment_reads(src)]
     assert [r.default for r in environment_reads(src)][:2] == [None, ""]
     assert got == [("A", 3, False), ("B", 4, False), ("C", 5, False), ("D", 6, False), ("E", 7, False),
                    ("F", 8, False), ("G", 8, False), ("H", 10, False), ("I", 12, False), ("J", 12, False),
                    ("K", 15, False), ("L", 17, False), ("M", 17, False), ("N", 18, False), (None, 20, False),
-                   ("O", 21, True)]
+                   ("O", 21, True), ("V", 29, False), (None, 30, False)]
 
 
 def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
@@ -108,20 +110,20 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
     got = problems(tmp_path)
     expected = [
         f"autograder/y.py:2: {other} is neither declared",
-        "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from os.environ but declared only as data",
-        "conftest.py:2: ATTNLAB_TEST_PROFILE is read from os.environ; read it through attnlab.settings "
+        "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from the environment directly but declared only as data",
+        "conftest.py:2: ATTNLAB_TEST_PROFILE is read from the environment directly; read it through attnlab.settings "
         "(SuiteSettings.test_profile)",
         f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
         "deploy/jupyterhub/jupyterhub_config.py:4: ATTNLAB_CULL_TIMEOUT defaults to '60' here but to '3600'",
         "deploy/jupyterhub/lti.py:2: imports attnlab, so it is no longer a direct reader",
-        "lessons/src/01_x.py:4: ATTNLAB_CI is read from os.environ; read it through attnlab.settings "
+        "lessons/src/01_x.py:4: ATTNLAB_CI is read from the environment directly; read it through attnlab.settings "
         "(CourseSettings.ci)",
         "nbgrader_config.py:2: ATTNLAB_SANDBOX is declared as not a setting",
         "scripts/z.py:2: writes os.environ",
         "solutions/01_x/grading.py:3: reads an environment variable whose name is computed",
         "solutions/01_x/x.pct.py:2: HOME is neither declared",
         f"src/attnlab/x.py:2: {undeclared} is neither declared",
-        "src/attnlab/x.py:3: ATTNLAB_CI is read from os.environ; read it through attnlab.settings",
+        "src/attnlab/x.py:3: ATTNLAB_CI is read from the environment directly; read it through attnlab.settings",
     ]
     assert len(got) == len(expected), "\n".join(got)
     for line, want in zip(got, expected):

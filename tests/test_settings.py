@@ -132,3 +132,14 @@ def test_suite_settings_split_the_mechanisms_and_refuse_a_bad_count(monkeypatch)
     monkeypatch.setenv("ATTNLAB_STABILITY_SLOW_DRAWS", "-1")
     with pytest.raises(SettingsError, match="^ATTNLAB_STABILITY_SLOW_DRAWS='-1' is not valid"):
         suite_settings()
+
+
+def test_a_click_default_reads_the_grader_setting_when_the_command_runs(monkeypatch):
+    from attnlab.settings import grader_default
+    db = grader_default("db")  # defined at import time of a command line, before the variable is set
+    monkeypatch.setenv("ATTNLAB_DB", "sqlite:///later.db")
+    assert db() == "sqlite:///later.db"
+    monkeypatch.setenv("ATTNLAB_DB", "")
+    assert db() is None  # empty counts as unset, as for every setting
+    with pytest.raises(ValueError, match="'dbb' is not a GraderSettings field"):
+        grader_default("dbb")

@@ -9,7 +9,9 @@ import sys
 
 import click
 
-_DB = dict(default=None, envvar="ATTNLAB_DB", show_envvar=True,
+from attnlab.settings import grader_default
+
+_DB = dict(default=grader_default("db"), show_default="$ATTNLAB_DB",
            help="Gradebook URL, as for grade (default sqlite:///COURSE/gradebook.db).")
 
 

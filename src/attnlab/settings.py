@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -164,6 +164,18 @@ def grader_settings(**overrides) -> GraderSettings:
     return _build(GraderSettings, overrides)
 
 
+def grader_default(field: str) -> Callable[[], Any]:
+    """A click option's ``default=``: :class:`GraderSettings`'s ``field``, read when the command runs,
+    so the option's environment variable is read here, typed, and not by click a second time.
+
+    Raises:
+        ValueError: ``field`` is not a :class:`GraderSettings` field (at definition time).
+        SettingsError: when called, a variable holds a malformed value."""
+    if field not in GraderSettings.model_fields:
+        raise ValueError(f"{field!r} is not a GraderSettings field; use one of {sorted(GraderSettings.model_fields)}")
+    return lambda: getattr(grader_settings(), field)
+
+
 def suite_settings(**overrides) -> SuiteSettings:
     """:class:`SuiteSettings` from the environment, ``overrides`` winning.
 
@@ -240,6 +252,8 @@ PLATFORM_VARIABLES: dict[str, str] = {
     "CPU_LIMIT": "JupyterHub's spawner, in each user's server: the CPU limit (the fast path's thread count).",
     "KUBERNETES_SERVICE_HOST": "Kubernetes, in every pod: the API server's address (the grading job).",
     "KUBERNETES_SERVICE_PORT": "Kubernetes, in every pod: the API server's port (the grading job).",
+    "JOB_COMPLETION_INDEX": "Kubernetes, in each pod of an Indexed Job: the pod's index (the line of the "
+                            "listing it grades).",
     "PATH": "The operating system: tests and benchmarks put the running environment's bin/ first for a child.",
 }
 
@@ -310,5 +324,5 @@ def settings_table_markdown() -> str:
 
 
 __all__ = ["PREFIX", "Reader", "Variable", "CourseSettings", "GraderSettings", "SuiteSettings", "MODELS",
-           "SettingsError", "course_settings", "grader_settings", "suite_settings", "OTHER_VARIABLES", "IGNORED",
+           "SettingsError", "course_settings", "grader_settings", "grader_default", "suite_settings", "OTHER_VARIABLES", "IGNORED",
            "PLATFORM_VARIABLES", "DIRECT_READERS", "declared_in", "variables", "settings_table_markdown"]
