@@ -1,15 +1,17 @@
-"""Find every read and write of an environment variable in the project's Python code, by the syntax tree,
-and judge them by the declarations in ``attnlab.settings`` (:func:`problems`).
+"""Find every read and write of an environment variable in the project's Python code, by the syntax
+tree, and judge them by the declarations in ``attnlab.settings`` (:func:`problems`).  Used by
+``tests/test_environment_reads.py`` and ``tests/test_no_environ_writes.py``.
 
-Used by ``tests/test_environment_reads.py`` and ``tests/test_no_environ_writes.py``. A *read* is ``os.environ[NAME]``, ``os.environ.get(NAME)``,
-``os.getenv(NAME)``, ``NAME in os.environ``, click's ``envvar=NAME`` (also through
-``from os import environ, getenv``), and
-the same through a local alias of the environment: ``env = os.environ``, ``_env = os.environ.get``,
+A *read* is ``os.environ[NAME]``, ``os.environ.get(NAME)``, ``os.getenv(NAME)``, ``NAME in os.environ``
+(also through ``from os import environ, getenv``), click's ``envvar=NAME``, and the same through a
+local alias of the environment: ``env = os.environ``, ``_env = os.environ.get``,
 ``environ = os.environ if environ is None else environ``, or a parameter whose default is
 ``os.environ`` (``def configure(c, env=os.environ)``).  A name that is a loop variable over a literal
-tuple of strings (``{k: os.environ[k] for k in ("A", "B")}``) reads each of those strings; any other
-computed name is reported as ``None`` so the caller can refuse it.  Copying the whole environment
-(``dict(os.environ)``, ``os.environ.copy()``, ``.items()``) is not a read of a variable.
+tuple of strings (``{k: os.environ[k] for k in ("A", "B")}``, or a name bound to one) reads each of
+those strings; any other computed name is reported as ``None`` so the caller can refuse it.  Copying
+the whole environment (``dict(os.environ)``, ``os.environ.copy()``, ``.items()``) is not a read of a
+variable.  Notebook sources (``lessons/src``, ``solutions/*.pct.py``) parse with their IPython lines
+(``%magic``, ``!cmd``) blanked; ``%env NAME=value`` counts as a write.
 """
 from __future__ import annotations
 

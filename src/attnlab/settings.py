@@ -1,13 +1,15 @@
 """Every ``ATTNLAB_*`` environment variable, declared once, typed.
 
-Two kinds live here:
+Three kinds live here:
 
-* :class:`CourseSettings`, :class:`GraderSettings` and :class:`SuiteSettings` are the settings Python
-  code of this package, of the grader and of the test suite reads at run time. They are pydantic-settings models (``env_prefix="ATTNLAB_"``):
-  build one from the environment (``CourseSettings()``), or with a command-line flag as an override
-  (``CourseSettings(learner="ada")``: keyword arguments beat the environment), and pass it to what
-  needs it. :func:`course_settings`, :func:`grader_settings` and :func:`suite_settings` build them and turn a malformed
-  value (``ATTNLAB_MASTERY_N=three``) into a :class:`SettingsError` naming the variable in one sentence.
+* :class:`CourseSettings`, :class:`GraderSettings` and :class:`SuiteSettings` are the settings the
+  Python code of this package, of the grader and of the test suite reads at run time. They are
+  pydantic-settings models (``env_prefix="ATTNLAB_"``): build one from the environment
+  (``CourseSettings()``), or with a command-line flag as an override (``CourseSettings(learner="ada")``:
+  keyword arguments beat the environment), and pass it to what needs it. :func:`course_settings`,
+  :func:`grader_settings` and :func:`suite_settings` build them and turn a malformed value
+  (``ATTNLAB_MASTERY_N=three``) into a :class:`SettingsError` naming the variable in one sentence;
+  :func:`grader_default` is a click option's default read from :class:`GraderSettings`.
 * :data:`OTHER_VARIABLES` declares, as data, the variables read where ``attnlab`` cannot be imported:
   the shell scripts (setup, ``start.sh``, ``test.sh``), JupyterHub's configuration (:data:`DIRECT_READERS`)
   and the Kubernetes recipes.
@@ -19,7 +21,8 @@ renders it into ``docs/settings.md``. ``tests/test_settings.py`` fails when any 
 names an ``ATTNLAB_`` variable this module does not declare, when a declared name is used nowhere,
 and when the table is stale; ``tests/test_environment_reads.py`` fails when Python code reads a
 variable that is neither declared nor a platform variable, or reads an ``ATTNLAB_`` variable from
-``os.environ`` instead of through a settings model outside :data:`DIRECT_READERS`.
+the environment directly (``os.environ``, click's ``envvar=``) instead of through a settings model
+outside :data:`DIRECT_READERS`.
 """
 from __future__ import annotations
 
