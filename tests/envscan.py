@@ -291,10 +291,10 @@ def write_problems(rel: str, source: str) -> list[str]:
             for n in environment_writes(source)]
 
 
-def problems(root: Path) -> list[str]:
-    """Every read and write problem in the project at ``root``."""
+def problems(root: Path, reads: bool = True, writes: bool = True) -> list[str]:
+    """Every read problem (``reads``) and write problem (``writes``) in the project at ``root``."""
     out = []
     for rel in project_files(root):
         source = (root / rel).read_text(encoding="utf-8")
-        out += read_problems(rel, source) + write_problems(rel, source)
+        out += (read_problems(rel, source) if reads else []) + (write_problems(rel, source) if writes else [])
     return out

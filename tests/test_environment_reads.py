@@ -6,6 +6,7 @@ benchmarks, lesson and solution sources, the nbgrader configs and the tests."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -21,7 +22,7 @@ AREAS = ("src/", "autograder/", "deploy/", "scripts/", "benchmarks/", "lessons/s
 
 
 def test_every_environment_read_is_declared_and_attnlab_ones_go_through_the_settings():
-    found = problems(ROOT)
+    found = problems(ROOT, writes=False)  # writes: tests/test_no_environ_writes.py
     assert not found, "\n".join(found)
 
 
@@ -79,9 +80,9 @@ cli(auto_envvar_prefix="W")
                    ("O", 21, True), ("V", 29, False), (None, 30, False)]
 
 
-def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
-    """The test of the test: a project (a temporary git repository) with one file per kind of
-    mistake in each area; the scan names each, and nothing else."""
+def test_the_scan_fails_naming_file_line_and_variable():
+    """The test of the test: a project (a temporary git repository, private and removed afterwards,
+    pass or fail) with one file per kind of mistake in each area; the scan names each, and nothing else."""
     tag = uuid.uuid4().hex[:8].upper()
     undeclared, other = f"{PREFIX}NOT_DECLARED_{tag}", f"PROJECT_KNOB_{tag}"
     files = {
@@ -102,12 +103,15 @@ def test_the_scan_fails_naming_file_line_and_variable(tmp_path):
         "tests/test_t.py": f'import os\nos.environ["X"] = "1"\nassert os.environ["{PREFIX}LEARNER"] == "a"\n',
         "autograder/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    subprocess.run(["git", "add", "src", "deploy"], cwd=tmp_path, check=True)  # tracked and untracked both seen
-    got = problems(tmp_path)
+    with tempfile.TemporaryDirectory(prefix="attnlab-envscan-") as tmp:  # mode 0700
+        project = Path(tmp)
+        for rel, text in files.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_text(text, encoding="utf-8")
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        subprocess.run(["git", "add", "src", "deploy"], cwd=project, check=True)  # tracked and untracked both seen
+        got = problems(project)
+    assert not Path(tmp).exists()
     expected = [
         f"autograder/y.py:2: {other} is neither declared",
         "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from the environment directly but declared only as data",

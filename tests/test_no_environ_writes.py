@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from envscan import ENV_WRITERS_ALLOWED, environment_writes, is_test, project_files, write_problems
+from envscan import ENV_WRITERS_ALLOWED, environment_writes, is_test, problems, project_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,10 +21,9 @@ def test_environ_write_detector_finds_every_form():
 def test_no_project_code_outside_the_tests_writes_the_process_environment():
     """All project code (package, grader, hub recipes, scripts, benchmarks, lesson and solution
     sources, nbgrader configs); the test of this scan is in tests/test_environment_reads.py."""
-    files = project_files(ROOT)
-    code = [f for f in files if not is_test(f) and f not in ENV_WRITERS_ALLOWED]
+    code = [f for f in project_files(ROOT) if not is_test(f) and f not in ENV_WRITERS_ALLOWED]
     assert len(code) > 300 and any(f.startswith("scripts/") for f in code)  # the scan sees the project
-    found = [p for f in code for p in write_problems(f, (ROOT / f).read_text(encoding="utf-8"))]
+    found = problems(ROOT, reads=False)
     assert not found, "\n".join(found)
 
 
