@@ -32,6 +32,12 @@ def test_every_listed_platform_variable_is_read_somewhere():
     assert not stale, f"PLATFORM_VARIABLES lists {stale}, which no code reads; remove them from src/attnlab/settings.py"
 
 
+def test_every_listed_direct_reader_reads_an_attnlab_variable():
+    idle = [f for f in DIRECT_READERS if not any((r.name or "").startswith(PREFIX) for r in
+                                                 environment_reads((ROOT / f).read_text(encoding="utf-8")))]
+    assert not idle, f"DIRECT_READERS lists {idle}, which read no {PREFIX}* variable; remove them"
+
+
 def test_the_scan_sees_every_area_of_the_project():
     files = project_files(ROOT)
     missing = [a for a in AREAS if not any(f == a or f.startswith(a) for f in files)]
@@ -92,7 +98,7 @@ def test_the_scan_fails_naming_file_line_and_variable():
                                                   f'Y = os.environ.get("{undeclared}")\n'
                                                   f'Z = os.environ.get("{PREFIX}CULL_TIMEOUT", "60")\n'
                                                   f'W = os.environ.get("{PREFIX}INSTRUCTORS", "")\n',
-        "deploy/jupyterhub/lti.py": 'import os\nimport attnlab.nn\n',
+        "deploy/jupyterhub/attnlab_lti.py": 'import os\nimport attnlab.nn\n',
         "scripts/z.py": 'import os\nos.environ["MPLBACKEND"] = "Agg"\nP = os.environ["PATH"]\n',
         "benchmarks/b.py": f'import os\nget = os.environ.get\nV = get("{PREFIX}HUB_PORT")\n',
         "lessons/src/01_x.py": f'# %%\n%matplotlib inline\nimport os\nCI = os.environ.get("{PREFIX}CI") == "1"\n',
@@ -117,9 +123,9 @@ def test_the_scan_fails_naming_file_line_and_variable():
         "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from the environment directly but declared only as data",
         "conftest.py:2: ATTNLAB_TEST_PROFILE is read from the environment directly; read it through attnlab.settings "
         "(SuiteSettings.test_profile)",
+        "deploy/jupyterhub/attnlab_lti.py:2: imports attnlab, so it is no longer a direct reader",
         f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
         "deploy/jupyterhub/jupyterhub_config.py:4: ATTNLAB_CULL_TIMEOUT defaults to '60' here but to '3600'",
-        "deploy/jupyterhub/lti.py:2: imports attnlab, so it is no longer a direct reader",
         "lessons/src/01_x.py:4: ATTNLAB_CI is read from the environment directly; read it through attnlab.settings "
         "(CourseSettings.ci)",
         "nbgrader_config.py:2: ATTNLAB_SANDBOX is declared as not a setting",

@@ -266,7 +266,6 @@ PLATFORM_VARIABLES: dict[str, str] = {
 DIRECT_READERS: dict[str, str] = {
     "deploy/jupyterhub/jupyterhub_config.py": "JupyterHub's configuration; runs in the hub's own environment, "
                                               "which has no attnlab.",
-    "deploy/jupyterhub/lti.py": "JupyterHub's configuration with LTI login; runs in the hub's own environment.",
     "deploy/jupyterhub/attnlab_lti.py": "the hub's LTI authenticator; runs in the hub's own environment.",
 }
 
