@@ -29,13 +29,28 @@ checks both. tests/notebooks/test_solutions_source.py runs the check (no executi
 ``--from-notebooks`` keeps sources and metadata, drops outputs, refuses (writing nothing) when the text
 could not rebuild the notebook exactly, and re-serialises the ``.ipynb`` so that the check passes.
 After any change, regenerate ``exercises/`` with ``make exercises``.
+
+Docstrings from ``attnlab.nn``: where an exercise asks for a function of the reference library under
+the same name and signature, its docstring is not copied into the text source. The line right under
+the ``def`` reads ``# docstring from attnlab.nn.masks.causal_mask`` (the defining module and the
+qualified name, e.g. ``attnlab.nn.mha.MultiHeadAttention.forward`` for a method), and the build puts
+the reference's docstring there, read from its source file as written (indented like the marker).
+The build refuses a marker whose ``def`` differs from the reference's (arguments, defaults,
+annotations, return annotation), so the exercise's contract cannot drift from the library's; the
+solution body below it stays the exercise's own. A change to such a docstring in ``attnlab.nn``
+makes ``--check`` fail until the notebooks (and ``exercises/``) are rebuilt.
+``--from-notebooks`` puts the markers of the existing text source back, and refuses when the notebook
+changed a docstring that comes from ``attnlab.nn`` (change it there instead).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import importlib.util
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 import jupytext
@@ -60,6 +75,123 @@ _spec.loader.exec_module(build_lessons)
 notebook_text = build_lessons.notebook_text
 
 
+# "# docstring from attnlab.nn.<module>.<qualname>" on its own line, right under a def or class line
+DOCSTRING_MARKER = re.compile(r"^(?P<indent>[ \t]*)# docstring from (?P<target>attnlab(?:\.\w+)+)[ \t]*$", re.M)
+
+
+def _reference(target: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, list[str]]:
+    """The AST node and source lines of ``target`` (``attnlab.<module path>.<qualified name>``).
+
+    The module is found on disk from the installed ``attnlab`` package (nothing is imported, so torch
+    is not loaded). Raises ValueError when no module or no function/class of that name exists.
+    """
+    spec = importlib.util.find_spec("attnlab")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"{target}: the attnlab package is not installed (run scripts/setup.sh)")
+    base = Path(list(spec.submodule_search_locations)[0])
+    parts = target.split(".")[1:]
+    for i in range(len(parts) - 1, 0, -1):
+        folder = base.joinpath(*parts[:i])
+        for module in (folder.with_suffix(".py"), folder / "__init__.py"):
+            if not module.is_file():
+                continue
+            lines = module.read_text(encoding="utf-8").splitlines()
+            body: list[ast.stmt] = ast.parse("\n".join(lines)).body
+            node = None
+            for name in parts[i:]:
+                node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                             and n.name == name), None)
+                if node is None:
+                    break
+                body = node.body
+            if node is not None:
+                return node, lines
+            raise ValueError(f"{target}: {module.relative_to(base.parent)} defines no {'.'.join(parts[i:])}")
+    raise ValueError(f"{target}: no such module in attnlab")
+
+
+def _signature(node: ast.AST) -> str:
+    """What must agree between an exercise's def and the reference's: arguments, defaults, annotations."""
+    if isinstance(node, ast.ClassDef):
+        return ast.dump(ast.Tuple([*node.bases, *node.keywords], ast.Load()))
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return ast.dump(node.args) + "->" + (ast.dump(node.returns) if node.returns else "")
+
+
+def reference_docstring(target: str, indent: str = "") -> str:
+    """The docstring of ``target`` in attnlab as its source file writes it, re-indented to ``indent``."""
+    node, lines = _reference(target)
+    first = node.body[0] if node.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        raise ValueError(f"{target} has no docstring to take")
+    assert first.end_lineno is not None
+    col = first.col_offset
+    text = "\n".join(line[col:] if not line[:col].strip() else line
+                     for line in lines[first.lineno - 1:first.end_lineno])
+    return textwrap.indent(text, indent)
+
+
+def expand_docstrings(text: str, name: str = "<text>") -> str:
+    """``text`` with each ``# docstring from attnlab...`` marker replaced by the reference's docstring.
+
+    Raises ValueError naming ``name`` when a marker's target does not exist, has no docstring, the
+    marker is not the first line under a ``def``/``class``, or that definition's signature differs
+    from the reference's.
+    """
+    markers = list(DOCSTRING_MARKER.finditer(text))
+    if not markers:
+        return text
+    expanded = DOCSTRING_MARKER.sub(lambda m: reference_docstring(m["target"], m["indent"]), text)
+    try:
+        tree = ast.parse(expanded)
+    except SyntaxError as err:
+        raise ValueError(f"{name}: not Python after the docstring markers were expanded ({err})") from None
+    line_of = {}  # line number of a marker in the expanded text -> target
+    shift = 0
+    for m in markers:
+        line = text.count("\n", 0, m.start()) + 1 + shift
+        line_of[line] = m["target"]
+        shift += reference_docstring(m["target"]).count("\n")
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            target = line_of.get(node.body[0].lineno)
+            if target is None or not isinstance(node.body[0], ast.Expr):
+                continue
+            reference, _ = _reference(target)
+            if node.name != reference.name or _signature(node) != _signature(reference):
+                raise ValueError(f"{name}: line {node.lineno}: '{node.name}' takes its docstring from {target}, "
+                                 f"but its name or signature differs from the reference's; make them agree "
+                                 f"(or write the docstring in the text source instead of the marker)")
+            found.add(target)
+    missing = [m["target"] for m in markers if m["target"] not in found]
+    if missing:
+        raise ValueError(f"{name}: '# docstring from {missing[0]}' must be the first line under a def or class")
+    return expanded
+
+
+def collapse_docstrings(text: str, source: str, name: str = "<notebook>") -> str:
+    """``text`` (expanded, e.g. written from a notebook) with the docstring markers of ``source`` put back.
+
+    Raises ValueError naming ``name`` when the notebook no longer holds a reference docstring that the
+    text source takes from attnlab (it was edited in the notebook: edit attnlab instead).
+    """
+    start = 0
+    for m in DOCSTRING_MARKER.finditer(source):
+        docstring = reference_docstring(m["target"], m["indent"]) + "\n"
+        at = text.find(docstring, start)
+        while at > 0 and text[at - 1] != "\n":
+            at = text.find(docstring, at + 1)
+        if at < 0:
+            raise ValueError(f"{name}: the docstring that {m['target']} supplies was changed in the notebook; "
+                             f"change it in attnlab (the notebook's copy is built from there); nothing written")
+        marker = m.group(0) + "\n"
+        text = text[:at] + marker + text[at + len(docstring):]
+        start = at + len(marker)
+    return text
+
+
 def _grade_id(cell) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
@@ -67,10 +199,11 @@ def _grade_id(cell) -> str | None:
 def notebook_from_text(text: str, name: str = "<text>") -> nbformat.NotebookNode:
     """The notebook (nbformat 4.5, no outputs) that a set's py:percent text describes.
 
-    Cell ids: the header's ``id="..."``, else the nbgrader ``grade_id``, else ``cell-<index>``.
-    Raises ValueError naming ``name`` when the text has no cells or two cells get the same id.
+    Docstring markers are expanded first (:func:`expand_docstrings`). Cell ids: the header's
+    ``id="..."``, else the nbgrader ``grade_id``, else ``cell-<index>``. Raises ValueError naming
+    ``name`` when the text has no cells, two cells get the same id, or a marker is wrong.
     """
-    text_nb = jupytext.reads(text, fmt="py:percent")
+    text_nb = jupytext.reads(expand_docstrings(text, name), fmt="py:percent")
     if not text_nb.cells:
         raise ValueError(f"{name}: no cells found (does it use '# %%' cell markers?)")
     nb = nbformat.v4.new_notebook()
@@ -178,7 +311,9 @@ def from_notebook(ipynb: Path) -> list[str]:
     metadata and ids exactly (outputs and execution counts are dropped on purpose).
     """
     nb = stripped(nbformat.read(ipynb, as_version=4))
-    text = text_from_notebook(nb, _rel(ipynb))
+    target = text_path(ipynb)
+    source = target.read_text(encoding="utf-8") if target.exists() else ""
+    text = collapse_docstrings(text_from_notebook(nb, _rel(ipynb)), source, _rel(ipynb))
     rebuilt = notebook_from_text(text, _rel(text_path(ipynb)))
     if rebuilt != nb:
         where = next((i for i, (a, b) in enumerate(zip(nb.cells, rebuilt.cells)) if a != b),
@@ -187,9 +322,9 @@ def from_notebook(ipynb: Path) -> list[str]:
                          f"cell {where}); nothing written")
     json_text = notebook_text(rebuilt)
     # the text of the notebook as the build writes it (key order etc.), so a second run writes nothing
-    text = text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb))
+    text = collapse_docstrings(text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb)),
+                               source, _rel(ipynb))
     written = []
-    target = text_path(ipynb)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
         written.append(f"wrote {_rel(target)}")

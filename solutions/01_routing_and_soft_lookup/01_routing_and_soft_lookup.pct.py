@@ -184,11 +184,7 @@ print("path_lengths: visible checks passed")
 
 # %% id="16" nbgrader={"grade": false, "grade_id": "apply_temperature", "locked": false, "schema_version": 3, "solution": true}
 def apply_temperature(logits: Tensor, temperature: float) -> Tensor:
-    """``logits / temperature``: < 1 sharpens the distribution, > 1 flattens it.
-
-    Raises:
-        ValueError: if ``temperature <= 0`` (use greedy decoding for the T -> 0 limit).
-    """
+    # docstring from attnlab.nn.sampling.apply_temperature
     ### BEGIN SOLUTION
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}; a hard lookup (argmax) is the T -> 0 limit")

@@ -202,37 +202,7 @@ def scaled_dot_product_attention(
     mask: Tensor | None = None,
     dropout_p: float = 0.0,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(Q Kᵀ / √d_k + M) V, returning the output and the attention weights.
-
-    Vaswani et al. 2017, §3.2.1, Eq. 1; the mask M is 0 where allowed and -inf where not
-    (§3.2.3), applied to the logits *before* the softmax, so masked weights are exactly 0.
-
-    Args:
-        q: ``(..., L, d_k)`` queries, float.
-        k: ``(..., S, d_k)`` keys, same dtype; leading axes broadcast with ``q``'s.
-        v: ``(..., S, d_v)`` values, same dtype.
-        mask: optional bool tensor broadcastable to ``(..., L, S)``; True = may attend.
-        dropout_p: probability of zeroing an attention weight (as in ``torch``'s MHA, the
-            kept weights are rescaled by 1 / (1 - p)). Pass 0.0 in evaluation; this function
-            has no train/eval state.
-
-    Returns:
-        ``out``: ``(..., L, d_v)``; ``weights``: ``(..., L, S)``, the softmax probabilities
-        (before dropout), each row sums to 1 and masked entries are exactly 0.
-
-    Raises:
-        ValueError: if a tensor has fewer than 2 dimensions, ``q``/``k`` feature sizes
-            differ, ``k``/``v`` lengths differ, the mask does not broadcast to
-            ``(..., L, S)``, or some query row may attend to no key (its softmax is
-            undefined); ``dropout_p`` outside [0, 1).
-        TypeError: if ``mask`` is not a bool tensor, or q, k, v are not all of one float dtype.
-
-    Example (the 2-token worked example of the course notes)::
-
-        q = torch.tensor([[1., 0.], [0., 1.]]); k = torch.tensor([[1., 0.], [1., 1.]])
-        v = torch.tensor([[1., 2.], [3., 4.]])
-        out, w = scaled_dot_product_attention(q, k, v)   # out ≈ [[2.00, 3.00], [2.34, 3.34]]
-    """
+    # docstring from attnlab.nn.attention.scaled_dot_product_attention
     ### BEGIN SOLUTION
     scores = attention_scores(q, k)  # (..., L, S)
     if mask is not None:

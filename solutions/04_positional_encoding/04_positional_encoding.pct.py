@@ -105,19 +105,7 @@ print(check_form("permutation_effect", rows))  # readable? (right or wrong is gr
 
 # %% id="10" nbgrader={"grade": false, "grade_id": "sinusoidal_encoding", "locked": false, "schema_version": 3, "solution": true}
 def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None) -> Tensor:
-    """The sinusoidal position table of Vaswani et al. 2017, §3.5.
-
-    Args:
-        L: number of positions (0 .. L-1).
-        d_model: encoding width; must be even (sin and cos come in pairs).
-        base: the 10000 of the formula.
-
-    Returns:
-        ``(L, d_model)`` float32 tensor; even columns are sines, odd columns cosines.
-
-    Raises:
-        ValueError: if ``d_model`` is odd or not positive, or ``L < 0``.
-    """
+    # docstring from attnlab.nn.positional.sinusoidal_encoding
     ### BEGIN SOLUTION
     if not isinstance(d_model, int) or d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be a positive even int (sines and cosines come in pairs), got {d_model!r}")

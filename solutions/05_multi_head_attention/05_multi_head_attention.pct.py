@@ -132,13 +132,7 @@ print(check_form("mha_param_count", n_params))  # readable? (right or wrong is g
 
 # %% nbgrader={"grade": false, "grade_id": "split_heads", "locked": false, "schema_version": 3, "solution": true}
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
-    """``(B, L, d_model) -> (B, H, L, d_k)`` with ``d_k = d_model // n_heads``.
-
-    Head h gets features ``h*d_k .. (h+1)*d_k - 1`` of every position.
-
-    Raises:
-        ValueError: if ``x`` is not 3-D or ``d_model`` is not divisible by ``n_heads``.
-    """
+    # docstring from attnlab.nn.mha.split_heads
     ### BEGIN SOLUTION
     B, L, d_model = x.shape
     x = x.reshape(B, L, n_heads, d_model // n_heads)  # (B, L, H, d_k)
@@ -164,11 +158,7 @@ print("split_heads: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "merge_heads", "locked": false, "schema_version": 3, "solution": true}
 def merge_heads(x: Tensor) -> Tensor:
-    """``(B, H, L, d_k) -> (B, L, H * d_k)``: the inverse of :func:`split_heads` (the Concat).
-
-    Raises:
-        ValueError: if ``x`` is not 4-D.
-    """
+    # docstring from attnlab.nn.mha.merge_heads
     ### BEGIN SOLUTION
     B, H, L, d_k = x.shape
     return x.transpose(1, 2).reshape(B, L, H * d_k)  # (B, L, H, d_k) -> (B, L, d_model)
@@ -269,33 +259,7 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
         is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value`` with H heads.
-
-        Args:
-            query: ``(B, L, d_model)``.
-            key: ``(B, S, d_model)``; defaults to ``query`` (self-attention). Give the
-                encoder output here for cross-attention.
-            value: ``(B, S, d_model)``; defaults to ``key``.
-            attn_mask: bool ``(L, S)``, ``(B, L, S)`` or ``(B, H, L, S)``, True = may attend.
-            key_padding_mask: bool ``(B, S)``, True = real token (not padding).
-            need_weights: return the ``(B, H, L, S)`` attention weights (explicit path).
-            cache: a :class:`KVCache` for incremental self-attention: the new keys/values
-                are appended and the queries attend to everything cached. Then S = cached
-                length + L, and masks must cover all S keys.
-            is_causal: apply the causal mask ``causal_mask(L, S)`` (query i sees keys
-                ``j <= i + S - L``). Cheaper than passing the mask: in the plain square case
-                the fused kernel is called with ``is_causal=True`` and no mask is built.
-
-        Returns:
-            ``out``: ``(B, L, d_model)``; ``weights``: ``(B, H, L, S)`` if ``need_weights``
-            else ``None``.
-
-        Raises:
-            ValueError: wrong ranks, last dimension not ``d_model``, batch sizes or key/value
-                lengths that disagree, masks that do not fit ``(B, H, L, S)``, a query row
-                with no allowed key, or ``cache`` with cross-attention.
-            TypeError: a mask that is not bool.
-        """
+        # docstring from attnlab.nn.mha.MultiHeadAttention.forward
         ### BEGIN SOLUTION
         if cache is not None:
             raise NotImplementedError("the KV cache is built in lesson 08: call forward with cache=None")

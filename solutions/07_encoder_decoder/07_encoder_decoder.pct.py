@@ -114,23 +114,7 @@ print(check_form("cross_attention_shapes", shape))  # readable? (right or wrong 
 
 # %% id="10" nbgrader={"grade": false, "grade_id": "padding_mask", "locked": false, "schema_version": 3, "solution": true}
 def padding_mask(lengths: Tensor | list[int], S: int) -> Tensor:
-    """Key padding mask from sequence lengths: True = real token that may be attended.
-
-    Sequences are assumed right-padded: example b has real tokens at positions
-    ``0 .. lengths[b] - 1`` and padding after.
-
-    Args:
-        lengths: ``(B,)`` integer tensor or list of ints, each in ``1 .. S``.
-        S: padded sequence length.
-
-    Returns:
-        ``(B, S)`` bool tensor. Add axes before use: ``pad[:, None, :]`` -> ``(B, 1, S)``,
-        ``pad[:, None, None, :]`` -> ``(B, 1, 1, S)``.
-
-    Raises:
-        ValueError: if ``lengths`` is not 1-D, or a length is < 1 or > S.
-        TypeError: if ``lengths`` is not integer.
-    """
+    # docstring from attnlab.nn.masks.padding_mask
     ### BEGIN SOLUTION
     lengths = torch.as_tensor(lengths)
     if lengths.is_floating_point() or lengths.dtype == torch.bool:

@@ -230,20 +230,7 @@ print("greedy_decode: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "top_k_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_k_filter(logits: Tensor, k: int) -> Tensor:
-    """Keep the ``k`` largest logits along the last axis, set the rest to -inf.
-
-    Fan et al. 2018 ("Hierarchical Neural Story Generation"); used by GPT-2 (Radford et al.
-    2019). ``k >= V`` keeps everything. Ties with the k-th value are all kept.
-
-    Args:
-        logits: ``(..., V)`` float. k: int >= 1.
-
-    Returns:
-        ``(..., V)`` float, same dtype.
-
-    Raises:
-        ValueError: if ``k < 1`` or ``logits`` is a scalar.
-    """
+    # docstring from attnlab.nn.sampling.top_k_filter
     ### BEGIN SOLUTION
     if logits.dim() == 0 or k < 1:
         raise ValueError(f"need logits (..., V) and k >= 1, got shape {tuple(logits.shape)} and k={k}")
@@ -272,20 +259,7 @@ print("top_k_filter: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "top_p_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_p_filter(logits: Tensor, p: float) -> Tensor:
-    """Nucleus filtering (Holtzman et al. 2019, "The Curious Case of Neural Text Degeneration", §3.1).
-
-    Keep the smallest set of most-probable tokens whose total probability is >= ``p``; the
-    most probable token is always kept. ``p = 1`` keeps everything.
-
-    Args:
-        logits: ``(..., V)`` float. p: float in (0, 1].
-
-    Returns:
-        ``(..., V)`` float, excluded tokens at -inf.
-
-    Raises:
-        ValueError: if ``p`` is not in (0, 1].
-    """
+    # docstring from attnlab.nn.sampling.top_p_filter
     ### BEGIN SOLUTION
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must be in (0, 1], got {p}")

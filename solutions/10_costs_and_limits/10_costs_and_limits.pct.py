@@ -222,18 +222,7 @@ print("mha_flops: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true}
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:
-    """Number of scalar parameters in ``module`` (tied parameters counted once).
-
-    Args:
-        module: any ``nn.Module`` (may live on the ``meta`` device).
-        trainable_only: count only parameters with ``requires_grad=True``.
-
-    Returns:
-        int.
-
-    Raises:
-        TypeError: if ``module`` is not an ``nn.Module``.
-    """
+    # docstring from attnlab.nn.params.count_parameters
     ### BEGIN SOLUTION
     if not isinstance(module, nn.Module):
         raise TypeError(f"count_parameters expects an nn.Module, got {type(module).__name__}")
