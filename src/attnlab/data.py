@@ -42,6 +42,7 @@ class CharTokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Number of distinct characters V of the text the tokenizer was built from; ids are ``0 .. V - 1``."""
         return len(self.chars)
 
     def encode(self, s: str) -> list[int]:

@@ -1,0 +1,129 @@
+"""How many public names of a Python package have a docstring, and which do not.
+
+Public names, read from the source files (nothing is imported, so the count needs no torch or
+database and cannot run package code):
+
+* every module whose dotted path has no part starting with ``_`` (``__init__`` counts as its package);
+* in each such module, the functions and classes it defines at top level: those listed in its
+  ``__all__`` when it has a literal one, else those whose name does not start with ``_``
+  (a name re-exported from another module is counted where it is defined);
+* in each public class, its methods and properties whose name does not start with ``_``
+  (``__init__`` is documented in the class docstring, as in PyTorch and numpydoc).
+
+A name counts as documented when it has a non-empty docstring. Whether the docstring follows the
+project's rule (shapes such as ``q: (B, H, L, d_k)``, dtypes, units, errors raised, source paper and
+section) is for review and for ``tests/nn/test_nn_package.py`` to judge, not for this count.
+
+    python scripts/docstring_coverage.py src/attnlab            # percentage and the undocumented names
+    python scripts/docstring_coverage.py src/attnlab --min 95   # exit 1 below 95 %
+    python scripts/docstring_coverage.py autograder --exclude autograder/tests --summary
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Name:
+    """One public name: ``qualname`` is ``module.Class.method`` (dotted), ``kind`` is module, class,
+    function or method; ``path``/``line`` locate it; ``documented`` says it has a non-empty docstring."""
+
+    qualname: str
+    kind: str
+    path: str
+    line: int
+    documented: bool
+
+
+def _literal_all(tree: ast.Module) -> set[str] | None:
+    """The names of a module-level ``__all__ = [...]`` (or tuple), or None when there is none we can read."""
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return {str(v) for v in value}
+    return None
+
+
+def _has_doc(node: ast.AST) -> bool:
+    assert isinstance(node, (ast.Module, *DEFS))
+    return bool((ast.get_docstring(node) or "").strip())
+
+
+def module_name(path: Path, root: Path) -> str:
+    """Dotted module name of ``path`` in the package at ``root`` (``root``'s own name first)."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def public_names(root: Path, exclude: tuple[Path, ...] = ()) -> list[Name]:
+    """Every public name of the package at ``root`` (a folder), in file order.
+
+    Raises SyntaxError (with the file name) when a file does not parse.
+    """
+    names: list[Name] = []
+    for path in sorted(root.rglob("*.py")):
+        if any(path.is_relative_to(e) for e in exclude):
+            continue
+        module = module_name(path, root)
+        if any(part.startswith("_") for part in module.split(".")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        names.append(Name(module, "module", str(path), 1, _has_doc(tree)))
+        listed = _literal_all(tree)
+        for node in tree.body:
+            if not isinstance(node, DEFS):
+                continue
+            if (node.name not in listed) if listed is not None else node.name.startswith("_"):
+                continue
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            names.append(Name(f"{module}.{node.name}", kind, str(path), node.lineno, _has_doc(node)))
+            if isinstance(node, ast.ClassDef):
+                for member in node.body:
+                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and not member.name.startswith("_"):
+                        names.append(Name(f"{module}.{node.name}.{member.name}", "method", str(path),
+                                          member.lineno, _has_doc(member)))
+    return names
+
+
+def coverage(names: list[Name]) -> float:
+    """Percentage of ``names`` that are documented (100.0 for no names)."""
+    return 100.0 * sum(n.documented for n in names) / len(names) if names else 100.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("package", type=Path, help="the package folder, e.g. src/attnlab")
+    parser.add_argument("--exclude", type=Path, action="append", default=[],
+                        help="a folder or file of the package to leave out (repeatable)")
+    parser.add_argument("--min", type=float, default=None, help="exit 1 when coverage (percent) is below this")
+    parser.add_argument("--summary", action="store_true", help="print only the totals, not the missing names")
+    args = parser.parse_args(argv)
+    if not (args.package / "__init__.py").is_file():
+        parser.error(f"{args.package} is not a package folder (it has no __init__.py)")
+    names = public_names(args.package, tuple(args.exclude))
+    missing = [n for n in names if not n.documented]
+    if not args.summary:
+        for n in missing:
+            print(f"{n.path}:{n.line}: {n.kind} {n.qualname} has no docstring")
+    pct = coverage(names)
+    print(f"{args.package}: {len(names) - len(missing)} of {len(names)} public names documented ({pct:.1f} %)")
+    if args.min is not None and pct < args.min:
+        print(f"below the required {args.min:g} %: document the names listed above", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
