@@ -11,7 +11,7 @@ Two kinds live here:
 * :data:`OTHER_VARIABLES` declares, as data, the variables read elsewhere: by the shell scripts
   (setup, ``start.sh``), the JupyterHub and Kubernetes recipes (``deploy/``), and the test suite.
 
-:func:`variables` joins both into one sorted list; ``scripts/render_settings_table.py`` renders it
+:func:`variables` joins both into one sorted list; ``scripts/render_tables.py`` renders it
 into ``docs/settings.md`` and ``tests/test_settings.py`` fails when any file of the repository reads
 or sets an ``ATTNLAB_`` name this module does not declare, when a declared name is used nowhere, and
 when the table is stale.
