@@ -374,13 +374,10 @@ def main(argv: list[str] | None = None, root: Path = SOLUTIONS) -> int:
                   file=sys.stderr)
             return 1
         try:
-            json_text = build(text)
+            build_lessons.write_built(ipynb, build(text), _rel(ipynb))
         except ValueError as err:
             print(err, file=sys.stderr)
             return 1
-        if not ipynb.exists() or ipynb.read_text(encoding="utf-8") != json_text:
-            ipynb.write_text(json_text, encoding="utf-8")
-            print(f"built {_rel(ipynb)}")
     return 0
 
 
