@@ -30,6 +30,18 @@ checks both. tests/notebooks/test_solutions_source.py runs the check (no executi
 could not rebuild the notebook exactly, and re-serialises the ``.ipynb`` so that the check passes.
 After any change, regenerate ``exercises/`` with ``make exercises``.
 
+By-hand items: the three cells of a question answered with pen and paper (the learner's own variant of
+a practice skill shown by ``show_problem``, the answer cell, the locked form check whose hidden test the
+grader fills in) are written as one marker, expanded by :func:`by_hand_cells`::
+
+    # %% by-hand skill="sdpa_scores" item="scores" variable="scores"
+    # answer: scores = [[...], [...]]  the scaled scores, one list per query row (2 decimals)
+    # Graded outside your kernel: the numbers in `scores` are checked against your own variant.
+
+(optional ``ids="a b c"`` for the three cell ids, ``points="N"``; the grade ids are ``show_<item>``,
+``<item>_by_hand`` and ``test_<item>_by_hand``; the comment lines after ``# answer:`` up to the blank
+line are the hidden-test note).
+
 Docstrings from ``attnlab.nn``: where an exercise asks for a function of the reference library under
 the same name and signature, its docstring is not copied into the text source. The line right under
 the ``def`` reads ``# docstring from attnlab.nn.masks.causal_mask`` (the defining module and the
@@ -40,7 +52,7 @@ annotations, return annotation), so the exercise's contract cannot drift from th
 solution body below it stays the exercise's own. A change to such a docstring in ``attnlab.nn``
 makes ``--check`` fail until the notebooks (and ``exercises/``) are rebuilt.
 ``--from-notebooks`` puts the markers of the existing text source back, and refuses when the notebook
-changed a docstring that comes from ``attnlab.nn`` (change it there instead).
+changed a by-hand item (change its marker) or a docstring that comes from ``attnlab.nn`` (change it there).
 """
 from __future__ import annotations
 
@@ -192,6 +204,68 @@ def collapse_docstrings(text: str, source: str, name: str = "<notebook>") -> str
     return text
 
 
+# A by-hand item: "# %% by-hand skill=... item=... variable=... [ids="a b c"] [points=N]", then "# answer: ...",
+# then the hidden-test note (comment lines up to the blank line that ends the block).
+BY_HAND_MARKER = re.compile(r"^# %% by-hand (?P<attrs>.*)\n# answer: (?P<answer>.*)\n(?P<hidden>(?:# .*\n)+)", re.M)
+_NBGRADER = '"grade": {}, "grade_id": "{}", "locked": {}, {}"schema_version": 3, "solution": {}'
+
+
+def by_hand_cells(match: re.Match, name: str = "<text>") -> str:
+    """The three cells of a by-hand item that a ``# %% by-hand`` marker stands for.
+
+    The learner sees their own variant of a practice skill (``show_problem``), types the answer into
+    ``variable`` (the instructor's copy computes it from the same seed), and the locked test cell
+    checks only its form; the grader judges the numbers against the learner's variant, under the
+    grade id ``test_<item>_by_hand``. Raises ValueError naming ``name`` for a missing or unknown
+    attribute, or ``ids`` that are not three.
+    """
+    attrs = dict(re.findall(r'(\w+)="([^"]*)"', match["attrs"]))
+    unknown = set(attrs) - {"skill", "item", "variable", "ids", "points"}
+    missing = {"skill", "item", "variable"} - set(attrs)
+    ids = attrs.get("ids", "").split() or [""] * 3
+    if unknown or missing or len(ids) != 3 or not attrs.get("points", "1").isdigit():
+        raise ValueError(f"{name}: by-hand marker {match['attrs']!r} needs skill=, item=, variable= (and optionally "
+                         f'ids="three ids", points=N); unknown: {sorted(unknown)}, missing: {sorted(missing)}')
+    skill, item, var = attrs["skill"], attrs["item"], attrs["variable"]
+    key = f'f"{{ASSIGNMENT}}/test_{item}_by_hand"'
+
+    def head(i: int, grade: bool, grade_id: str, locked: bool, points: str, solution: bool) -> str:
+        meta = _NBGRADER.format(str(grade).lower(), grade_id, str(locked).lower(), points, str(solution).lower())
+        return "# %%" + (f' id="{ids[i]}"' if ids[i] else "") + " nbgrader={" + meta + "}\n"
+
+    return (head(0, False, f"show_{item}", True, "", False)
+            + f"show_problem(\"{skill}\", {key})  # your own numbers (learner id above)\n\n"
+            + head(1, False, f"{item}_by_hand", False, "", True)
+            + f"# answer: {match['answer']}\n### BEGIN SOLUTION\n"
+            + "from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released\n"
+            + f"{var} = get_skill(\"{skill}\").variant(seed_for(learner_id(), {key})).answer  # students type the numbers\n"
+            + "### END SOLUTION\n\n"
+            + head(2, True, f"test_{item}_by_hand", True, f'"points": {attrs.get("points", "1")}, ', False)
+            + f"print(check_form(\"{skill}\", {var}))  # readable? (right or wrong is graded later)\n\n"
+            + f"### BEGIN HIDDEN TESTS\n{match['hidden']}### END HIDDEN TESTS\n")
+
+
+def expand(text: str, name: str = "<text>") -> str:
+    """``text`` with its by-hand markers and docstring markers expanded (what jupytext then reads)."""
+    return expand_docstrings(BY_HAND_MARKER.sub(lambda m: by_hand_cells(m, name), text), name)
+
+
+def collapse(text: str, source: str, name: str = "<notebook>") -> str:
+    """``text`` (fully expanded, e.g. written from a notebook) with the by-hand and docstring markers of
+    ``source`` put back where their expansions stand unchanged. Raises ValueError naming ``name`` when a
+    by-hand item or a docstring from attnlab was edited in the notebook (edit the text source or attnlab)."""
+    start = 0
+    for m in BY_HAND_MARKER.finditer(source):
+        cells = by_hand_cells(m, name)
+        at = text.find(cells, start)
+        if at < 0:
+            raise ValueError(f"{name}: the by-hand item {m['attrs']!r} was changed in the notebook; change its "
+                             f"'# %% by-hand' marker in the text source instead; nothing written")
+        text = text[:at] + m.group(0) + text[at + len(cells):]
+        start = at + len(m.group(0))
+    return collapse_docstrings(text, source, name)
+
+
 def _grade_id(cell) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
@@ -199,11 +273,11 @@ def _grade_id(cell) -> str | None:
 def notebook_from_text(text: str, name: str = "<text>") -> nbformat.NotebookNode:
     """The notebook (nbformat 4.5, no outputs) that a set's py:percent text describes.
 
-    Docstring markers are expanded first (:func:`expand_docstrings`). Cell ids: the header's
+    By-hand and docstring markers are expanded first (:func:`expand`). Cell ids: the header's
     ``id="..."``, else the nbgrader ``grade_id``, else ``cell-<index>``. Raises ValueError naming
     ``name`` when the text has no cells, two cells get the same id, or a marker is wrong.
     """
-    text_nb = jupytext.reads(expand_docstrings(text, name), fmt="py:percent")
+    text_nb = jupytext.reads(expand(text, name), fmt="py:percent")
     if not text_nb.cells:
         raise ValueError(f"{name}: no cells found (does it use '# %%' cell markers?)")
     nb = nbformat.v4.new_notebook()
@@ -313,7 +387,7 @@ def from_notebook(ipynb: Path) -> list[str]:
     nb = stripped(nbformat.read(ipynb, as_version=4))
     target = text_path(ipynb)
     source = target.read_text(encoding="utf-8") if target.exists() else ""
-    text = collapse_docstrings(text_from_notebook(nb, _rel(ipynb)), source, _rel(ipynb))
+    text = collapse(text_from_notebook(nb, _rel(ipynb)), source, _rel(ipynb))
     rebuilt = notebook_from_text(text, _rel(text_path(ipynb)))
     if rebuilt != nb:
         where = next((i for i, (a, b) in enumerate(zip(nb.cells, rebuilt.cells)) if a != b),
@@ -322,8 +396,7 @@ def from_notebook(ipynb: Path) -> list[str]:
                          f"cell {where}); nothing written")
     json_text = notebook_text(rebuilt)
     # the text of the notebook as the build writes it (key order etc.), so a second run writes nothing
-    text = collapse_docstrings(text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb)),
-                               source, _rel(ipynb))
+    text = collapse(text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb)), source, _rel(ipynb))
     written = []
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")

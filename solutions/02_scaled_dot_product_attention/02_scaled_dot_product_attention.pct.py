@@ -57,59 +57,20 @@ print(learner_note())
 # Work with pen and paper (or a calculator), then type **the numbers themselves** into the answer cell,
 # as a list of rows, e.g. `[[0.5, 1.0], [1.5, -2.0]]`. Code that computes the answer is not accepted here.
 
-# %% nbgrader={"grade": false, "grade_id": "show_scores", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_scores", f"{ASSIGNMENT}/test_scores_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "scores_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_scores" item="scores" variable="scores"
 # answer: scores = [[...], [...]]  the scaled scores, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-scores = get_skill("sdpa_scores").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_scores_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_scores_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_scores", scores))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `scores` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_weights", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_softmax_row", f"{ASSIGNMENT}/test_weights_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "weights_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_softmax_row" item="weights" variable="weights"
 # answer: weights = [[...], [...]]  the attention weights, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-weights = get_skill("sdpa_softmax_row").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_weights_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_weights_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_softmax_row", weights))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `weights` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_output", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_output", f"{ASSIGNMENT}/test_output_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "output_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_output" item="output" variable="output"
 # answer: output = [[...], [...]]  the output A V, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-output = get_skill("sdpa_output").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_output_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_output_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_output", output))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `output` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code

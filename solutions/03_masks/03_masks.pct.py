@@ -57,39 +57,13 @@ print(learner_note())
 # Type the mask itself as a list of rows of `1`/`0` (or `True`/`False`), e.g. `[[1, 0], [1, 1]]`.
 # Code that builds the mask is not accepted here.
 
-# %% nbgrader={"grade": false, "grade_id": "show_causal", "locked": true, "schema_version": 3, "solution": false}
-show_problem("causal_mask_build", f"{ASSIGNMENT}/test_causal_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "causal_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="causal_mask_build" item="causal" variable="causal"
 # answer: causal = [[...], ...]  the causal mask, one row per query (1 = may attend)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-causal = get_skill("causal_mask_build").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_causal_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_causal_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("causal_mask_build", causal))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the mask in `causal` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_padding", "locked": true, "schema_version": 3, "solution": false}
-show_problem("padding_mask_build", f"{ASSIGNMENT}/test_padding_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "padding_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="padding_mask_build" item="padding" variable="padding"
 # answer: padding = [[...], ...]  the padding mask, one row per sequence (1 = real token)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-padding = get_skill("padding_mask_build").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_padding_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_padding_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("padding_mask_build", padding))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the mask in `padding` is checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · The mask functions

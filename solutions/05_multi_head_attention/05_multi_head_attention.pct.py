@@ -56,73 +56,21 @@ print(learner_note())
 #
 # Type the answers themselves: a shape as a tuple like `(2, 3, 4, 5)`, a matrix as a list of rows, a count as an int.
 
-# %% nbgrader={"grade": false, "grade_id": "show_shape", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_shape_trace", f"{ASSIGNMENT}/test_shape_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "shape_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_shape_trace" item="shape" variable="shape"
 # answer: shape = (..., ...)  the shape after split_heads, e.g. (2, 3, 4, 5)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-shape = get_skill("mha_shape_trace").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_shape_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_shape_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_shape_trace", shape))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `shape` is checked against your own configuration.
-### END HIDDEN TESTS
 
-# %% id="bb8af753" nbgrader={"grade": false, "grade_id": "show_scores_shape", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_scores_shape", f"{ASSIGNMENT}/test_scores_shape_by_hand")  # your own numbers (learner id above)
-
-# %% id="4f90ee1f" nbgrader={"grade": false, "grade_id": "scores_shape_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_scores_shape" item="scores_shape" variable="scores_shape" ids="bb8af753 4f90ee1f f723e20c"
 # answer: scores_shape = (..., ...)  the shape of Q Kᵀ / √d_k for all heads, e.g. (2, 3, 4, 5)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-scores_shape = get_skill("mha_scores_shape").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_scores_shape_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="f723e20c" nbgrader={"grade": true, "grade_id": "test_scores_shape_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_scores_shape", scores_shape))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `scores_shape` is checked against your own configuration.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_merge", "locked": true, "schema_version": 3, "solution": false}
-show_problem("merge_heads_values", f"{ASSIGNMENT}/test_merge_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "merge_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="merge_heads_values" item="merge" variable="merged"
 # answer: merged = [[...], ...]  the merged (L, d_model) matrix, one list per row
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-merged = get_skill("merge_heads_values").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_merge_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_merge_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("merge_heads_values", merged))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `merged` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_params", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_param_count", f"{ASSIGNMENT}/test_params_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "params_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_param_count" item="params" variable="n_params"
 # answer: n_params = ...  the number of parameters, an int
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-n_params = get_skill("mha_param_count").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_params_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_params_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_param_count", n_params))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `n_params` is checked against your own configuration.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "heads_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · Splitting and merging heads

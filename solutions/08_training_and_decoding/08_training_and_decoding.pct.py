@@ -56,22 +56,9 @@ print(learner_note())
 # A training window of a token stream gives the model its input `x` and, at every position `t`, the target
 # `y[t] = x[t + 1]`: the next token. First by hand (type **the numbers themselves**, e.g. `[3, 1, 4]`), then in code.
 
-# %% nbgrader={"grade": false, "grade_id": "show_targets", "locked": true, "schema_version": 3, "solution": false}
-show_problem("next_token_targets", f"{ASSIGNMENT}/test_targets_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "targets_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="next_token_targets" item="targets" variable="y"
 # answer: the targets y, a list of token ids
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-y = get_skill("next_token_targets").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_targets_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_targets_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("next_token_targets", y))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `y` are checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "shift_intro", "locked": true, "schema_version": 3, "solution": false}
 # `shift_targets` cuts a batch of windows of `T + 1` tokens into the model's inputs and targets.
@@ -361,19 +348,6 @@ print("attend_with_cache: visible checks passed (the cache changes the cost, nev
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cache_bytes_intro", "locked": true, "schema_version": 3, "solution": false}
 # The price of the cache is memory. By hand (an exact integer):
 
-# %% nbgrader={"grade": false, "grade_id": "show_cache_bytes", "locked": true, "schema_version": 3, "solution": false}
-show_problem("kv_cache_bytes", f"{ASSIGNMENT}/test_cache_bytes_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "cache_bytes_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="kv_cache_bytes" item="cache_bytes" variable="n_bytes"
 # answer: the number of bytes, an integer
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-n_bytes = get_skill("kv_cache_bytes").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_cache_bytes_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_cache_bytes_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("kv_cache_bytes", n_bytes))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `n_bytes` is checked against your own variant.
-### END HIDDEN TESTS

@@ -60,9 +60,9 @@ def test_text_keeps_what_nbgrader_reads(name):
     got = [{k: c.metadata["nbgrader"].get(k) for k in NBGRADER_KEYS} for c in rebuilt.cells]
     assert got == [{k: c.metadata["nbgrader"].get(k) for k in NBGRADER_KEYS} for c in nb.cells]
     for marker in ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
-        assert text.count(marker) == sum(c.source.count(marker) for c in nb.cells) > 0, marker
-    # the text is the canonical form (docstrings that attnlab.nn supplies stand as their markers)
-    assert build_solutions.collapse_docstrings(build_solutions.text_from_notebook(nb, name), text, name) == text
+        assert build_solutions.expand(text, name).count(marker) == sum(c.source.count(marker) for c in nb.cells) > 0, marker
+    # the text is the canonical form (by-hand items and docstrings from attnlab.nn stand as their markers)
+    assert build_solutions.collapse(build_solutions.text_from_notebook(nb, name), text, name) == text
 
 
 def test_an_edited_source_is_detected(tmp_path):
@@ -192,3 +192,27 @@ def test_from_notebooks_keeps_the_docstring_markers(tmp_path):
     assert b"# docstring from attnlab.nn.mha.MultiHeadAttention.forward" in before
     assert build_solutions.main(["--from-notebooks", "05_multi_head_attention"], root=tmp_path / "solutions") == 0
     assert text.read_bytes() == before
+
+
+def test_a_by_hand_marker_is_the_three_cells_of_the_item():
+    """One line names the skill, the item and the answer's variable; the build writes the problem cell,
+    the answer cell (the instructor's copy computes the learner's own answer) and the locked form check
+    under the grade id the grader judges, ``test_<item>_by_hand``."""
+    text = (SOLUTIONS / "02_scaled_dot_product_attention" / f"02_scaled_dot_product_attention{build_solutions.SUFFIX}"
+            ).read_text(encoding="utf-8")
+    marker = '# %% by-hand skill="sdpa_scores" item="scores" variable="scores"\n'
+    assert marker in text and "show_problem(" not in text
+    nb = build_solutions.notebook_from_text(text, "02")
+    cells = {c.id: c for c in nb.cells}
+    assert cells["show_scores"].source.startswith('show_problem("sdpa_scores", f"{ASSIGNMENT}/test_scores_by_hand")')
+    assert cells["scores_by_hand"].metadata["nbgrader"]["solution"] is True
+    assert 'scores = get_skill("sdpa_scores")' in cells["scores_by_hand"].source
+    test = cells["test_scores_by_hand"]
+    assert test.metadata["nbgrader"]["grade"] is True and test.metadata["nbgrader"]["points"] == 1
+    assert 'check_form("sdpa_scores", scores)' in test.source and "### BEGIN HIDDEN TESTS" in test.source
+    with pytest.raises(ValueError, match="missing: \\['variable'\\]"):
+        build_solutions.notebook_from_text(text.replace(' variable="scores"', "", 1), "02")
+    edited = build_solutions.text_from_notebook(nb, "02").replace("check_form(\"sdpa_scores\", scores)",
+                                                                  "check_form(\"sdpa_scores\", scores + 1)", 1)
+    with pytest.raises(ValueError, match="by-hand item .* was changed in the notebook"):
+        build_solutions.collapse(edited, text, "02")
