@@ -156,13 +156,8 @@ print("softmax: visible checks passed")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": false, "grade_id": "sdpa", "locked": false, "schema_version": 3, "solution": true}
-def scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-) -> tuple[Tensor, Tensor]:
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
+                                 dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
     # docstring from attnlab.nn.attention.scaled_dot_product_attention
     ### BEGIN SOLUTION
     scores = attention_scores(q, k)  # (..., L, S)
