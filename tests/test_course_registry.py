@@ -197,3 +197,25 @@ def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkey
     assert ac.assignments(tmp_path) == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
     monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(tmp_path))  # the variable, read when asked
     assert ac.assignments() == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
+
+
+# ----------------------------------------------------------------------------- the data file
+def test_the_data_file_is_read_into_the_registry_and_checked():
+    """course.toml is what the registry serves; a broken file is refused with the lesson and the field named."""
+    from importlib import resources
+    text = resources.files("attnlab").joinpath(course.DATA_FILE).read_text(encoding="utf-8")
+    assert course.load_lessons(text) == course.lessons()
+    one = '[[lesson]]\nid = "00"\ntitle = "T"\nnotebook = "00_t.ipynb"\noutcomes = "o"\nprerequisites = []\nminutes = 5\n'
+    assert course.load_lessons(one)[0] == course.Lesson("00", "T", "00_t.ipynb", "o", (), 5)
+    for broken, said in [
+        (one.replace("minutes = 5", 'minutes = "5"'), "lesson 0 (00): minutes must be int, got '5'"),
+        (one.replace("minutes = 5", "minutes = true"), "minutes must be int, got True"),
+        (one.replace("prerequisites = []", "prerequisites = [3]"), "prerequisites must be list of skill names"),
+        (one.replace('id = "00"', 'id = "01"'), "expected 00"),
+        (one.replace("minutes = 5", "minute = 5"), "unknown fields ['minute'], missing fields ['minutes']"),
+        (one + 'exercise = "00_x"\n', "give exercise and exercise_minutes together"),
+        (one.replace("[[lesson]]", "[[lesson]"), "not valid TOML"),
+        ("", "no [[lesson]] tables"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(said)):
+            course.load_lessons(broken, "course.toml")
