@@ -152,35 +152,27 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tu
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention, Vaswani et al. 2017, §3.2.2 (Figure 2, right).
+    """Multi-head attention, Vaswani et al. 2017, §3.2.2 (Figure 2, right): this exercise's version of
+    ``attnlab.nn.MultiHeadAttention``, with the same parameters and the same call, computed on the
+    explicit path only (no fused kernel, no rotary positions; the KV cache comes in lesson 08).
 
     Args:
         d_model: model width; input and output feature size.
         n_heads: number of heads H; must divide ``d_model`` (``d_k = d_v = d_model / H``).
         bias: whether ``w_q, w_k, w_v, w_o`` have biases.
-        dropout: dropout on the attention weights during training (as in PyTorch's
-            ``nn.MultiheadAttention``; the paper's residual dropout lives in the blocks).
+        dropout: kept for the library's signature; this version applies no attention dropout.
 
     Attributes:
         w_q, w_k, w_v, w_o: ``nn.Linear(d_model, d_model)``; ``w_q`` holds all heads' W_i^Q
             side by side (rows ``h*d_k:(h+1)*d_k`` of its weight belong to head h), etc.
-        fused: if True (default), use ``torch.nn.functional.scaled_dot_product_attention``
-            whenever the weights are not requested; otherwise always the explicit path.
-        n_heads, d_k, dropout.
+        fused: always False here (the explicit path); n_heads, d_k, dropout.
 
     Raises:
         ValueError: if ``d_model % n_heads != 0``.
 
-    Inputs are float tensors of one dtype; masks are bool (True = may attend). Returned
-    weights are the softmax probabilities before attention dropout.
-
-    Example::
-
-        mha = MultiHeadAttention(d_model=8, n_heads=2)
-        x = torch.randn(1, 3, 8)                                  # (B, L, d_model)
-        out, w = mha(x, is_causal=True, need_weights=True)        # (1, 3, 8), (1, 2, 3, 3)
-        memory = torch.randn(1, 5, 8)                             # (B, S, d_model)
-        out, _ = mha(x, memory)                                   # cross-attention: (1, 3, 8)
+    Inputs are float tensors of one dtype ``(B, L, d_model)``; masks are bool (True = may attend).
+    Example: ``MultiHeadAttention(8, 2)(torch.randn(1, 3, 8), is_causal=True, need_weights=True)``
+    gives out ``(1, 3, 8)`` and weights ``(1, 2, 3, 3)``.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, dropout: float = 0.0) -> None:
@@ -195,18 +187,10 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor | None = None,
-        value: Tensor | None = None,
-        *,
-        attn_mask: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        need_weights: bool = False,
-        cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
-        is_causal: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, *,
+                attn_mask: Tensor | None = None, key_padding_mask: Tensor | None = None, need_weights: bool = False,
+                cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         # docstring from attnlab.nn.mha.MultiHeadAttention.forward
         ### BEGIN SOLUTION
         if cache is not None:
