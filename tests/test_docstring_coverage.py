@@ -45,3 +45,24 @@ def test_the_count_follows_all_private_names_and_methods(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "method pkg.listed.Shown.size has no docstring" in out and "4 of 7 public names documented (57.1 %)" in out
     assert docstring_coverage.main([str(pkg), "--min", "50", "--summary"]) == 0
+
+
+def test_rule_mode_names_docstrings_without_the_errors_raised_or_the_shapes(tmp_path, capsys):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        '"""The package."""\n'
+        "def checked(x):\n"
+        '    """Does a thing."""\n'
+        "    def inner():\n        raise KeyError\n"  # a nested function's raise is not this function's
+        "    if x is None:\n        raise ValueError('x')\n\n"
+        "def shaped(q: 'Tensor'):\n"
+        '    """Scores of ``q: (B, L, d_k)``.\n\n    Raises:\n        TypeError: never.\n    """\n\n'
+        "def unshaped(q: 'Tensor'):\n"
+        '    """Scores of q."""\n')
+    names = {n.qualname: n.missing_rule for n in docstring_coverage.public_names(pkg)}
+    assert names == {"pkg": (), "pkg.checked": ("errors",), "pkg.shaped": (), "pkg.unshaped": ("shapes",)}
+    assert docstring_coverage.main([str(pkg), "--rule"]) == 0
+    out = capsys.readouterr().out
+    assert "function pkg.checked: docstring names no errors" in out
+    assert "1 of 3 documented functions and methods name the errors" in out
