@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks import markdown_log
 
 from autograder.course import REPO, _quiet_imports, solutions_dir
 from autograder.pipeline import grade
@@ -72,12 +73,10 @@ def main(argv=None):
         ours = time.perf_counter() - t0
         per_sub = [r["seconds"] for r in summary.reports]
         base = baseline(base_root, args.assignment)
-    load = os.getloadavg()
     lines = [
-        f"### {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · {args.assignment}",
+        markdown_log.heading(args.assignment),
         "",
-        f"Machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-        f"(shared with other jobs), Python {platform.python_version()}.",
+        markdown_log.machine(),
         "",
         "| grader | submissions | wall time | per submission | class of 100 (extrapolated where marked) |",
         "|---|---|---|---|---|",
@@ -90,12 +89,7 @@ def main(argv=None):
         f"Our summary: {summary.text().splitlines()[0]}",
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        path = REPO / args.out if not os.path.isabs(args.out) else Path(args.out)
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+    markdown_log.emit("\n".join(lines), args.out, REPO)
 
 
 if __name__ == "__main__":

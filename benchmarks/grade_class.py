@@ -14,13 +14,13 @@ and the peak resident memory of the grader process and of its largest worker (``
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks import markdown_log
 
 from autograder.course import REPO
 from autograder.pipeline import grade_many
@@ -67,11 +67,8 @@ def main(argv=None):
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     total = sum(len(s.reports) for s in summaries.values())
-    load = os.getloadavg()
-    lines = [f"### {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · a class of {total} across "
-             f"{len(sets)} set{'s' if len(sets) > 1 else ''}, `--jobs {args.jobs}`", "",
-             f"Machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-             f"(shared with other jobs), Python {platform.python_version()}.", "",
+    lines = [markdown_log.heading(f"a class of {total} across {len(sets)} set{'s' if len(sets) > 1 else ''}, "
+                                  f"`--jobs {args.jobs}`"), "", markdown_log.machine(), "",
              f"Wall time {wall:.1f} s (gradebook and release generation included, no feedback HTML): "
              f"**{total / wall:.2f} submissions/s**; peak resident memory: grader {me:.0f} MB, largest worker "
              f"or sandbox process {kids:.0f} MB.", "",
@@ -82,12 +79,7 @@ def main(argv=None):
         secs = [r["seconds"] for r in s.reports if r.get("seconds")]
         lines.append(f"| {a} | {counts[a]} | {len(s.graded) - len(s.flagged)} / {len(s.flagged)} / {len(s.failed)} | "
                      f"{statistics.median(secs):.2f}, {max(secs):.2f} |" if secs else f"| {a} | {counts[a]} | - | - |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        path = REPO / args.out if not os.path.isabs(args.out) else Path(args.out)
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+    markdown_log.emit("\n".join(lines) + "\n", args.out, REPO)
 
 
 if __name__ == "__main__":

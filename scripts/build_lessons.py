@@ -55,7 +55,15 @@ def notebook_from_source(source: Path) -> nbformat.NotebookNode:
 
 
 def notebook_text(nb: nbformat.NotebookNode) -> str:
+    """The committed JSON text of ``nb`` (nbformat's serialisation plus a final newline)."""
     return nbformat.writes(nb) + "\n"
+
+
+def write_built(path: Path, text: str, shown: str) -> None:
+    """Write ``text`` to ``path`` unless it already holds exactly that, saying ``built <shown>`` when it writes."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+        print(f"built {shown}")
 
 
 def source_text(nb: nbformat.NotebookNode) -> str:
@@ -174,10 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no lesson sources in {SOURCES}", file=sys.stderr)
         return 1
     for src, ipynb in pairs():
-        text = notebook_text(notebook_from_source(src))
-        if not ipynb.exists() or ipynb.read_text(encoding="utf-8") != text:
-            ipynb.write_text(text, encoding="utf-8")
-            print(f"built {ipynb.relative_to(ROOT)}")
+        write_built(ipynb, notebook_text(notebook_from_source(src)), str(ipynb.relative_to(ROOT)))
     return 0
 
 

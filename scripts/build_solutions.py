@@ -29,13 +29,40 @@ checks both. tests/notebooks/test_solutions_source.py runs the check (no executi
 ``--from-notebooks`` keeps sources and metadata, drops outputs, refuses (writing nothing) when the text
 could not rebuild the notebook exactly, and re-serialises the ``.ipynb`` so that the check passes.
 After any change, regenerate ``exercises/`` with ``make exercises``.
+
+By-hand items: the three cells of a question answered with pen and paper (the learner's own variant of
+a practice skill shown by ``show_problem``, the answer cell, the locked form check whose hidden test the
+grader fills in) are written as one marker, expanded by :func:`by_hand_cells`::
+
+    # %% by-hand skill="sdpa_scores" item="scores" variable="scores"
+    # answer: scores = [[...], [...]]  the scaled scores, one list per query row (2 decimals)
+    # Graded outside your kernel: the numbers in `scores` are checked against your own variant.
+
+(optional ``ids="a b c"`` for the three cell ids, ``points="N"``; the grade ids are ``show_<item>``,
+``<item>_by_hand`` and ``test_<item>_by_hand``; the comment lines after ``# answer:`` up to the blank
+line are the hidden-test note).
+
+Docstrings from ``attnlab.nn``: where an exercise asks for a function of the reference library under
+the same name and signature, its docstring is not copied into the text source. The line right under
+the ``def`` reads ``# docstring from attnlab.nn.masks.causal_mask`` (the defining module and the
+qualified name, e.g. ``attnlab.nn.mha.MultiHeadAttention.forward`` for a method), and the build puts
+the reference's docstring there, read from its source file as written (indented like the marker).
+The build refuses a marker whose ``def`` differs from the reference's (arguments, defaults,
+annotations, return annotation), so the exercise's contract cannot drift from the library's; the
+solution body below it stays the exercise's own. A change to such a docstring in ``attnlab.nn``
+makes ``--check`` fail until the notebooks (and ``exercises/``) are rebuilt.
+``--from-notebooks`` puts the markers of the existing text source back, and refuses when the notebook
+changed a by-hand item (change its marker) or a docstring that comes from ``attnlab.nn`` (change it there).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import importlib.util
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 import jupytext
@@ -60,6 +87,185 @@ _spec.loader.exec_module(build_lessons)
 notebook_text = build_lessons.notebook_text
 
 
+# "# docstring from attnlab.nn.<module>.<qualname>" on its own line, right under a def or class line
+DOCSTRING_MARKER = re.compile(r"^(?P<indent>[ \t]*)# docstring from (?P<target>attnlab(?:\.\w+)+)[ \t]*$", re.M)
+
+
+def _reference(target: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, list[str]]:
+    """The AST node and source lines of ``target`` (``attnlab.<module path>.<qualified name>``).
+
+    The module is found on disk from the installed ``attnlab`` package (nothing is imported, so torch
+    is not loaded). Raises ValueError when no module or no function/class of that name exists.
+    """
+    spec = importlib.util.find_spec("attnlab")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"{target}: the attnlab package is not installed (run scripts/setup.sh)")
+    base = Path(list(spec.submodule_search_locations)[0])
+    parts = target.split(".")[1:]
+    for i in range(len(parts) - 1, 0, -1):
+        folder = base.joinpath(*parts[:i])
+        for module in (folder.with_suffix(".py"), folder / "__init__.py"):
+            if not module.is_file():
+                continue
+            lines = module.read_text(encoding="utf-8").splitlines()
+            body: list[ast.stmt] = ast.parse("\n".join(lines)).body
+            node = None
+            for name in parts[i:]:
+                node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                             and n.name == name), None)
+                if node is None:
+                    break
+                body = node.body
+            if node is not None:
+                return node, lines
+            raise ValueError(f"{target}: {module.relative_to(base.parent)} defines no {'.'.join(parts[i:])}")
+    raise ValueError(f"{target}: no such module in attnlab")
+
+
+def _signature(node: ast.AST) -> str:
+    """What must agree between an exercise's def and the reference's: arguments, defaults, annotations."""
+    if isinstance(node, ast.ClassDef):
+        return ast.dump(ast.Tuple([*node.bases, *node.keywords], ast.Load()))
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return ast.dump(node.args) + "->" + (ast.dump(node.returns) if node.returns else "")
+
+
+def reference_docstring(target: str, indent: str = "") -> str:
+    """The docstring of ``target`` in attnlab as its source file writes it, re-indented to ``indent``."""
+    node, lines = _reference(target)
+    first = node.body[0] if node.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        raise ValueError(f"{target} has no docstring to take")
+    assert first.end_lineno is not None
+    col = first.col_offset
+    text = "\n".join(line[col:] if not line[:col].strip() else line
+                     for line in lines[first.lineno - 1:first.end_lineno])
+    return textwrap.indent(text, indent)
+
+
+def expand_docstrings(text: str, name: str = "<text>") -> str:
+    """``text`` with each ``# docstring from attnlab...`` marker replaced by the reference's docstring.
+
+    Raises ValueError naming ``name`` when a marker's target does not exist, has no docstring, the
+    marker is not the first line under a ``def``/``class``, or that definition's signature differs
+    from the reference's.
+    """
+    markers = list(DOCSTRING_MARKER.finditer(text))
+    if not markers:
+        return text
+    expanded = DOCSTRING_MARKER.sub(lambda m: reference_docstring(m["target"], m["indent"]), text)
+    try:
+        tree = ast.parse(expanded)
+    except SyntaxError as err:
+        raise ValueError(f"{name}: not Python after the docstring markers were expanded ({err})") from None
+    line_of = {}  # line number of a marker in the expanded text -> target
+    shift = 0
+    for m in markers:
+        line = text.count("\n", 0, m.start()) + 1 + shift
+        line_of[line] = m["target"]
+        shift += reference_docstring(m["target"]).count("\n")
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            target = line_of.get(node.body[0].lineno)
+            if target is None or not isinstance(node.body[0], ast.Expr):
+                continue
+            reference, _ = _reference(target)
+            if node.name != reference.name or _signature(node) != _signature(reference):
+                raise ValueError(f"{name}: line {node.lineno}: '{node.name}' takes its docstring from {target}, "
+                                 f"but its name or signature differs from the reference's; make them agree "
+                                 f"(or write the docstring in the text source instead of the marker)")
+            found.add(target)
+    missing = [m["target"] for m in markers if m["target"] not in found]
+    if missing:
+        raise ValueError(f"{name}: '# docstring from {missing[0]}' must be the first line under a def or class")
+    return expanded
+
+
+def collapse_docstrings(text: str, source: str, name: str = "<notebook>") -> str:
+    """``text`` (expanded, e.g. written from a notebook) with the docstring markers of ``source`` put back.
+
+    Raises ValueError naming ``name`` when the notebook no longer holds a reference docstring that the
+    text source takes from attnlab (it was edited in the notebook: edit attnlab instead).
+    """
+    start = 0
+    for m in DOCSTRING_MARKER.finditer(source):
+        docstring = reference_docstring(m["target"], m["indent"]) + "\n"
+        at = text.find(docstring, start)
+        while at > 0 and text[at - 1] != "\n":
+            at = text.find(docstring, at + 1)
+        if at < 0:
+            raise ValueError(f"{name}: the docstring that {m['target']} supplies was changed in the notebook; "
+                             f"change it in attnlab (the notebook's copy is built from there); nothing written")
+        marker = m.group(0) + "\n"
+        text = text[:at] + marker + text[at + len(docstring):]
+        start = at + len(marker)
+    return text
+
+
+# A by-hand item: "# %% by-hand skill=... item=... variable=... [ids="a b c"] [points=N]", then "# answer: ...",
+# then the hidden-test note (comment lines up to the blank line that ends the block).
+BY_HAND_MARKER = re.compile(r"^# %% by-hand (?P<attrs>.*)\n# answer: (?P<answer>.*)\n(?P<hidden>(?:# .*\n)+)", re.M)
+_NBGRADER = '"grade": {}, "grade_id": "{}", "locked": {}, {}"schema_version": 3, "solution": {}'
+
+
+def by_hand_cells(match: re.Match, name: str = "<text>") -> str:
+    """The three cells of a by-hand item that a ``# %% by-hand`` marker stands for.
+
+    The learner sees their own variant of a practice skill (``show_problem``), types the answer into
+    ``variable`` (the instructor's copy computes it from the same seed), and the locked test cell
+    checks only its form; the grader judges the numbers against the learner's variant, under the
+    grade id ``test_<item>_by_hand``. Raises ValueError naming ``name`` for a missing or unknown
+    attribute, or ``ids`` that are not three.
+    """
+    attrs = dict(re.findall(r'(\w+)="([^"]*)"', match["attrs"]))
+    unknown = set(attrs) - {"skill", "item", "variable", "ids", "points"}
+    missing = {"skill", "item", "variable"} - set(attrs)
+    ids = attrs.get("ids", "").split() or [""] * 3
+    if unknown or missing or len(ids) != 3 or not attrs.get("points", "1").isdigit():
+        raise ValueError(f"{name}: by-hand marker {match['attrs']!r} needs skill=, item=, variable= (and optionally "
+                         f'ids="three ids", points=N); unknown: {sorted(unknown)}, missing: {sorted(missing)}')
+    skill, item, var = attrs["skill"], attrs["item"], attrs["variable"]
+    key = f'f"{{ASSIGNMENT}}/test_{item}_by_hand"'
+
+    def head(i: int, grade: bool, grade_id: str, locked: bool, points: str, solution: bool) -> str:
+        meta = _NBGRADER.format(str(grade).lower(), grade_id, str(locked).lower(), points, str(solution).lower())
+        return "# %%" + (f' id="{ids[i]}"' if ids[i] else "") + " nbgrader={" + meta + "}\n"
+
+    return (head(0, False, f"show_{item}", True, "", False)
+            + f"show_problem(\"{skill}\", {key})  # your own numbers (learner id above)\n\n"
+            + head(1, False, f"{item}_by_hand", False, "", True)
+            + f"# answer: {match['answer']}\n### BEGIN SOLUTION\n"
+            + "from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released\n"
+            + f"{var} = get_skill(\"{skill}\").variant(seed_for(learner_id(), {key})).answer  # students type the numbers\n"
+            + "### END SOLUTION\n\n"
+            + head(2, True, f"test_{item}_by_hand", True, f'"points": {attrs.get("points", "1")}, ', False)
+            + f"print(check_form(\"{skill}\", {var}))  # readable? (right or wrong is graded later)\n\n"
+            + f"### BEGIN HIDDEN TESTS\n{match['hidden']}### END HIDDEN TESTS\n")
+
+
+def expand(text: str, name: str = "<text>") -> str:
+    """``text`` with its by-hand markers and docstring markers expanded (what jupytext then reads)."""
+    return expand_docstrings(BY_HAND_MARKER.sub(lambda m: by_hand_cells(m, name), text), name)
+
+
+def collapse(text: str, source: str, name: str = "<notebook>") -> str:
+    """``text`` (fully expanded, e.g. written from a notebook) with the by-hand and docstring markers of
+    ``source`` put back where their expansions stand unchanged. Raises ValueError naming ``name`` when a
+    by-hand item or a docstring from attnlab was edited in the notebook (edit the text source or attnlab)."""
+    start = 0
+    for m in BY_HAND_MARKER.finditer(source):
+        cells = by_hand_cells(m, name)
+        at = text.find(cells, start)
+        if at < 0:
+            raise ValueError(f"{name}: the by-hand item {m['attrs']!r} was changed in the notebook; change its "
+                             f"'# %% by-hand' marker in the text source instead; nothing written")
+        text = text[:at] + m.group(0) + text[at + len(cells):]
+        start = at + len(m.group(0))
+    return collapse_docstrings(text, source, name)
+
+
 def _grade_id(cell) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
@@ -67,10 +273,11 @@ def _grade_id(cell) -> str | None:
 def notebook_from_text(text: str, name: str = "<text>") -> nbformat.NotebookNode:
     """The notebook (nbformat 4.5, no outputs) that a set's py:percent text describes.
 
-    Cell ids: the header's ``id="..."``, else the nbgrader ``grade_id``, else ``cell-<index>``.
-    Raises ValueError naming ``name`` when the text has no cells or two cells get the same id.
+    By-hand and docstring markers are expanded first (:func:`expand`). Cell ids: the header's
+    ``id="..."``, else the nbgrader ``grade_id``, else ``cell-<index>``. Raises ValueError naming
+    ``name`` when the text has no cells, two cells get the same id, or a marker is wrong.
     """
-    text_nb = jupytext.reads(text, fmt="py:percent")
+    text_nb = jupytext.reads(expand(text, name), fmt="py:percent")
     if not text_nb.cells:
         raise ValueError(f"{name}: no cells found (does it use '# %%' cell markers?)")
     nb = nbformat.v4.new_notebook()
@@ -178,7 +385,9 @@ def from_notebook(ipynb: Path) -> list[str]:
     metadata and ids exactly (outputs and execution counts are dropped on purpose).
     """
     nb = stripped(nbformat.read(ipynb, as_version=4))
-    text = text_from_notebook(nb, _rel(ipynb))
+    target = text_path(ipynb)
+    source = target.read_text(encoding="utf-8") if target.exists() else ""
+    text = collapse(text_from_notebook(nb, _rel(ipynb)), source, _rel(ipynb))
     rebuilt = notebook_from_text(text, _rel(text_path(ipynb)))
     if rebuilt != nb:
         where = next((i for i, (a, b) in enumerate(zip(nb.cells, rebuilt.cells)) if a != b),
@@ -187,9 +396,8 @@ def from_notebook(ipynb: Path) -> list[str]:
                          f"cell {where}); nothing written")
     json_text = notebook_text(rebuilt)
     # the text of the notebook as the build writes it (key order etc.), so a second run writes nothing
-    text = text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb))
+    text = collapse(text_from_notebook(nbformat.reads(json_text, as_version=4), _rel(ipynb)), source, _rel(ipynb))
     written = []
-    target = text_path(ipynb)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
         written.append(f"wrote {_rel(target)}")
@@ -239,13 +447,10 @@ def main(argv: list[str] | None = None, root: Path = SOLUTIONS) -> int:
                   file=sys.stderr)
             return 1
         try:
-            json_text = build(text)
+            build_lessons.write_built(ipynb, build(text), _rel(ipynb))
         except ValueError as err:
             print(err, file=sys.stderr)
             return 1
-        if not ipynb.exists() or ipynb.read_text(encoding="utf-8") != json_text:
-            ipynb.write_text(json_text, encoding="utf-8")
-            print(f"built {_rel(ipynb)}")
     return 0
 
 

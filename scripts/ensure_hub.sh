@@ -19,30 +19,33 @@ PY="${ATTNLAB_HUB_PYTHON:-/usr/bin/python3}"
 log="${TMPDIR:-/tmp}/attnlab-ensure-hub.log"
 say() { echo "ensure_hub: $*" >&2; }
 
-if [ "$(id -u)" != "0" ] && [ ! -w "$(dirname "$HUB_HOME")" ] && [ ! -w "$HUB_HOME" ]; then
-  say "cannot write $HUB_HOME (not root); the hub test will skip. Set ATTNLAB_HUB_HOME to a writable folder."
-  
-# --- who sees what (cheap: applied on every run) -------------------------------------------------
+# --- who sees what (cheap: apply_roles runs on every run) ------------------------------------------
 # Students' servers: no instructor menus or endpoints (formgrader, create-assignment, course list).
 # The formgrader service runs with JUPYTER_CONFIG_PATH=$HUB_HOME/grader-jupyter, which Jupyter reads
 # before the environment's own folder, so there they are on again.
-if [ -f "$ENV/.attnlab-stamp" ]; then
-  mkdir -p "$ENV/etc/jupyter/labconfig" "$ENV/etc/jupyter/jupyter_server_config.d" \
-           "$HUB_HOME/grader-jupyter/labconfig"
-  instructor_ext='"@jupyter/nbgrader:formgrader": %s, "@jupyter/nbgrader:create-assignment": %s, "@jupyter/nbgrader:course-list": %s'
-  instructor_srv='"nbgrader.server_extensions.formgrader": %s, "nbgrader.server_extensions.course_list": %s'
-  # shellcheck disable=SC2059
-  printf "{\"disabledExtensions\": {$instructor_ext}}\n" true true true > "$ENV/etc/jupyter/labconfig/page_config.json"
-  # shellcheck disable=SC2059
-  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" false false \
-    > "$ENV/etc/jupyter/jupyter_server_config.d/zz-attnlab-students.json"
-  # shellcheck disable=SC2059
-  printf "{\"disabledExtensions\": {$instructor_ext}}\n" false false false > "$HUB_HOME/grader-jupyter/labconfig/page_config.json"
-  # shellcheck disable=SC2059
-  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" true true \
-    > "$HUB_HOME/grader-jupyter/jupyter_server_config.json"
-fi
-exit 0
+apply_roles() {
+  if [ -f "$ENV/.attnlab-stamp" ]; then
+    mkdir -p "$ENV/etc/jupyter/labconfig" "$ENV/etc/jupyter/jupyter_server_config.d" \
+             "$HUB_HOME/grader-jupyter/labconfig"
+    instructor_ext='"@jupyter/nbgrader:formgrader": %s, "@jupyter/nbgrader:create-assignment": %s, "@jupyter/nbgrader:course-list": %s'
+    instructor_srv='"nbgrader.server_extensions.formgrader": %s, "nbgrader.server_extensions.course_list": %s'
+    # shellcheck disable=SC2059
+    printf "{\"disabledExtensions\": {$instructor_ext}}\n" true true true > "$ENV/etc/jupyter/labconfig/page_config.json"
+    # shellcheck disable=SC2059
+    printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" false false \
+      > "$ENV/etc/jupyter/jupyter_server_config.d/zz-attnlab-students.json"
+    # shellcheck disable=SC2059
+    printf "{\"disabledExtensions\": {$instructor_ext}}\n" false false false > "$HUB_HOME/grader-jupyter/labconfig/page_config.json"
+    # shellcheck disable=SC2059
+    printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" true true \
+      > "$HUB_HOME/grader-jupyter/jupyter_server_config.json"
+  fi
+}
+
+if [ "$(id -u)" != "0" ] && [ ! -w "$(dirname "$HUB_HOME")" ] && [ ! -w "$HUB_HOME" ]; then
+  say "cannot write $HUB_HOME (not root); the hub test will skip. Set ATTNLAB_HUB_HOME to a writable folder."
+  apply_roles
+  exit 0
 fi
 if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
@@ -136,24 +139,5 @@ if ! stamp_ok "$ENV" "$want"; then
   fi
 fi
 
-# --- who sees what (cheap: applied on every run) -------------------------------------------------
-# Students' servers: no instructor menus or endpoints (formgrader, create-assignment, course list).
-# The formgrader service runs with JUPYTER_CONFIG_PATH=$HUB_HOME/grader-jupyter, which Jupyter reads
-# before the environment's own folder, so there they are on again.
-if [ -f "$ENV/.attnlab-stamp" ]; then
-  mkdir -p "$ENV/etc/jupyter/labconfig" "$ENV/etc/jupyter/jupyter_server_config.d" \
-           "$HUB_HOME/grader-jupyter/labconfig"
-  instructor_ext='"@jupyter/nbgrader:formgrader": %s, "@jupyter/nbgrader:create-assignment": %s, "@jupyter/nbgrader:course-list": %s'
-  instructor_srv='"nbgrader.server_extensions.formgrader": %s, "nbgrader.server_extensions.course_list": %s'
-  # shellcheck disable=SC2059
-  printf "{\"disabledExtensions\": {$instructor_ext}}\n" true true true > "$ENV/etc/jupyter/labconfig/page_config.json"
-  # shellcheck disable=SC2059
-  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" false false \
-    > "$ENV/etc/jupyter/jupyter_server_config.d/zz-attnlab-students.json"
-  # shellcheck disable=SC2059
-  printf "{\"disabledExtensions\": {$instructor_ext}}\n" false false false > "$HUB_HOME/grader-jupyter/labconfig/page_config.json"
-  # shellcheck disable=SC2059
-  printf "{\"ServerApp\": {\"jpserver_extensions\": {$instructor_srv}}}\n" true true \
-    > "$HUB_HOME/grader-jupyter/jupyter_server_config.json"
-fi
+apply_roles
 exit 0

@@ -7,6 +7,7 @@ import difflib
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _render_script():
-    spec = importlib.util.spec_from_file_location("render_course_table", ROOT / "scripts" / "render_course_table.py")
+    spec = importlib.util.spec_from_file_location("render_tables", ROOT / "scripts" / "render_tables.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("render_tables", module)  # its dataclass looks its module up
     spec.loader.exec_module(module)
     return module
 
@@ -143,7 +145,7 @@ def test_gate_for_an_unknown_lesson_uses_the_registry_message(tmp_path, capsys):
 def test_readme_course_table_is_the_rendered_one():
     script = _render_script()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    fresh = script.splice(readme, course.course_table_markdown())
+    fresh = script.TABLES["course"].splice(readme, course.course_table_markdown())
     if fresh != readme:
         diff = difflib.unified_diff(readme.splitlines(), fresh.splitlines(), "README.md", "rendered", lineterm="", n=0)
         pytest.fail(f"README.md's course table is not what src/attnlab/course.py renders: run `{script.COMMAND}`\n"
@@ -164,23 +166,26 @@ def test_the_table_has_a_row_per_lesson_with_its_link_gate_time_and_exercise():
 
 
 def test_splice_rewrites_only_the_marked_block_and_refuses_without_markers():
-    script = _render_script()
-    text = f"before\n{script.START}\nold table\n{script.END}\nafter\n"
-    assert script.splice(text, "NEW\n") == f"before\n{script.START}\nNEW\n{script.END}\nafter\n"
-    for broken in ("no markers at all\n", f"{script.END}\n{script.START}\n", text + script.START):
+    table = _render_script().TABLES["course"]
+    text = f"before\n{table.start}\nold table\n{table.end}\nafter\n"
+    assert table.splice(text, "NEW\n") == f"before\n{table.start}\nNEW\n{table.end}\nafter\n"
+    for broken in ("no markers at all\n", f"{table.end}\n{table.start}\n", text + table.start):
         with pytest.raises(ValueError, match="course-table:start"):
-            script.splice(broken, "NEW\n")
+            table.splice(broken, "NEW\n")
 
 
 def test_render_script_check_fails_on_a_stale_readme_and_names_the_command(tmp_path, monkeypatch, capsys):
     script = _render_script()
+    table = script.TABLES["course"]
     stale = tmp_path / "README.md"
-    stale.write_text(f"x\n{script.START}\nold\n{script.END}\n", encoding="utf-8")
-    monkeypatch.setattr(script, "README", stale)
-    assert script.main(["--check"]) == 1
+    stale.write_text(f"x\n{table.start}\nold\n{table.end}\n", encoding="utf-8")
+    assert script.main(["--check", "course"], root=tmp_path) == 1
     assert script.COMMAND in capsys.readouterr().err
-    assert script.main(["--write"]) == 0 and script.main(["--check"]) == 0
+    assert script.main(["--write", "course"], root=tmp_path) == 0 and script.main(["--check", "course"], root=tmp_path) == 0
     assert course.course_table_markdown() in stale.read_text(encoding="utf-8")
+    with pytest.raises(SystemExit):
+        script.main(["--check", "courses"], root=tmp_path)
+    assert "no table 'courses'; the tables are course, settings" in capsys.readouterr().err
 
 
 def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkeypatch):
@@ -192,3 +197,25 @@ def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkey
     assert ac.assignments(tmp_path) == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
     monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(tmp_path))  # the variable, read when asked
     assert ac.assignments() == ["01_routing_and_soft_lookup", "03_masks", "99_my_quiz"]
+
+
+# ----------------------------------------------------------------------------- the data file
+def test_the_data_file_is_read_into_the_registry_and_checked():
+    """course.toml is what the registry serves; a broken file is refused with the lesson and the field named."""
+    from importlib import resources
+    text = resources.files("attnlab").joinpath(course.DATA_FILE).read_text(encoding="utf-8")
+    assert course.load_lessons(text) == course.lessons()
+    one = '[[lesson]]\nid = "00"\ntitle = "T"\nnotebook = "00_t.ipynb"\noutcomes = "o"\nprerequisites = []\nminutes = 5\n'
+    assert course.load_lessons(one)[0] == course.Lesson("00", "T", "00_t.ipynb", "o", (), 5)
+    for broken, said in [
+        (one.replace("minutes = 5", 'minutes = "5"'), "lesson 0 (00): minutes must be int, got '5'"),
+        (one.replace("minutes = 5", "minutes = true"), "minutes must be int, got True"),
+        (one.replace("prerequisites = []", "prerequisites = [3]"), "prerequisites must be list of skill names"),
+        (one.replace('id = "00"', 'id = "01"'), "expected 00"),
+        (one.replace("minutes = 5", "minute = 5"), "unknown fields ['minute'], missing fields ['minutes']"),
+        (one + 'exercise = "00_x"\n', "give exercise and exercise_minutes together"),
+        (one.replace("[[lesson]]", "[[lesson]"), "not valid TOML"),
+        ("", "no [[lesson]] tables"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(said)):
+            course.load_lessons(broken, "course.toml")

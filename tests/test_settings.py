@@ -14,7 +14,7 @@ from attnlab.settings import IGNORED, PREFIX, CourseSettings, GraderSettings, va
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import render_settings_table  # noqa: E402
+import render_tables  # noqa: E402
 
 NAME = re.compile(PREFIX + r"[A-Z0-9_]*")
 #: where the declarations themselves live (a name found only here is used nowhere)
@@ -78,9 +78,10 @@ def test_the_scan_reports_an_undeclared_name_an_unused_one_and_an_ignored_one_re
 
 
 def test_docs_settings_table_is_generated_from_the_declarations():
-    doc = render_settings_table.DOC.read_text(encoding="utf-8")
-    fresh = render_settings_table.splice(doc, render_settings_table._table())
-    assert fresh == doc, f"docs/settings.md is stale; run `{render_settings_table.COMMAND}`"
+    table = render_tables.TABLES["settings"]
+    doc = (ROOT / table.path).read_text(encoding="utf-8")
+    fresh = table.splice(doc, table.render())
+    assert fresh == doc, f"docs/settings.md is stale; run `{render_tables.COMMAND}`"
     for v in variables():
         assert f"`{v.name}`" in doc and v.meaning and v.readers and v.type
 

@@ -86,7 +86,11 @@ def deadline(course, assignment, due, per_day, cap, zero_after, db_url):
               help="CSV 'student_id,assignment,days,hours,reason': every line checked, then all applied.")
 @click.option("--db", "db_url", **_DB)
 def extension(course, assignment, student, days, hours, reason, path, db_url):
-    """Grant extensions: one (-a, -s, --days/--hours; 0 removes it) or a whole file (--file)."""
+    """Grant extensions: one (-a, -s, --days/--hours; 0 removes it) or a whole file (--file).
+
+    Raises:
+        DeadlineError: both a file and -a/-s are given, or neither a file nor both -a and -s.
+    """
     from nbgrader.api import Gradebook
 
     from .deadlines import DeadlineError, grant, parse_extensions

@@ -95,7 +95,11 @@ class Policy:
 
 
 def parse_due(text: str) -> dt.datetime:
-    """``2026-12-01 23:59`` (UTC) or with an offset (``2026-12-01T23:59+01:00``) → naive UTC."""
+    """``2026-12-01 23:59`` (UTC) or with an offset (``2026-12-01T23:59+01:00``) → naive UTC.
+
+    Raises:
+        DeadlineError: if ``text`` is not an ISO 8601 date and time (the message shows both forms).
+    """
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:

@@ -52,6 +52,10 @@ def merge(path: str | os.PathLike, rows: list[dict], fields: list[str]) -> Path:
     A row of ``rows`` replaces the existing row with the same :data:`KEY`; every other existing
     row is kept (columns it lacks are left empty; columns of the existing file that are not in
     ``fields`` are kept after them).  Sorted by assignment then student.  The file mode of an existing sheet is kept (new sheets: 0640 under the umask).
+
+    Raises:
+        GradesheetError: if another grader's export holds the sheet's lock for ``LOCK_TIMEOUT_S``
+            seconds (nothing is written).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

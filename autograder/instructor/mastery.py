@@ -55,7 +55,11 @@ def summarise(records: dict, learner: str, now: float | None = None) -> dict[str
 def attach(notebook: str | os.PathLike, home: str | os.PathLike | None = None,
            learner: str | None = None) -> dict[str, Any]:
     """Student side: write the summary of this learner's own progress into ``notebook``'s metadata
-    (atomically; cells untouched).  Returns the summary."""
+    (atomically; cells untouched).  Returns the summary.
+
+    Raises:
+        MasteryError: if the notebook cannot be read as a notebook (save it in JupyterLab first).
+    """
     from attnlab.practice.store import ProgressStore
     path = Path(notebook)
     try:
@@ -150,7 +154,14 @@ def class_mastery(root: str | os.PathLike, stale_days: float = 7.0, now: float |
 
 
 def write(root: str | os.PathLike, stale_days: float = 7.0, now: float | None = None) -> tuple[Path, ClassMastery]:
-    """Render ``reports/class-mastery.html`` and ``.json``; returns the HTML path."""
+    """Render ``reports/class-mastery.html`` and ``.json``; returns the HTML path and the :class:`ClassMastery`.
+
+    ``stale_days``: a learner's progress older than this many days is marked stale; ``now``: the
+    time to compare with, in seconds since the epoch (default: the current time).
+
+    Raises:
+        MasteryError: if the course at ``root`` has no graded submissions yet.
+    """
     from attnlab.practice.core import get_skill
     cm = class_mastery(root, stale_days, now)
     if not cm.students:

@@ -33,7 +33,12 @@ class AutogradeOutcome(NbGraderPreprocessor):
                           "run and kept the earlier result.").tag(config=True)
 
     def preprocess(self, nb, resources):
-        """Raise :class:`NotGraded` (reason in words) when this run kept an earlier result."""
+        """Pass ``nb`` through unchanged when this run graded the submission.
+
+        Raises:
+            NotGraded: (reason in words) when this run kept an earlier result, e.g. the sandbox
+                was unavailable, so the earlier grade must not be exported as new.
+        """
         if not self.fail_when_kept:
             return nb, resources
         info = resources["nbgrader"]

@@ -67,7 +67,11 @@ def _gradebook(db_url):
 
 def manual_items(gb, assignment: str) -> dict[str, float]:
     """The manually graded items of ``assignment`` (grade cells that are also answer cells, e.g.
-    written answers) and their maximum points."""
+    written answers) and their maximum points.
+
+    Raises:
+        RubricError: if the gradebook does not know ``assignment``.
+    """
     from nbgrader.api import MissingEntry
     try:
         a = gb.find_assignment(assignment)
@@ -80,7 +84,13 @@ def manual_items(gb, assignment: str) -> dict[str, float]:
 def define(db_url: str, assignment: str, text: str) -> dict[str, list[tuple[str, float, str]]]:
     """Replace ``assignment``'s rubrics by the CSV ``text`` (``item,key,points,comment``); every line
     is checked first (item must be a manually graded item; key unique per item; points a number
-    within ±max).  Returns ``{item: [(key, points, comment)]}``."""
+    within ±max).  Returns ``{item: [(key, points, comment)]}``.
+
+    Raises:
+        RubricError: naming the line, for a missing header, an item that is not manually graded,
+            a malformed or repeated key, or points that are not a number or exceed the item's
+            maximum; nothing is changed then.
+    """
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or not {"item", "key", "points", "comment"} <= set(reader.fieldnames):
         raise RubricError("the rubric file needs the header 'item,key,points,comment'; nothing was changed")
@@ -128,7 +138,12 @@ def entries(db_url: str, assignment: str) -> dict[str, list[tuple[str, float, st
 def apply(db_url: str, assignment: str, student: str, item: str, keys: list[str], note: str = "",
           who: str | None = None) -> tuple[float, str]:
     """Grade ``student``'s ``item`` with the rubric entries ``keys``: score = their points summed
-    and clamped to 0..max, comment = their comments (then ``note``).  Returns (score, comment)."""
+    and clamped to 0..max, comment = their comments (then ``note``).  Returns (score, comment).
+
+    Raises:
+        RubricError: if ``item`` has no rubric, a key is not in it, or ``student`` has no
+            submission with that item.
+    """
     from nbgrader.api import MissingEntry
     rubric = dict((k, (p, c)) for k, p, c in entries(db_url, assignment).get(item, []))
     if not rubric:
@@ -167,7 +182,11 @@ def owner(graders: list[str], assignment: str, student: str) -> str:
 
 def split_queue(db_url: str, assignment: str, graders: list[str]) -> dict[str, list[str]]:
     """``{grader: [students]}``: the submissions of ``assignment`` that still need manual grading,
-    split between ``graders`` (see the module docstring)."""
+    split between ``graders`` (see the module docstring).
+
+    Raises:
+        RubricError: if ``graders`` is empty or repeats a name, or ``assignment`` is unknown.
+    """
     from nbgrader.api import MissingEntry
     graders = [g.strip() for g in graders if g.strip()]
     if not graders or len(set(graders)) != len(graders):

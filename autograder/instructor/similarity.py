@@ -61,7 +61,14 @@ def _fingerprint(code: str, boilerplate=None):
 
 
 def find_pairs(root: str | os.PathLike, assignment: str, threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
-    """The alike pairs of ``assignment`` in the course at ``root`` (see the module docstring)."""
+    """The alike pairs of ``assignment`` in the course at ``root`` (see the module docstring).
+
+    ``threshold``: the similarity (a fraction in (0, 1]) from which a pair is listed.
+
+    Raises:
+        SimilarityError: if ``threshold`` is not a fraction between 0 and 1, or the assignment has
+            no graded submissions yet.
+    """
     from copydetect import compare_files
     if not 0 < threshold <= 1:
         raise SimilarityError("--threshold is a fraction between 0 and 1 (e.g. 0.6)")

@@ -53,7 +53,7 @@ from attnlab.nn import (
     padding_mask,
     scaled_dot_product_attention,
 )
-from attnlab.viz import attention_heatmap, heatmap, mask_heatmap
+from attnlab.viz import attention_heatmap, heatmap, live_figure, mask_heatmap
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=3, sci_mode=False)
@@ -333,27 +333,20 @@ q6, k6, v6 = (torch.randn(1, L6, 4, generator=gen) for _ in range(3))  # (1, 6, 
 
 causal_toggle = widgets.ToggleButton(value=True, description="causal mask", icon="check")
 length_slider = widgets.IntSlider(value=4, min=1, max=L6, description="real tokens")
-explore_out = widgets.Output()
 
 
-def draw_masks(*_):
+def draw_masks():
     pad6 = padding_mask([length_slider.value], L6)[:, None, :]  # (1, 1, S)
     mask6 = combine_masks(causal_mask(L6) if causal_toggle.value else None, pad6)  # (1, L, S)
     _, w6 = scaled_dot_product_attention(q6, k6, v6, mask=mask6)  # (1, L, S)
     labels = [f"t{i}" if i < length_slider.value else "pad" for i in range(L6)]
-    with explore_out:
-        explore_out.clear_output(wait=True)
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        mask_heatmap(mask6[0], labels, title="mask (True = may attend)", ax=axes[0])
-        attention_heatmap(w6[0], labels, labels, title="attention weights", ax=axes[1])
-        fig.tight_layout()
-        plt.show()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    mask_heatmap(mask6[0], labels, title="mask (True = may attend)", ax=axes[0])
+    attention_heatmap(w6[0], labels, labels, title="attention weights", ax=axes[1])
+    return fig
 
 
-causal_toggle.observe(draw_masks, "value")
-length_slider.observe(draw_masks, "value")
-draw_masks()
-display(widgets.VBox([widgets.HBox([causal_toggle, length_slider]), explore_out]))
+live_figure(draw_masks, [causal_toggle, length_slider])  # redrawn whenever a control changes
 
 # %% [markdown]
 # ## 8 · Four ways to get masks wrong (and what the numbers look like)

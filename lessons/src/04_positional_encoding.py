@@ -55,7 +55,7 @@ from attnlab.nn import (
     relative_shift_matrix,
     sinusoidal_encoding,
 )
-from attnlab.viz import attention_heatmap, heatmap
+from attnlab.viz import attention_heatmap, heatmap, live_figure
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=3, sci_mode=False)
@@ -235,36 +235,29 @@ omega_demo = 1.0 / 10000 ** (torch.arange(0, d_demo, 2) / d_demo)  # (16,)
 
 p_slider = widgets.IntSlider(value=10, min=0, max=L_demo - 1, description="position p")
 i_slider = widgets.IntSlider(value=2, min=0, max=d_demo // 2 - 1, description="pair i")
-pe_out = widgets.Output()
 
 
-def draw_pe(*_):
+def draw_pe():
     p, i = p_slider.value, i_slider.value
     t = torch.linspace(0, L_demo - 1, 800)
     w = omega_demo[i].item()
-    with pe_out:
-        pe_out.clear_output(wait=True)
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 5.5))
-        top.plot(t, torch.sin(w * t), label=f"sin(ω·p) → dim {2 * i}")
-        top.plot(t, torch.cos(w * t), label=f"cos(ω·p) → dim {2 * i + 1}")
-        top.axvline(p, color="grey", ls=":")
-        top.plot([p, p], pe_demo[p, 2 * i : 2 * i + 2], "ko")
-        top.set_title(f"pair i = {i}: ω = {w:.4f}, wavelength 2π/ω = {2 * torch.pi / w:.1f} positions")
-        top.set_xlabel("position")
-        top.legend(loc="upper right", fontsize=8)
-        colours = ["tab:orange" if j // 2 == i else "tab:blue" for j in range(d_demo)]
-        bottom.bar(range(d_demo), pe_demo[p], color=colours)
-        bottom.set_ylim(-1.1, 1.1)
-        bottom.set_xlabel("dimension")
-        bottom.set_title(f"the vector PE({p}) (orange: pair {i})")
-        fig.tight_layout()
-        plt.show()
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 5.5))
+    top.plot(t, torch.sin(w * t), label=f"sin(ω·p) → dim {2 * i}")
+    top.plot(t, torch.cos(w * t), label=f"cos(ω·p) → dim {2 * i + 1}")
+    top.axvline(p, color="grey", ls=":")
+    top.plot([p, p], pe_demo[p, 2 * i : 2 * i + 2], "ko")
+    top.set_title(f"pair i = {i}: ω = {w:.4f}, wavelength 2π/ω = {2 * torch.pi / w:.1f} positions")
+    top.set_xlabel("position")
+    top.legend(loc="upper right", fontsize=8)
+    colours = ["tab:orange" if j // 2 == i else "tab:blue" for j in range(d_demo)]
+    bottom.bar(range(d_demo), pe_demo[p], color=colours)
+    bottom.set_ylim(-1.1, 1.1)
+    bottom.set_xlabel("dimension")
+    bottom.set_title(f"the vector PE({p}) (orange: pair {i})")
+    return fig
 
 
-p_slider.observe(draw_pe, "value")
-i_slider.observe(draw_pe, "value")
-draw_pe()
-display(widgets.VBox([widgets.HBox([p_slider, i_slider]), pe_out]))
+live_figure(draw_pe, [p_slider, i_slider])  # redrawn whenever a slider moves
 
 # %% [markdown]
 # ## 5 · The relative-shift property

@@ -58,59 +58,20 @@ print(learner_note())
 # e.g. `[0.25, 0.5, 0.25]`. Code that computes the answer is not accepted here.
 # In this lesson the match score is the **plain** dot product `q · k_j` (no division by √d_k yet: that is lesson 02).
 
-# %% id="3" nbgrader={"grade": false, "grade_id": "show_weights", "locked": true, "schema_version": 3, "solution": false}
-show_problem("soft_lookup_weights", f"{ASSIGNMENT}/test_weights_by_hand")  # your own numbers (learner id above)
-
-# %% id="4" nbgrader={"grade": false, "grade_id": "weights_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="soft_lookup_weights" item="weights" variable="weights" ids="3 4 5"
 # answer: weights = [w_1, w_2, w_3], the three weights as numbers (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-weights = get_skill("soft_lookup_weights").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_weights_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="5" nbgrader={"grade": true, "grade_id": "test_weights_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("soft_lookup_weights", weights))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `weights` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% id="6" nbgrader={"grade": false, "grade_id": "show_output", "locked": true, "schema_version": 3, "solution": false}
-show_problem("soft_lookup_output", f"{ASSIGNMENT}/test_output_by_hand")  # your own numbers (learner id above)
-
-# %% id="7" nbgrader={"grade": false, "grade_id": "output_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="soft_lookup_output" item="output" variable="output" ids="6 7 8"
 # answer: output = [o_1, o_2], the output of the lookup as numbers (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-output = get_skill("soft_lookup_output").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_output_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="8" nbgrader={"grade": true, "grade_id": "test_output_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("soft_lookup_output", output))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `output` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% id="9" nbgrader={"grade": false, "grade_id": "show_paths", "locked": true, "schema_version": 3, "solution": false}
-show_problem("path_lengths", f"{ASSIGNMENT}/test_paths_by_hand")  # your own numbers (learner id above)
-
-# %% id="10" nbgrader={"grade": false, "grade_id": "paths_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="path_lengths" item="paths" variable="paths" ids="9 10 11"
 # answer: paths = [rnn_steps, cnn_layers, attention_layers], three integers
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-paths = get_skill("path_lengths").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_paths_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="11" nbgrader={"grade": true, "grade_id": "test_paths_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("path_lengths", paths))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `paths` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
 # %% [markdown] id="12" nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code
@@ -184,11 +145,7 @@ print("path_lengths: visible checks passed")
 
 # %% id="16" nbgrader={"grade": false, "grade_id": "apply_temperature", "locked": false, "schema_version": 3, "solution": true}
 def apply_temperature(logits: Tensor, temperature: float) -> Tensor:
-    """``logits / temperature``: < 1 sharpens the distribution, > 1 flattens it.
-
-    Raises:
-        ValueError: if ``temperature <= 0`` (use greedy decoding for the T -> 0 limit).
-    """
+    # docstring from attnlab.nn.sampling.apply_temperature
     ### BEGIN SOLUTION
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}; a hard lookup (argmax) is the T -> 0 limit")

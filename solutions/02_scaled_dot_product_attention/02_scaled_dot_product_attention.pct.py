@@ -57,59 +57,20 @@ print(learner_note())
 # Work with pen and paper (or a calculator), then type **the numbers themselves** into the answer cell,
 # as a list of rows, e.g. `[[0.5, 1.0], [1.5, -2.0]]`. Code that computes the answer is not accepted here.
 
-# %% nbgrader={"grade": false, "grade_id": "show_scores", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_scores", f"{ASSIGNMENT}/test_scores_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "scores_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_scores" item="scores" variable="scores"
 # answer: scores = [[...], [...]]  the scaled scores, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-scores = get_skill("sdpa_scores").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_scores_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_scores_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_scores", scores))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `scores` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_weights", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_softmax_row", f"{ASSIGNMENT}/test_weights_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "weights_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_softmax_row" item="weights" variable="weights"
 # answer: weights = [[...], [...]]  the attention weights, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-weights = get_skill("sdpa_softmax_row").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_weights_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_weights_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_softmax_row", weights))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `weights` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_output", "locked": true, "schema_version": 3, "solution": false}
-show_problem("sdpa_output", f"{ASSIGNMENT}/test_output_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "output_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="sdpa_output" item="output" variable="output"
 # answer: output = [[...], [...]]  the output A V, one list per query row (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-output = get_skill("sdpa_output").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_output_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_output_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("sdpa_output", output))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `output` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code
@@ -195,44 +156,9 @@ print("softmax: visible checks passed")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": false, "grade_id": "sdpa", "locked": false, "schema_version": 3, "solution": true}
-def scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-) -> tuple[Tensor, Tensor]:
-    """softmax(Q Kᵀ / √d_k + M) V, returning the output and the attention weights.
-
-    Vaswani et al. 2017, §3.2.1, Eq. 1; the mask M is 0 where allowed and -inf where not
-    (§3.2.3), applied to the logits *before* the softmax, so masked weights are exactly 0.
-
-    Args:
-        q: ``(..., L, d_k)`` queries, float.
-        k: ``(..., S, d_k)`` keys, same dtype; leading axes broadcast with ``q``'s.
-        v: ``(..., S, d_v)`` values, same dtype.
-        mask: optional bool tensor broadcastable to ``(..., L, S)``; True = may attend.
-        dropout_p: probability of zeroing an attention weight (as in ``torch``'s MHA, the
-            kept weights are rescaled by 1 / (1 - p)). Pass 0.0 in evaluation; this function
-            has no train/eval state.
-
-    Returns:
-        ``out``: ``(..., L, d_v)``; ``weights``: ``(..., L, S)``, the softmax probabilities
-        (before dropout), each row sums to 1 and masked entries are exactly 0.
-
-    Raises:
-        ValueError: if a tensor has fewer than 2 dimensions, ``q``/``k`` feature sizes
-            differ, ``k``/``v`` lengths differ, the mask does not broadcast to
-            ``(..., L, S)``, or some query row may attend to no key (its softmax is
-            undefined); ``dropout_p`` outside [0, 1).
-        TypeError: if ``mask`` is not a bool tensor, or q, k, v are not all of one float dtype.
-
-    Example (the 2-token worked example of the course notes)::
-
-        q = torch.tensor([[1., 0.], [0., 1.]]); k = torch.tensor([[1., 0.], [1., 1.]])
-        v = torch.tensor([[1., 2.], [3., 4.]])
-        out, w = scaled_dot_product_attention(q, k, v)   # out ≈ [[2.00, 3.00], [2.34, 3.34]]
-    """
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
+                                 dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
+    # docstring from attnlab.nn.attention.scaled_dot_product_attention
     ### BEGIN SOLUTION
     scores = attention_scores(q, k)  # (..., L, S)
     if mask is not None:

@@ -57,39 +57,13 @@ print(learner_note())
 # Type the mask itself as a list of rows of `1`/`0` (or `True`/`False`), e.g. `[[1, 0], [1, 1]]`.
 # Code that builds the mask is not accepted here.
 
-# %% nbgrader={"grade": false, "grade_id": "show_causal", "locked": true, "schema_version": 3, "solution": false}
-show_problem("causal_mask_build", f"{ASSIGNMENT}/test_causal_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "causal_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="causal_mask_build" item="causal" variable="causal"
 # answer: causal = [[...], ...]  the causal mask, one row per query (1 = may attend)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-causal = get_skill("causal_mask_build").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_causal_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_causal_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("causal_mask_build", causal))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the mask in `causal` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_padding", "locked": true, "schema_version": 3, "solution": false}
-show_problem("padding_mask_build", f"{ASSIGNMENT}/test_padding_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "padding_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="padding_mask_build" item="padding" variable="padding"
 # answer: padding = [[...], ...]  the padding mask, one row per sequence (1 = real token)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-padding = get_skill("padding_mask_build").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_padding_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_padding_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("padding_mask_build", padding))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the mask in `padding` is checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · The mask functions
@@ -98,30 +72,7 @@ print(check_form("padding_mask_build", padding))  # readable? (right or wrong is
 
 # %% nbgrader={"grade": false, "grade_id": "causal_mask", "locked": false, "schema_version": 3, "solution": true}
 def causal_mask(L: int, S: int | None = None, device: torch.device | str | None = None) -> Tensor:
-    """Causal (look-ahead) mask: query i may attend key j iff ``j <= i + (S - L)``.
-
-    With ``S == L`` this is the lower-triangular matrix of the decoder (Vaswani et al. 2017,
-    §3.2.3). With ``S > L`` the queries are the *last* L positions of a length-S sequence,
-    which is how a KV cache lines up new queries with cached keys.
-
-    Args:
-        L: number of queries (int >= 1).
-        S: number of keys (int >= L); defaults to ``L``.
-        device: device of the result.
-
-    Returns:
-        ``(L, S)`` bool tensor, True = may attend.
-
-    Raises:
-        ValueError: if ``L < 1`` or ``S < L`` (some query would see no key).
-
-    Example (L = 4)::
-
-        [[T, F, F, F],
-         [T, T, F, F],
-         [T, T, T, F],
-         [T, T, T, T]]
-    """
+    # docstring from attnlab.nn.masks.causal_mask
     ### BEGIN SOLUTION
     S = L if S is None else S
     return torch.ones(L, S, dtype=torch.bool, device=device).tril(diagonal=S - L)  # (L, S)
@@ -149,23 +100,7 @@ print("causal_mask: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "padding_mask", "locked": false, "schema_version": 3, "solution": true}
 def padding_mask(lengths: Tensor | list[int], S: int) -> Tensor:
-    """Key padding mask from sequence lengths: True = real token that may be attended.
-
-    Sequences are assumed right-padded: example b has real tokens at positions
-    ``0 .. lengths[b] - 1`` and padding after.
-
-    Args:
-        lengths: ``(B,)`` integer tensor or list of ints, each in ``1 .. S``.
-        S: padded sequence length.
-
-    Returns:
-        ``(B, S)`` bool tensor. Add axes before use: ``pad[:, None, :]`` -> ``(B, 1, S)``,
-        ``pad[:, None, None, :]`` -> ``(B, 1, 1, S)``.
-
-    Raises:
-        ValueError: if ``lengths`` is not 1-D, or a length is < 1 or > S.
-        TypeError: if ``lengths`` is not integer.
-    """
+    # docstring from attnlab.nn.masks.padding_mask
     ### BEGIN SOLUTION
     lengths = torch.as_tensor(lengths)
     positions = torch.arange(S, device=lengths.device)  # (S,)
@@ -189,20 +124,7 @@ print("padding_mask: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "combine_masks", "locked": false, "schema_version": 3, "solution": true}
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
-    """Logical AND of bool masks with broadcasting; ``None`` entries are ignored.
-
-    A position may be attended only if every mask allows it, e.g.
-    ``combine_masks(causal_mask(L), pad[:, None, :])`` -> ``(B, L, L)``.
-
-    Args:
-        *masks: bool tensors with broadcast-compatible shapes, or ``None``.
-
-    Returns:
-        The broadcast AND, or ``None`` if every argument is ``None``.
-
-    Raises:
-        TypeError: if a mask is not bool. ValueError: if the shapes do not broadcast.
-    """
+    # docstring from attnlab.nn.masks.combine_masks
     ### BEGIN SOLUTION
     result = None
     for m in masks:

@@ -59,39 +59,13 @@ print(learner_note())
 # Work with pen and paper (or a calculator), then type **the numbers themselves** into the answer cell.
 # Code that computes the answer is not accepted here.
 
-# %% id="3" nbgrader={"grade": false, "grade_id": "show_pe", "locked": true, "schema_version": 3, "solution": false}
-show_problem("pe_value", f"{ASSIGNMENT}/test_pe_by_hand")  # your own numbers (learner id above)
-
-# %% id="4" nbgrader={"grade": false, "grade_id": "pe_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="pe_value" item="pe" variable="pe" ids="3 4 5"
 # answer: pe = the value as a number (3 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-pe = get_skill("pe_value").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_pe_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="5" nbgrader={"grade": true, "grade_id": "test_pe_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("pe_value", pe))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the number in `pe` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% id="6" nbgrader={"grade": false, "grade_id": "show_perm", "locked": true, "schema_version": 3, "solution": false}
-show_problem("permutation_effect", f"{ASSIGNMENT}/test_perm_by_hand")  # your own numbers (learner id above)
-
-# %% id="7" nbgrader={"grade": false, "grade_id": "perm_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="permutation_effect" item="perm" variable="rows" ids="6 7 8"
 # answer: rows = [r_0, r_1, ...], one row index of Y per row of Y'
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-rows = get_skill("permutation_effect").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_perm_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="8" nbgrader={"grade": true, "grade_id": "test_perm_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("permutation_effect", rows))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `rows` are checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] id="9" nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code
@@ -105,19 +79,7 @@ print(check_form("permutation_effect", rows))  # readable? (right or wrong is gr
 
 # %% id="10" nbgrader={"grade": false, "grade_id": "sinusoidal_encoding", "locked": false, "schema_version": 3, "solution": true}
 def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None) -> Tensor:
-    """The sinusoidal position table of Vaswani et al. 2017, §3.5.
-
-    Args:
-        L: number of positions (0 .. L-1).
-        d_model: encoding width; must be even (sin and cos come in pairs).
-        base: the 10000 of the formula.
-
-    Returns:
-        ``(L, d_model)`` float32 tensor; even columns are sines, odd columns cosines.
-
-    Raises:
-        ValueError: if ``d_model`` is odd or not positive, or ``L < 0``.
-    """
+    # docstring from attnlab.nn.positional.sinusoidal_encoding
     ### BEGIN SOLUTION
     if not isinstance(d_model, int) or d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be a positive even int (sines and cosines come in pairs), got {d_model!r}")

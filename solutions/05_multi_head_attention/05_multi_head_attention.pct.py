@@ -56,73 +56,21 @@ print(learner_note())
 #
 # Type the answers themselves: a shape as a tuple like `(2, 3, 4, 5)`, a matrix as a list of rows, a count as an int.
 
-# %% nbgrader={"grade": false, "grade_id": "show_shape", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_shape_trace", f"{ASSIGNMENT}/test_shape_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "shape_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_shape_trace" item="shape" variable="shape"
 # answer: shape = (..., ...)  the shape after split_heads, e.g. (2, 3, 4, 5)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-shape = get_skill("mha_shape_trace").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_shape_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_shape_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_shape_trace", shape))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `shape` is checked against your own configuration.
-### END HIDDEN TESTS
 
-# %% id="bb8af753" nbgrader={"grade": false, "grade_id": "show_scores_shape", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_scores_shape", f"{ASSIGNMENT}/test_scores_shape_by_hand")  # your own numbers (learner id above)
-
-# %% id="4f90ee1f" nbgrader={"grade": false, "grade_id": "scores_shape_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_scores_shape" item="scores_shape" variable="scores_shape" ids="bb8af753 4f90ee1f f723e20c"
 # answer: scores_shape = (..., ...)  the shape of Q Kᵀ / √d_k for all heads, e.g. (2, 3, 4, 5)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-scores_shape = get_skill("mha_scores_shape").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_scores_shape_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="f723e20c" nbgrader={"grade": true, "grade_id": "test_scores_shape_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_scores_shape", scores_shape))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `scores_shape` is checked against your own configuration.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_merge", "locked": true, "schema_version": 3, "solution": false}
-show_problem("merge_heads_values", f"{ASSIGNMENT}/test_merge_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "merge_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="merge_heads_values" item="merge" variable="merged"
 # answer: merged = [[...], ...]  the merged (L, d_model) matrix, one list per row
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-merged = get_skill("merge_heads_values").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_merge_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_merge_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("merge_heads_values", merged))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `merged` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_params", "locked": true, "schema_version": 3, "solution": false}
-show_problem("mha_param_count", f"{ASSIGNMENT}/test_params_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "params_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="mha_param_count" item="params" variable="n_params"
 # answer: n_params = ...  the number of parameters, an int
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-n_params = get_skill("mha_param_count").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_params_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_params_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("mha_param_count", n_params))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `n_params` is checked against your own configuration.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "heads_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · Splitting and merging heads
@@ -132,13 +80,7 @@ print(check_form("mha_param_count", n_params))  # readable? (right or wrong is g
 
 # %% nbgrader={"grade": false, "grade_id": "split_heads", "locked": false, "schema_version": 3, "solution": true}
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
-    """``(B, L, d_model) -> (B, H, L, d_k)`` with ``d_k = d_model // n_heads``.
-
-    Head h gets features ``h*d_k .. (h+1)*d_k - 1`` of every position.
-
-    Raises:
-        ValueError: if ``x`` is not 3-D or ``d_model`` is not divisible by ``n_heads``.
-    """
+    # docstring from attnlab.nn.mha.split_heads
     ### BEGIN SOLUTION
     B, L, d_model = x.shape
     x = x.reshape(B, L, n_heads, d_model // n_heads)  # (B, L, H, d_k)
@@ -164,11 +106,7 @@ print("split_heads: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "merge_heads", "locked": false, "schema_version": 3, "solution": true}
 def merge_heads(x: Tensor) -> Tensor:
-    """``(B, H, L, d_k) -> (B, L, H * d_k)``: the inverse of :func:`split_heads` (the Concat).
-
-    Raises:
-        ValueError: if ``x`` is not 4-D.
-    """
+    # docstring from attnlab.nn.mha.merge_heads
     ### BEGIN SOLUTION
     B, H, L, d_k = x.shape
     return x.transpose(1, 2).reshape(B, L, H * d_k)  # (B, L, H, d_k) -> (B, L, d_model)
@@ -214,35 +152,27 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None) -> tu
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention, Vaswani et al. 2017, §3.2.2 (Figure 2, right).
+    """Multi-head attention, Vaswani et al. 2017, §3.2.2 (Figure 2, right): this exercise's version of
+    ``attnlab.nn.MultiHeadAttention``, with the same parameters and the same call, computed on the
+    explicit path only (no fused kernel, no rotary positions; the KV cache comes in lesson 08).
 
     Args:
         d_model: model width; input and output feature size.
         n_heads: number of heads H; must divide ``d_model`` (``d_k = d_v = d_model / H``).
         bias: whether ``w_q, w_k, w_v, w_o`` have biases.
-        dropout: dropout on the attention weights during training (as in PyTorch's
-            ``nn.MultiheadAttention``; the paper's residual dropout lives in the blocks).
+        dropout: kept for the library's signature; this version applies no attention dropout.
 
     Attributes:
         w_q, w_k, w_v, w_o: ``nn.Linear(d_model, d_model)``; ``w_q`` holds all heads' W_i^Q
             side by side (rows ``h*d_k:(h+1)*d_k`` of its weight belong to head h), etc.
-        fused: if True (default), use ``torch.nn.functional.scaled_dot_product_attention``
-            whenever the weights are not requested; otherwise always the explicit path.
-        n_heads, d_k, dropout.
+        fused: always False here (the explicit path); n_heads, d_k, dropout.
 
     Raises:
         ValueError: if ``d_model % n_heads != 0``.
 
-    Inputs are float tensors of one dtype; masks are bool (True = may attend). Returned
-    weights are the softmax probabilities before attention dropout.
-
-    Example::
-
-        mha = MultiHeadAttention(d_model=8, n_heads=2)
-        x = torch.randn(1, 3, 8)                                  # (B, L, d_model)
-        out, w = mha(x, is_causal=True, need_weights=True)        # (1, 3, 8), (1, 2, 3, 3)
-        memory = torch.randn(1, 5, 8)                             # (B, S, d_model)
-        out, _ = mha(x, memory)                                   # cross-attention: (1, 3, 8)
+    Inputs are float tensors of one dtype ``(B, L, d_model)``; masks are bool (True = may attend).
+    Example: ``MultiHeadAttention(8, 2)(torch.randn(1, 3, 8), is_causal=True, need_weights=True)``
+    gives out ``(1, 3, 8)`` and weights ``(1, 2, 3, 3)``.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = True, dropout: float = 0.0) -> None:
@@ -257,45 +187,11 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor | None = None,
-        value: Tensor | None = None,
-        *,
-        attn_mask: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        need_weights: bool = False,
-        cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
-        is_causal: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value`` with H heads.
-
-        Args:
-            query: ``(B, L, d_model)``.
-            key: ``(B, S, d_model)``; defaults to ``query`` (self-attention). Give the
-                encoder output here for cross-attention.
-            value: ``(B, S, d_model)``; defaults to ``key``.
-            attn_mask: bool ``(L, S)``, ``(B, L, S)`` or ``(B, H, L, S)``, True = may attend.
-            key_padding_mask: bool ``(B, S)``, True = real token (not padding).
-            need_weights: return the ``(B, H, L, S)`` attention weights (explicit path).
-            cache: a :class:`KVCache` for incremental self-attention: the new keys/values
-                are appended and the queries attend to everything cached. Then S = cached
-                length + L, and masks must cover all S keys.
-            is_causal: apply the causal mask ``causal_mask(L, S)`` (query i sees keys
-                ``j <= i + S - L``). Cheaper than passing the mask: in the plain square case
-                the fused kernel is called with ``is_causal=True`` and no mask is built.
-
-        Returns:
-            ``out``: ``(B, L, d_model)``; ``weights``: ``(B, H, L, S)`` if ``need_weights``
-            else ``None``.
-
-        Raises:
-            ValueError: wrong ranks, last dimension not ``d_model``, batch sizes or key/value
-                lengths that disagree, masks that do not fit ``(B, H, L, S)``, a query row
-                with no allowed key, or ``cache`` with cross-attention.
-            TypeError: a mask that is not bool.
-        """
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, *,
+                attn_mask: Tensor | None = None, key_padding_mask: Tensor | None = None, need_weights: bool = False,
+                cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        # docstring from attnlab.nn.mha.MultiHeadAttention.forward
         ### BEGIN SOLUTION
         if cache is not None:
             raise NotImplementedError("the KV cache is built in lesson 08: call forward with cache=None")

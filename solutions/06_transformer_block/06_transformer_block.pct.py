@@ -61,41 +61,15 @@ print(learner_note())
 # Work with pen and paper (or a calculator), then type **the numbers themselves** into the answer cell.
 # Code that computes the answer is not accepted here.
 
-# %% id="3" nbgrader={"grade": false, "grade_id": "show_layernorm", "locked": true, "schema_version": 3, "solution": false}
-show_problem("layernorm_by_hand", f"{ASSIGNMENT}/test_layernorm_by_hand")  # your own numbers (learner id above)
-
-# %% id="4" nbgrader={"grade": false, "grade_id": "layernorm_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="layernorm_by_hand" item="layernorm" variable="ln_out" ids="3 4 5"
 # answer: ln_out = [y_1, y_2, y_3, y_4], the 4 outputs as numbers (2 decimals)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-ln_out = get_skill("layernorm_by_hand").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_layernorm_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="5" nbgrader={"grade": true, "grade_id": "test_layernorm_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("layernorm_by_hand", ln_out))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `ln_out` are checked against your own
 # variant.
-### END HIDDEN TESTS
 
-# %% id="6" nbgrader={"grade": false, "grade_id": "show_block_params", "locked": true, "schema_version": 3, "solution": false}
-show_problem("block_param_count", f"{ASSIGNMENT}/test_block_params_by_hand")  # your own numbers (learner id above)
-
-# %% id="7" nbgrader={"grade": false, "grade_id": "block_params_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="block_param_count" item="block_params" variable="n_params" ids="6 7 8"
 # answer: n_params = the parameter count, an integer
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-n_params = get_skill("block_param_count").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_block_params_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="8" nbgrader={"grade": true, "grade_id": "test_block_params_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("block_param_count", n_params))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the number in `n_params` is checked against your own
 # variant.
-### END HIDDEN TESTS
 
 # %% [markdown] id="9" nbgrader={"grade": false, "grade_id": "ffn_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code
@@ -238,18 +212,7 @@ print("block_forward: visible checks passed")
 
 # %% id="16" nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true}
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:
-    """Number of scalar parameters in ``module`` (tied parameters counted once).
-
-    Args:
-        module: any ``nn.Module`` (may live on the ``meta`` device).
-        trainable_only: count only parameters with ``requires_grad=True``.
-
-    Returns:
-        int.
-
-    Raises:
-        TypeError: if ``module`` is not an ``nn.Module``.
-    """
+    # docstring from attnlab.nn.params.count_parameters
     ### BEGIN SOLUTION
     if not isinstance(module, nn.Module):
         raise TypeError(f"count_parameters expects an nn.Module, got {type(module).__name__}")

@@ -61,39 +61,13 @@ print(learner_note())
 # Type **the answer itself** into the answer cell (a mask as a list of rows of `True`/`False` or `1`/`0`,
 # a shape as a tuple). Code that computes the answer is not accepted here.
 
-# %% id="3" nbgrader={"grade": false, "grade_id": "show_mask", "locked": true, "schema_version": 3, "solution": false}
-show_problem("choose_mask", f"{ASSIGNMENT}/test_mask_by_hand")  # your own numbers (learner id above)
-
-# %% id="4" nbgrader={"grade": false, "grade_id": "mask_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="choose_mask" item="mask" variable="mask" ids="3 4 5"
 # answer: mask = [[...], [...], ...], one row per query, 1/0 or True/False (e.g. [[1, 0, 0], [1, 1, 0]])
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-mask = get_skill("choose_mask").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_mask_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="5" nbgrader={"grade": true, "grade_id": "test_mask_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("choose_mask", mask))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the mask in `mask` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% id="6" nbgrader={"grade": false, "grade_id": "show_cross_shape", "locked": true, "schema_version": 3, "solution": false}
-show_problem("cross_attention_shapes", f"{ASSIGNMENT}/test_cross_shape_by_hand")  # your own numbers (learner id above)
-
-# %% id="7" nbgrader={"grade": false, "grade_id": "cross_shape_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="cross_attention_shapes" item="cross_shape" variable="shape" ids="6 7 8"
 # answer: shape = (..., ...), a tuple of integers such as (2, 3, 4, 5)
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-shape = get_skill("cross_attention_shapes").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_cross_shape_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% id="8" nbgrader={"grade": true, "grade_id": "test_cross_shape_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("cross_attention_shapes", shape))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the shape in `shape` is checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] id="9" nbgrader={"grade": false, "grade_id": "masks_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · In code
@@ -114,23 +88,7 @@ print(check_form("cross_attention_shapes", shape))  # readable? (right or wrong 
 
 # %% id="10" nbgrader={"grade": false, "grade_id": "padding_mask", "locked": false, "schema_version": 3, "solution": true}
 def padding_mask(lengths: Tensor | list[int], S: int) -> Tensor:
-    """Key padding mask from sequence lengths: True = real token that may be attended.
-
-    Sequences are assumed right-padded: example b has real tokens at positions
-    ``0 .. lengths[b] - 1`` and padding after.
-
-    Args:
-        lengths: ``(B,)`` integer tensor or list of ints, each in ``1 .. S``.
-        S: padded sequence length.
-
-    Returns:
-        ``(B, S)`` bool tensor. Add axes before use: ``pad[:, None, :]`` -> ``(B, 1, S)``,
-        ``pad[:, None, None, :]`` -> ``(B, 1, 1, S)``.
-
-    Raises:
-        ValueError: if ``lengths`` is not 1-D, or a length is < 1 or > S.
-        TypeError: if ``lengths`` is not integer.
-    """
+    # docstring from attnlab.nn.masks.padding_mask
     ### BEGIN SOLUTION
     lengths = torch.as_tensor(lengths)
     if lengths.is_floating_point() or lengths.dtype == torch.bool:

@@ -56,22 +56,9 @@ print(learner_note())
 # A training window of a token stream gives the model its input `x` and, at every position `t`, the target
 # `y[t] = x[t + 1]`: the next token. First by hand (type **the numbers themselves**, e.g. `[3, 1, 4]`), then in code.
 
-# %% nbgrader={"grade": false, "grade_id": "show_targets", "locked": true, "schema_version": 3, "solution": false}
-show_problem("next_token_targets", f"{ASSIGNMENT}/test_targets_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "targets_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="next_token_targets" item="targets" variable="y"
 # answer: the targets y, a list of token ids
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-y = get_skill("next_token_targets").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_targets_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_targets_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("next_token_targets", y))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the numbers in `y` are checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "shift_intro", "locked": true, "schema_version": 3, "solution": false}
 # `shift_targets` cuts a batch of windows of `T + 1` tokens into the model's inputs and targets.
@@ -230,20 +217,7 @@ print("greedy_decode: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "top_k_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_k_filter(logits: Tensor, k: int) -> Tensor:
-    """Keep the ``k`` largest logits along the last axis, set the rest to -inf.
-
-    Fan et al. 2018 ("Hierarchical Neural Story Generation"); used by GPT-2 (Radford et al.
-    2019). ``k >= V`` keeps everything. Ties with the k-th value are all kept.
-
-    Args:
-        logits: ``(..., V)`` float. k: int >= 1.
-
-    Returns:
-        ``(..., V)`` float, same dtype.
-
-    Raises:
-        ValueError: if ``k < 1`` or ``logits`` is a scalar.
-    """
+    # docstring from attnlab.nn.sampling.top_k_filter
     ### BEGIN SOLUTION
     if logits.dim() == 0 or k < 1:
         raise ValueError(f"need logits (..., V) and k >= 1, got shape {tuple(logits.shape)} and k={k}")
@@ -272,20 +246,7 @@ print("top_k_filter: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "top_p_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_p_filter(logits: Tensor, p: float) -> Tensor:
-    """Nucleus filtering (Holtzman et al. 2019, "The Curious Case of Neural Text Degeneration", §3.1).
-
-    Keep the smallest set of most-probable tokens whose total probability is >= ``p``; the
-    most probable token is always kept. ``p = 1`` keeps everything.
-
-    Args:
-        logits: ``(..., V)`` float. p: float in (0, 1].
-
-    Returns:
-        ``(..., V)`` float, excluded tokens at -inf.
-
-    Raises:
-        ValueError: if ``p`` is not in (0, 1].
-    """
+    # docstring from attnlab.nn.sampling.top_p_filter
     ### BEGIN SOLUTION
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must be in (0, 1], got {p}")
@@ -387,19 +348,6 @@ print("attend_with_cache: visible checks passed (the cache changes the cost, nev
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cache_bytes_intro", "locked": true, "schema_version": 3, "solution": false}
 # The price of the cache is memory. By hand (an exact integer):
 
-# %% nbgrader={"grade": false, "grade_id": "show_cache_bytes", "locked": true, "schema_version": 3, "solution": false}
-show_problem("kv_cache_bytes", f"{ASSIGNMENT}/test_cache_bytes_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "cache_bytes_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="kv_cache_bytes" item="cache_bytes" variable="n_bytes"
 # answer: the number of bytes, an integer
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-n_bytes = get_skill("kv_cache_bytes").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_cache_bytes_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_cache_bytes_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("kv_cache_bytes", n_bytes))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `n_bytes` is checked against your own variant.
-### END HIDDEN TESTS

@@ -52,39 +52,13 @@ print(learner_note())
 #
 # Exact integers, typed as numbers (e.g. `12582912`, or `12_582_912`); code that computes them is not accepted here.
 
-# %% nbgrader={"grade": false, "grade_id": "show_memory", "locked": true, "schema_version": 3, "solution": false}
-show_problem("attention_memory", f"{ASSIGNMENT}/test_memory_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "memory_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="attention_memory" item="memory" variable="weight_bytes"
 # answer: the number of bytes, an integer
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-weight_bytes = get_skill("attention_memory").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_memory_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_memory_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("attention_memory", weight_bytes))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `weight_bytes` is checked against your own variant.
-### END HIDDEN TESTS
 
-# %% nbgrader={"grade": false, "grade_id": "show_flops", "locked": true, "schema_version": 3, "solution": false}
-show_problem("attention_flops", f"{ASSIGNMENT}/test_flops_by_hand")  # your own numbers (learner id above)
-
-# %% nbgrader={"grade": false, "grade_id": "flops_by_hand", "locked": false, "schema_version": 3, "solution": true}
+# %% by-hand skill="attention_flops" item="flops" variable="flops"
 # answer: the number of FLOPs, an integer
-### BEGIN SOLUTION
-from attnlab.practice import get_skill, learner_id, seed_for  # instructor copy, never released
-flops = get_skill("attention_flops").variant(seed_for(learner_id(), f"{ASSIGNMENT}/test_flops_by_hand")).answer  # students type the numbers
-### END SOLUTION
-
-# %% nbgrader={"grade": true, "grade_id": "test_flops_by_hand", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-print(check_form("attention_flops", flops))  # readable? (right or wrong is graded later)
-
-### BEGIN HIDDEN TESTS
 # Graded outside your kernel: `flops` is checked against your own variant.
-### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · Cost functions
@@ -222,18 +196,7 @@ print("mha_flops: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true}
 def count_parameters(module: nn.Module, trainable_only: bool = False) -> int:
-    """Number of scalar parameters in ``module`` (tied parameters counted once).
-
-    Args:
-        module: any ``nn.Module`` (may live on the ``meta`` device).
-        trainable_only: count only parameters with ``requires_grad=True``.
-
-    Returns:
-        int.
-
-    Raises:
-        TypeError: if ``module`` is not an ``nn.Module``.
-    """
+    # docstring from attnlab.nn.params.count_parameters
     ### BEGIN SOLUTION
     if not isinstance(module, nn.Module):
         raise TypeError(f"count_parameters expects an nn.Module, got {type(module).__name__}")

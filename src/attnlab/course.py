@@ -1,17 +1,18 @@
 """The course registry: the one home of the course's lessons, their order, titles, notebooks,
-exercise sets, gate prerequisites and estimated times.
+exercise sets, gate prerequisites and estimated times. The data is ``course.toml`` next to this
+module (one ``[[lesson]]`` table per lesson); this module reads it once, checks it and serves it as
+frozen :class:`Lesson` values.
 
 Everything else reads it: :func:`attnlab.practice.gate` and the mastery engine
 (:mod:`attnlab.practice.mastery`: ``LESSONS``, ``LAST_LESSON``, ``PREREQUISITES`` are derived from
 it), the grader's assignment list (:func:`autograder.course.assignments`), the ``attnlab gate`` command,
 and the README's course table (:func:`course_table_markdown`, written by
-``python scripts/render_course_table.py --write``; ``tests/test_course_registry.py`` fails when the
+``python scripts/render_tables.py --write``; ``tests/test_course_registry.py`` fails when the
 README, the lesson notebooks' titles or the ``solutions/`` and ``exercises/`` folders disagree with it).
 
 Times are **estimates**, not measurements with learners:
 
-* ``minutes`` (a lesson): the lesson authors' estimates, as the README's course table gave them
-  before this registry existed;
+* ``minutes`` (a lesson): the lesson authors' estimates;
 * ``exercise_minutes``: estimated at about 5 minutes per graded nbgrader point of the set, rounded to
   5 minutes (points in ``solutions/`` when this was written: 01-03: 11, 04: 9, 05: 12, 06-07: 10,
   08: 12, 09: 11, 10: 9). Nobody has timed a student on them yet.
@@ -21,9 +22,12 @@ paper.
 """
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 
-__all__ = ["Lesson", "UnknownLesson", "lesson_id", "lessons", "lesson", "exercise_sets", "course_table_markdown"]
+__all__ = ["Lesson", "UnknownLesson", "lesson_id", "lessons", "lesson", "exercise_sets", "course_table_markdown",
+           "load_lessons"]
 
 
 @dataclass(frozen=True)
@@ -70,53 +74,50 @@ class Lesson:
         return f"exercises/{self.exercise}/{self.exercise}.ipynb" if self.exercise else None
 
 
-_LESSONS: tuple[Lesson, ...] = (
-    Lesson("00", "Orientation", "00_orientation.ipynb",
-           "use the course loop (lesson → mastery check → exercise → gate), read the notation (B, L, S, d_model, "
-           "d_k, d_v, H), compute a softmax and matrix shapes",
-           (), 20),
-    Lesson("01", "The routing problem", "01_routing_problem.ipynb",
-           "compare path lengths and sequential operations of RNNs, CNNs and attention, explain vanishing products "
-           "of Jacobians, the agreement trap and the seq2seq bottleneck that additive (Bahdanau) attention removed, "
-           "compute a soft lookup",
-           ("warmup_softmax",), 55, "01_routing_and_soft_lookup", 55),
-    Lesson("02", "Scaled dot-product attention", "02_scaled_dot_product_attention.ipynb",
-           "compute QKᵀ/√d_k, the row softmax and AV by hand (the 2-token example), explain the √d_k scale with the "
-           "variance argument, use a boolean mask and attention dropout",
-           ("soft_lookup_weights", "soft_lookup_output"), 60, "02_scaled_dot_product_attention", 55),
-    Lesson("03", "Masks: who is allowed to look at whom", "03_masks.ipynb",
-           "build causal (square and rectangular, S > L) and padding masks, combine them, spot mask-after-softmax, "
-           "inverted polarity and fully masked rows, convert between library conventions",
-           ("sdpa_softmax_row", "sdpa_full"), 50, "03_masks", 55),
-    Lesson("04", "Order and position", "04_positional_encoding.ipynb",
-           "show permutation equivariance (and why it is not invariance), compute sinusoidal encodings, use learned "
-           "and rotary positions and relative position biases, know the extrapolation caveat",
-           ("causal_mask_build", "masked_softmax"), 55, "04_positional_encoding", 45),
-    Lesson("05", "Multi-head attention", "05_multi_head_attention.ipynb",
-           "trace every shape (B, L, d_model) → (B, H, L, d_k) → back, split/merge heads, work an \"it → animal\" "
-           "head with numbers, count parameters, compare MQA/GQA",
-           ("sdpa_scale", "sdpa_full"), 65, "05_multi_head_attention", 60),
-    Lesson("06", "The Transformer block", "06_transformer_block.ipynb",
-           "explain FFN (ReLU and GELU), residuals, LayerNorm, pre-LN vs post-LN (with an experiment), count a "
-           "block's parameters",
-           ("mha_shape_trace", "mha_param_count"), 60, "06_transformer_block", 50),
-    Lesson("07", "Encoders, decoders and cross-attention", "07_encoder_decoder.ipynb",
-           "choose masks and Q/K/V streams per family, use cross-attention with source padding, train a small "
-           "encoder–decoder and read its alignment, explain pre-training, BERT's MLM and pooling, test causality by "
-           "perturbation",
-           ("combine_masks_build", "block_param_count"), 65, "07_encoder_decoder", 50),
-    Lesson("08", "Training and decoding", "08_training_and_decoding.ipynb",
-           "use teacher forcing, the shifted loss, `<bos>` and `ignore_index` padding, perplexity and label "
-           "smoothing, decode greedily, with beam search and with temperature/top-k/top-p, measure the KV cache",
-           ("choose_mask", "causal_mask_build"), 75, "08_training_and_decoding", 60),
-    Lesson("09", "Capstone: train your own GPT", "09_capstone_gpt.ipynb",
-           "measure what each piece buys on a ladder (bigram → attention → heads → FFN → residual & LayerNorm → stack), train a character-level GPT on Tiny Shakespeare, sample from it, read its heads",
-           ("next_token_targets", "top_k_probs"), 60, "09_capstone", 70,
-           time_note="+ about 2 min of training on 2 cores"),
-    Lesson("10", "Costs, results and limits", "10_costs_and_limits.ipynb",
-           "measure the O(L²·d) cost, place the original results, name the failure modes",
-           ("mha_param_count", "gpt_param_count"), 45, "10_costs_and_limits", 45),
-)
+#: the registry's data file, next to this module (package data): one ``[[lesson]]`` table per lesson
+DATA_FILE = "course.toml"
+_FIELDS: dict[str, type] = {"id": str, "title": str, "notebook": str, "outcomes": str, "prerequisites": list, "minutes": int,
+           "exercise": str, "exercise_minutes": int, "time_note": str}
+_REQUIRED = {"id", "title", "notebook", "outcomes", "prerequisites", "minutes"}
+
+
+def load_lessons(text: str, where: str = DATA_FILE) -> tuple[Lesson, ...]:
+    """The lessons a registry data file (TOML) describes, in file order, checked.
+
+    Each ``[[lesson]]`` table has the fields of :class:`Lesson`; ``exercise`` and
+    ``exercise_minutes`` are left out for a lesson without an exercise set.
+
+    Raises:
+        ValueError: naming ``where`` and the lesson, for a TOML syntax error, an unknown or missing
+            field, a field of the wrong type, an id that is not the next two-digit number, or an
+            ``exercise`` given without ``exercise_minutes`` (or the reverse).
+    """
+    try:
+        tables = tomllib.loads(text).get("lesson", [])
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{where}: not valid TOML ({err})") from None
+    entries = []
+    for n, table in enumerate(tables):
+        name = f"{where}: lesson {n} ({table.get('id', 'no id')})"
+        unknown, missing = set(table) - set(_FIELDS), _REQUIRED - set(table)
+        if unknown or missing:
+            raise ValueError(f"{name}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+        for key, value in table.items():
+            wrong = not isinstance(value, _FIELDS[key]) or isinstance(value, bool)
+            if wrong or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+                raise ValueError(f"{name}: {key} must be {_FIELDS[key].__name__}"
+                                 f"{' of skill names' if key == 'prerequisites' else ''}, got {value!r}")
+        if table["id"] != f"{n:02d}":
+            raise ValueError(f"{name}: ids run 00, 01, ... in file order; expected {n:02d}")
+        if ("exercise" in table) != ("exercise_minutes" in table):
+            raise ValueError(f"{name}: give exercise and exercise_minutes together, or neither")
+        entries.append(Lesson(**{**table, "prerequisites": tuple(table["prerequisites"])}))
+    if not entries:
+        raise ValueError(f"{where}: no [[lesson]] tables")
+    return tuple(entries)
+
+
+_LESSONS = load_lessons(resources.files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8"))
 _BY_ID = {entry.id: entry for entry in _LESSONS}
 
 

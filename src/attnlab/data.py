@@ -42,6 +42,7 @@ class CharTokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Number of distinct characters V of the text the tokenizer was built from; ids are ``0 .. V - 1``."""
         return len(self.chars)
 
     def encode(self, s: str) -> list[int]:
@@ -56,7 +57,11 @@ class CharTokenizer:
             ) from None
 
     def decode(self, ids: Iterable[int] | Tensor) -> str:
-        """``list[int]`` or 1-D tensor of ids -> ``str``. Raises ``ValueError`` on unknown ids."""
+        """Ids -> text: a ``list[int]`` or an ``(L,)`` integer tensor of ids in ``0 .. vocab_size - 1`` -> ``str``.
+
+        Raises:
+            ValueError: if a tensor is not 1-D (decode a ``(B, L)`` batch row by row) or an id is unknown.
+        """
         if isinstance(ids, Tensor):
             if ids.dim() != 1:
                 raise ValueError(f"decode expects a 1-D sequence of ids, got shape {tuple(ids.shape)}; decode rows one by one.")

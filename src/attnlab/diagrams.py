@@ -93,7 +93,17 @@ def mask_in_context(tokens: Sequence[str] = ("<bos>", "the", "cat", "sat", "down
 
     Left, the sentence with arcs from ``tokens[query]`` to every token it may attend (itself and
     earlier ones) and crossed arcs to the future; right, the (L, L) boolean mask with that row
-    outlined. True (✓) = may attend.
+    outlined. True (✓) = may attend (the decoder's mask, Vaswani et al. 2017, §3.2.3).
+
+    Args:
+        tokens: the L tokens of the sentence, in order.
+        query: index of the query whose row is drawn, ``0 <= query < L``.
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Raises:
+        ValueError: if ``query`` is not an index of ``tokens``.
     """
     L = len(tokens)
     if not 0 <= query < L:
@@ -139,7 +149,20 @@ def mask_in_context(tokens: Sequence[str] = ("<bos>", "the", "cat", "sat", "down
 
 
 def head_split_merge(n_heads: int = 4):
-    """Multi-head attention's shapes: project, split into heads, attend per head, merge, W_O."""
+    """Multi-head attention's shapes: project, split into heads, attend per head, merge, W_O.
+
+    Draws ``x: (B, L, d_model)`` -> Q, K, V -> H heads of ``(B, H, L, d_k)``, d_k = d_model / H ->
+    merge back to ``(B, L, d_model)`` -> ``W_O`` (Vaswani et al. 2017, §3.2.2, Figure 2).
+
+    Args:
+        n_heads: number of heads H drawn, 1 to 6.
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Raises:
+        ValueError: if ``n_heads`` is not in 1..6.
+    """
     if not 1 <= n_heads <= 6:
         raise ValueError(f"draw 1 to 6 heads, got {n_heads}.")
     fig, ax = _canvas(10, 4.4, (0, 11), (-0.2, 5.0))
@@ -273,7 +296,18 @@ def kv_cache_steps(n_steps: int = 4, prompt: int = 2):
     """The KV cache growing as tokens are generated: one new query reads all cached keys.
 
     Row t shows step t: the cached K/V columns (grey), the new token's K/V column (appended,
-    orange) and its single query (blue) whose mask row is all True.
+    orange) and its single query (blue) whose mask row is all True: a ``(1, t + 1)`` score row
+    per step instead of a ``(t + 1, t + 1)`` matrix (see :class:`attnlab.nn.KVCache`).
+
+    Args:
+        n_steps: generation steps drawn (>= 1).
+        prompt: tokens already cached before the first step (>= 1).
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Raises:
+        ValueError: if ``n_steps`` or ``prompt`` is below 1.
     """
     if n_steps < 1 or prompt < 1:
         raise ValueError(f"n_steps and prompt must be >= 1, got {n_steps}, {prompt}.")

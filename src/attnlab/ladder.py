@@ -345,7 +345,7 @@ def train_ladder(train_data: Tensor, val_data: Tensor, config: LadderConfig, com
     """Train every rung in ``rungs`` for ``config.steps`` steps with the same seed and batches.
 
     Args:
-        train_data, val_data: 1-D int64 token ids (e.g. from :func:`attnlab.data.train_val_split`).
+        train_data, val_data: ``(N,)`` int64 token ids (e.g. from :func:`attnlab.data.train_val_split`).
         config: sizes and training settings (:class:`LadderConfig`).
         components: learner pieces to plug in (default: all from :mod:`attnlab.nn`).
         rungs: which rungs, in order.

@@ -16,7 +16,7 @@ Three kinds live here:
 * :data:`PLATFORM_VARIABLES` lists the variables JupyterHub, Jupyter, Kubernetes or the operating
   system define that code reads directly.
 
-:func:`variables` joins the declarations into one sorted list; ``scripts/render_settings_table.py``
+:func:`variables` joins the declarations into one sorted list; ``scripts/render_tables.py``
 renders it into ``docs/settings.md``. ``tests/test_settings.py`` fails when any file of the repository
 names an ``ATTNLAB_`` variable this module does not declare, when a declared name is used nowhere,
 and when the table is stale; ``tests/test_environment_reads.py`` fails when Python code reads a

@@ -8,12 +8,12 @@ the numbers always come from ``attnlab.nn``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["to_numpy", "heatmap", "attention_heatmap", "mask_heatmap"]
+__all__ = ["to_numpy", "heatmap", "attention_heatmap", "mask_heatmap", "live_figure"]
 
 
 def to_numpy(matrix) -> np.ndarray:
@@ -157,3 +157,29 @@ def mask_heatmap(mask, tokens_q=None, tokens_k=None, title: str | None = "mask",
                 ax.text(j, i, "✓" if arr[i, j] else "✗", ha="center", va="center",
                         color="white" if arr[i, j] else "#b03a2e", fontsize=9)
     return ax
+
+
+def live_figure(draw: Callable[[], plt.Figure], controls: Sequence) -> None:
+    """Show ``controls`` (ipywidgets, side by side) above the figure ``draw()`` makes from their
+    current values, and draw it again whenever one of their ``value`` changes.
+
+    ``draw`` reads the controls itself and returns a new matplotlib ``Figure`` (laid out with
+    ``tight_layout`` here); text it prints appears above the figure. Needs a Jupyter kernel with
+    ipywidgets (the course environment has it); imported only when called.
+    """
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    out = widgets.Output()
+
+    def redraw(*_) -> None:
+        with out:
+            out.clear_output(wait=True)
+            fig = draw()
+            fig.tight_layout()
+            plt.show()
+
+    for control in controls:
+        control.observe(redraw, "value")
+    redraw()
+    display(widgets.VBox([widgets.HBox(list(controls)), out]))

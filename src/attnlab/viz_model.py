@@ -168,6 +168,17 @@ def name_heads(scores: dict[str, np.ndarray], threshold: float = 0.4) -> np.ndar
     weight on average; "space", "newline" or "punctuation" when that class gets more than twice
     the uniform share and at least ``threshold / 2`` (and more than any positional pattern);
     otherwise "local" when self + previous together get at least ``threshold + 0.1``, else "mixed".
+
+    Args:
+        scores: the dict of :func:`head_pattern_scores`, each entry an ``(n_layers, H)`` array of
+            average attention weight (a share in [0, 1]).
+        threshold: the share of weight a pattern needs, in (0, 1].
+
+    Returns:
+        An ``(n_layers, H)`` object array of names.
+
+    Raises:
+        KeyError: if ``scores`` lacks one of the patterns above.
     """
     shape = scores["previous"].shape
     names = np.full(shape, "mixed", dtype=object)
@@ -304,7 +315,14 @@ def attention_cost_curve(lengths: Sequence[int], B: int = 1, H: int = 4, d_k: in
 
 
 def fit_loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Least-squares slope of log(y) against log(x): the exponent p in y ∝ x^p."""
+    """Least-squares slope of log(y) against log(x): the exponent p in y ∝ x^p.
+
+    Args:
+        x, y: ``(n,)`` positive values, n >= 2 (e.g. sequence lengths L and milliseconds or bytes).
+
+    Returns:
+        p as a float (about 2 for the explicit attention's memory in L, the O(L²) of the score matrix).
+    """
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(lx, ly, 1)[0])
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.settings import suite_settings
-from e2e_lab import ARTIFACTS, LEARNER, ROOT
+from e2e_lab import ARTIFACTS, LEARNER, ROOT, Lab
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from smoke import stop_process  # noqa: E402 - the one way this repo stops a JupyterLab server
@@ -210,6 +210,18 @@ def browser(chromium_path, tmp_path_factory):
             yield context
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    """The browser's one page (shared by a test module's tests, in order)."""
+    return browser.pages[0] if browser.pages else browser.new_page()
+
+
+@pytest.fixture(scope="module")
+def lab(page, lab_server) -> Lab:
+    """JupyterLab driven through ``page`` against the module's ``lab_server``."""
+    return Lab(page, lab_server)
 
 
 @pytest.fixture(scope="module")

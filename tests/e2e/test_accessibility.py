@@ -28,7 +28,7 @@ import sys
 
 import pytest
 
-from e2e_lab import NOTEBOOK, Lab
+from e2e_lab import NOTEBOOK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -50,16 +50,6 @@ LESSON_CONTEXT = {
                 [".jp-OutputPrompt"], [".jp-Collapser"], [".noUi-handle"]],
 }
 MAX_TABS = 12  # key presses allowed to reach a control of the card from the one before
-
-
-@pytest.fixture(scope="module")
-def page(browser):
-    return browser.pages[0] if browser.pages else browser.new_page()
-
-
-@pytest.fixture(scope="module")
-def lab(page, lab_server) -> Lab:
-    return Lab(page, lab_server)
 
 
 @pytest.fixture(scope="module")

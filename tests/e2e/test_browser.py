@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_lab import Lab, Steps
+from e2e_lab import Steps
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
@@ -49,16 +49,6 @@ FALLBACK_CAUSAL_MASK = '''def causal_mask(L, S=None, device=None):
 
 
 # ---------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def page(browser):
-    return browser.pages[0] if browser.pages else browser.new_page()
-
-
-@pytest.fixture(scope="module")
-def lab(page, lab_server) -> Lab:
-    return Lab(page, lab_server)
-
-
 @pytest.fixture(scope="module")
 def steps(page, lab_server, artifacts_dir):
     steps = Steps(page, lab_server, artifacts_dir)

@@ -60,8 +60,9 @@ def test_text_keeps_what_nbgrader_reads(name):
     got = [{k: c.metadata["nbgrader"].get(k) for k in NBGRADER_KEYS} for c in rebuilt.cells]
     assert got == [{k: c.metadata["nbgrader"].get(k) for k in NBGRADER_KEYS} for c in nb.cells]
     for marker in ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"):
-        assert text.count(marker) == sum(c.source.count(marker) for c in nb.cells) > 0, marker
-    assert build_solutions.text_from_notebook(nb, name) == text  # the text is the canonical form
+        assert build_solutions.expand(text, name).count(marker) == sum(c.source.count(marker) for c in nb.cells) > 0, marker
+    # the text is the canonical form (by-hand items and docstrings from attnlab.nn stand as their markers)
+    assert build_solutions.collapse(build_solutions.text_from_notebook(nb, name), text, name) == text
 
 
 def test_an_edited_source_is_detected(tmp_path):
@@ -157,3 +158,61 @@ def test_a_new_set_needs_only_its_text(tmp_path):
     assert build_solutions.main(["11_new"], root=tmp_path / "solutions") == 0
     assert (folder / "11_new.ipynb").read_bytes() == (SOLUTIONS / "03_masks" / "03_masks.ipynb").read_bytes()
     assert build_solutions.stale(tmp_path / "solutions") == []
+
+
+def test_docstrings_come_from_attnlab_nn():
+    """A marker takes the reference's docstring from its source file: the notebooks carry attnlab.nn's own
+    text, a drifted signature or a wrong target is refused, and a notebook edit of such a docstring is not
+    silently copied back into the text source."""
+    text = (SOLUTIONS / "03_masks" / f"03_masks{build_solutions.SUFFIX}").read_text(encoding="utf-8")
+    marker = "    # docstring from attnlab.nn.masks.causal_mask\n"
+    assert marker in text and '"""Causal (look-ahead) mask' not in text
+    nb = build_solutions.notebook_from_text(text, "03_masks")
+    from attnlab.nn import masks
+    cell = next(c for c in nb.cells if c.source.startswith("def causal_mask("))
+    assert masks.causal_mask.__doc__ in cell.source
+    drifted = text.replace("def causal_mask(L: int, S: int | None = None,", "def causal_mask(L: int, S: int = 0,", 1)
+    with pytest.raises(ValueError, match="signature differs"):
+        build_solutions.notebook_from_text(drifted, "03_masks")
+    with pytest.raises(ValueError, match="defines no no_such_mask"):
+        build_solutions.notebook_from_text(text.replace("masks.causal_mask\n", "masks.no_such_mask\n", 1))
+    with pytest.raises(ValueError, match="first line under a def"):
+        build_solutions.notebook_from_text(text.replace(marker, "", 1).replace(
+            "# %% nbgrader", marker.strip() + "\n\n# %% nbgrader", 1))
+    edited = build_solutions.text_from_notebook(nb, "03_masks").replace("Causal (look-ahead) mask", "Causal mask", 1)
+    with pytest.raises(ValueError, match="causal_mask supplies was changed"):
+        build_solutions.collapse_docstrings(edited, text, "03_masks")
+
+
+def test_from_notebooks_keeps_the_docstring_markers(tmp_path):
+    """Writing the text back from an unchanged notebook gives the same text source, markers included."""
+    folder = _copy_set("05_multi_head_attention", tmp_path)
+    text = folder / f"05_multi_head_attention{build_solutions.SUFFIX}"
+    before = text.read_bytes()
+    assert b"# docstring from attnlab.nn.mha.MultiHeadAttention.forward" in before
+    assert build_solutions.main(["--from-notebooks", "05_multi_head_attention"], root=tmp_path / "solutions") == 0
+    assert text.read_bytes() == before
+
+
+def test_a_by_hand_marker_is_the_three_cells_of_the_item():
+    """One line names the skill, the item and the answer's variable; the build writes the problem cell,
+    the answer cell (the instructor's copy computes the learner's own answer) and the locked form check
+    under the grade id the grader judges, ``test_<item>_by_hand``."""
+    text = (SOLUTIONS / "02_scaled_dot_product_attention" / f"02_scaled_dot_product_attention{build_solutions.SUFFIX}"
+            ).read_text(encoding="utf-8")
+    marker = '# %% by-hand skill="sdpa_scores" item="scores" variable="scores"\n'
+    assert marker in text and "show_problem(" not in text
+    nb = build_solutions.notebook_from_text(text, "02")
+    cells = {c.id: c for c in nb.cells}
+    assert cells["show_scores"].source.startswith('show_problem("sdpa_scores", f"{ASSIGNMENT}/test_scores_by_hand")')
+    assert cells["scores_by_hand"].metadata["nbgrader"]["solution"] is True
+    assert 'scores = get_skill("sdpa_scores")' in cells["scores_by_hand"].source
+    test = cells["test_scores_by_hand"]
+    assert test.metadata["nbgrader"]["grade"] is True and test.metadata["nbgrader"]["points"] == 1
+    assert 'check_form("sdpa_scores", scores)' in test.source and "### BEGIN HIDDEN TESTS" in test.source
+    with pytest.raises(ValueError, match="missing: \\['variable'\\]"):
+        build_solutions.notebook_from_text(text.replace(' variable="scores"', "", 1), "02")
+    edited = build_solutions.text_from_notebook(nb, "02").replace("check_form(\"sdpa_scores\", scores)",
+                                                                  "check_form(\"sdpa_scores\", scores + 1)", 1)
+    with pytest.raises(ValueError, match="by-hand item .* was changed in the notebook"):
+        build_solutions.collapse(edited, text, "02")

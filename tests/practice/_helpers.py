@@ -31,3 +31,13 @@ def perturb(answer, kind: str, decimals):
     out = np.array(value, dtype=float, copy=True)
     out.flat[0] += step
     return out.tolist()
+
+
+def mistake_cases(skill, mistake: str, seeds: range):
+    """``(variant, wrong answer)`` for each seed whose problem the named mistake applies to (it gives a
+    number there, other than the right one)."""
+    for seed in seeds:
+        v = skill.variant(seed)
+        wrong = skill.wrong_answers(v).get(mistake)
+        if wrong is not None:
+            yield v, wrong

@@ -3,6 +3,7 @@ enough fresh problems, and every plain-formula oracle agreeing with attnlab.nn."
 import random
 
 import pytest
+from _helpers import mistake_cases
 
 from attnlab.practice import MISCONCEPTIONS, all_skills, format_answer, get_skill
 from attnlab.practice.answers import compare, parse, plain
@@ -39,16 +40,12 @@ def test_every_named_mistake_is_rejected_and_named(skill_name, mistake):
     accepted, and the diagnosis shown includes that mistake (with the others that give the same number)."""
     skill = get_skill(skill_name)
     applied = 0
-    for seed in range(60):
-        v = skill.variant(seed)
-        wrong = skill.wrong_answers(v).get(mistake)
-        if wrong is None:
-            continue  # does not apply to these numbers (or gives the right answer here)
+    for v, wrong in mistake_cases(skill, mistake, range(60)):  # where it applies (and is wrong) only
         applied += 1
         for answer in (wrong, format_answer(wrong, v.kind, v.decimals)):
             fb = skill.check(v, answer)
-            assert not fb.correct, (seed, answer)
-            assert mistake in fb.misconceptions, (seed, answer, fb)
+            assert not fb.correct, (v.seed, answer)
+            assert mistake in fb.misconceptions, (v.seed, answer, fb)
             title = MISCONCEPTIONS[mistake].title
             assert title in fb.message
     assert applied >= 3, f"{mistake} applied to only {applied} of 60 {skill_name} problems"

@@ -5,6 +5,7 @@ engine and on the card alike."""
 import itertools
 
 import pytest
+from _helpers import mistake_cases
 
 from attnlab.practice import ProgressStore, all_skills, format_answer, get_skill
 from attnlab.practice import mastery
@@ -170,13 +171,9 @@ def test_common_mistakes_are_named_with_their_own_words(skill_name, mistake):
     """The mistake's number, typed as asked, is named (with any other mistake that gives the same number)."""
     skill = get_skill(skill_name)
     named = 0
-    for seed in range(40):
-        v = skill.variant(seed)
-        wrong = skill.wrong_answers(v).get(mistake)
-        if wrong is None:
-            continue
+    for v, wrong in mistake_cases(skill, mistake, range(40)):
         fb = skill.check(v, format_answer(wrong, v.kind, v.decimals))
-        assert not fb.correct and mistake in fb.misconceptions, (seed, fb)
+        assert not fb.correct and mistake in fb.misconceptions, (v.seed, fb)
         named += 1
     assert named >= 5
 

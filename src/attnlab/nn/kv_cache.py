@@ -80,10 +80,16 @@ class KVCache:
 
     @property
     def k(self) -> Tensor | None:
+        """Cached keys ``(B, H, S, d_k)``, oldest kept position first, or ``None`` before the first ``update``.
+
+        A view into the cache's storage (same dtype and device as the keys given to ``update``),
+        valid until the next ``update`` or ``reset``; ``.clone()`` it to keep a copy.
+        """
         return None if self._k is None else self._k.narrow(2, self._start, self._len)
 
     @property
     def v(self) -> Tensor | None:
+        """Cached values ``(B, H, S, d_v)``, aligned with :attr:`k`, or ``None`` when empty (a view, as for ``k``)."""
         return None if self._v is None else self._v.narrow(2, self._start, self._len)
 
     @property

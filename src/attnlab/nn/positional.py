@@ -126,6 +126,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     @property
     def weight(self) -> Tensor:
+        """The ``(max_len, d_model)`` position table, row p for position p (the ``emb`` parameter itself, trainable)."""
         return self.emb.weight
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:

@@ -23,6 +23,9 @@ from ._checks import check_min_rank
 def apply_temperature(logits: Tensor, temperature: float) -> Tensor:
     """``logits / temperature``: < 1 sharpens the distribution, > 1 flattens it.
 
+    ``logits: (..., V)`` float -> ``(..., V)``, same dtype (the softmax temperature of Ackley,
+    Hinton and Sejnowski 1985).
+
     Raises:
         ValueError: if ``temperature <= 0`` (use greedy decoding for the T -> 0 limit).
     """
