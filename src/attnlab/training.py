@@ -39,7 +39,7 @@ from typing import Any, Callable, cast
 import torch
 from torch import Tensor
 
-from attnlab.fast.policy import PRECISIONS, MachinePolicy, machine_policy, resolve_precision
+from attnlab.fast.policy import PRECISIONS, MachinePolicy, ThreadGovernor, machine_policy, resolve_precision
 
 __all__ = [
     "TrainConfig", "TrainResult", "default_device", "is_ci", "seed_everything", "lr_at",
@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 CHECKPOINT_FORMAT = "attnlab-checkpoint-v1"
+THREAD_LOOK_EVERY = 50  # steps between two looks of the ThreadGovernor (a few seconds on a CPU)
 
 
 def is_ci() -> bool:
@@ -302,6 +303,7 @@ class TrainResult:
     precision: str = "fp32"  # the precision the steps ran in ("fp32", "bf16", "fp16")
     threads: int = 0  # torch threads during training (restored afterwards)
     settings: str = ""  # one line: precision and threads, and why (attnlab.fast.policy.MachinePolicy.summary)
+    thread_changes: list[tuple[int, int]] = field(default_factory=list)  # (step, threads) the governor switched to
 
     @property
     def final_train_loss(self) -> float:
@@ -339,7 +341,10 @@ def train(
     trained as they are.
 
     Precision and threads follow ``cfg`` (``"auto"`` / ``None``: :func:`machine_policy`, whose
-    ``summary`` says what was chosen); torch's thread count is restored afterwards.
+    ``summary`` says what was chosen); with ``cfg.threads=None`` on a CPU the thread count is
+    re-decided every ``THREAD_LOOK_EVERY`` steps from the CPUs other work leaves free
+    (:class:`attnlab.fast.policy.ThreadGovernor`; ``TrainResult.thread_changes`` lists the
+    switches). torch's thread count is restored afterwards.
 
     Args:
         model: e.g. ``attnlab.nn.GPT``; moved to ``cfg.resolved_device()``.
@@ -371,11 +376,16 @@ def train(
 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(policy.threads)
+    governor = ThreadGovernor(policy) if cfg.threads is None and device == "cpu" else None
     try:
-        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress)
+        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress,
+                        governor)
     finally:
         torch.set_num_threads(previous_threads)
     result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
+    if result.thread_changes:
+        changes = ", ".join(f"{n} at step {step}" for step, n in result.thread_changes)
+        result.settings += f" Re-decided as the load changed: {changes}."
     if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
         assert result.optimizer is not None  # _train always returns the optimizer it stepped
         optimizer = make_optimizer(model, cfg)
@@ -385,8 +395,9 @@ def train(
 
 
 def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig, device: str,
-           precision: str, callback, progress: bool) -> TrainResult:
-    """The loop of :func:`train` on the module it trains (arguments checked, threads set)."""
+           precision: str, callback, progress: bool, governor: ThreadGovernor | None = None) -> TrainResult:
+    """The loop of :func:`train` on the module it trains (arguments checked, threads set; ``governor``:
+    re-decide the thread count every ``THREAD_LOOK_EVERY`` steps)."""
     block_size = _block_size(model)
     optimizer = make_optimizer(model, cfg)
     time_steps = (not device.startswith("cuda")) if cfg.time_steps is None else cfg.time_steps
@@ -397,6 +408,7 @@ def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: Tr
     splits = {"train": train_data, "val": val_data}
     history: dict[str, list[float]] = {"iter": [], "train": [], "val": [], "lr": [], "elapsed_s": []}
     step_ms: list[float] = []
+    thread_changes: list[tuple[int, int]] = []
     start = time.perf_counter()
 
     def evaluate(step: int) -> None:
@@ -430,9 +442,13 @@ def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: Tr
             step_ms.append(1000 * (time.perf_counter() - t0))
         if cfg.time_limit_s is not None and time.perf_counter() - start > cfg.time_limit_s:
             break
+        if governor is not None and iters_done % THREAD_LOOK_EVERY == 0 and governor.look() != torch.get_num_threads():
+            torch.set_num_threads(governor.threads)
+            thread_changes.append((iters_done, governor.threads))
     bar.close()
     evaluate(iters_done)
-    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer, model)
+    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer, model,
+                       thread_changes=thread_changes)
 
 
 class _Silent:
