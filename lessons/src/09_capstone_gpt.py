@@ -42,7 +42,7 @@ gate("09")
 # | run | what | time |
 # |---|---|---|
 # | `"ci"` (automatic when `ATTNLAB_CI=1`) | tiny model, 120 steps: exercises every cell | seconds |
-# | `"default"` | 4 layers, 4 heads, $d_\text{model}$ = 128, context 64, 2000 steps of 12 sequences | target: validation loss **< 2.0**; about 80 CPU-seconds of work: about a minute on a quiet 2-core CPU, several on a busy one (section 7) |
+# | `"default"` | 4 layers, 4 heads, $d_\text{model}$ = 128, context 64, 2000 steps of 12 sequences | target: validation loss **< 2.0**; about 80 CPU-seconds of work: about a minute on a quiet 2-core CPU, 3 minutes on a shared one at load average 5 (section 7) |
 # | `"large"` | 6 layers, 6 heads, $d_\text{model}$ = 384, context 256, dropout 0.2, 5000 steps of 64 | for a GPU (used automatically when present); about an hour or more on a CPU |
 #
 # The default run is nanoGPT's documented CPU recipe for Shakespeare characters, which reaches a
@@ -662,12 +662,18 @@ widgets.interact(
 #   busy 2-core machine that is one thread: there, one thread stepped 7.2x faster than two, because
 #   two threads wait for each other at every step while other programs hold the cores.
 #
-# The default run is a fixed amount of work, about 80 CPU-seconds on a quiet core; its time is that
-# work divided by the share of a CPU your kernel gets, which the cell after training prints. On two
-# quiet cores it takes about a minute. On the course's shared 2-core machine at load average 13
-# (`benchmarks/bench_capstone.py --main-only`, `benchmarks/capstone_loaded_2core.json`) it took
-# **6.8 minutes** (bf16, 1 thread, 4.9 steps/s, 24 % of a CPU; validation 1.918, train 1.757 at step
-# 2000). Under 5 minutes needs about a third of a CPU: a machine with a few busy neighbours, not a dozen.
+# The default run is a fixed amount of work, about 80 CPU-seconds on a quiet core (a bf16 step takes
+# 37 ms of CPU); its time is that work divided by the share of a CPU your kernel gets, which the cell
+# after training prints. On two quiet cores it takes about a minute. Measured on the course's shared
+# 2-core machine with these defaults (bf16, 1 thread; `benchmarks/bench_capstone.py --main-only`,
+# records in `benchmarks/RESULTS.md`), with validation 1.918 and train 1.757 at step 2000 every time:
+#
+# | load average during the run (median) | time | steps/s | share of a CPU |
+# |---|---|---|---|
+# | 5.2 | **3.0 min** | 11.3 | 50 % |
+# | 8.2 | 5.0 min | 6.6 | 30 % |
+# | 12.9 | 6.8 min | 4.9 | 24 % |
+#
 # `TrainConfig(precision="fp32", threads=2)` asks for a setting yourself.
 #
 # ## 8 · Common mistakes
