@@ -28,7 +28,7 @@ the policy's choice and every thread change of the run.
 
 Usage:  python benchmarks/bench_capstone.py                 # full: the lesson's run, then the rest
         python benchmarks/bench_capstone.py --iters 200     # quick check of the script
-        python benchmarks/bench_capstone.py --main-only --load 3 --out capstone_loaded_2core.json
+        python benchmarks/bench_capstone.py --main-only --load 3 --out benchmarks/capstone_loaded_2core.json
 """
 
 from __future__ import annotations

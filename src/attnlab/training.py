@@ -12,7 +12,7 @@ Speed (``benchmarks/run_paired.py`` measures it side by side with a nanoGPT-layo
 an ``attnlab.nn.GPT`` is stepped through its fast twin (:mod:`attnlab.fast`: the same model, W_Q,
 W_K, W_V packed once), the precision and torch's thread count default to what the machine runs
 fastest (:func:`attnlab.fast.policy.machine_policy`: bf16 where the CPU computes it natively, the
-CPUs the process may really use), AdamW runs as one fused kernel per parameter group where torch
+CPUs the process may really use, re-decided every 50 steps as the load changes), AdamW runs as one fused kernel per parameter group where torch
 has one (CPU and CUDA), the step never waits for the device (no ``.item()``, no synchronisation
 unless ``time_steps``), and on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
 gradient scaler where bf16 is unsupported); ``compile=True`` adds ``torch.compile``, and
