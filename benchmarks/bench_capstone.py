@@ -20,8 +20,15 @@ Measures and writes to ``benchmarks/results.json`` (and a table in ``RESULTS.md`
   cache for 256 new tokens;
 * the attention cost curve of lesson 10 (time and allocated bytes vs L, both paths).
 
+A loaded machine, reproducibly (``--load N``): N CPU-bound neighbour processes (``while True``:
+what a class's other users running cells are) run for the main run's whole duration, on top of
+whatever else the machine runs; the 1-minute load average is sampled every 5 s while the run
+lasts and recorded (``main_run.loadavg_during``: median, min, max), with the neighbours' count,
+the policy's choice and every thread change of the run.
+
 Usage:  python benchmarks/bench_capstone.py                 # full: the lesson's run, then the rest
         python benchmarks/bench_capstone.py --iters 200     # quick check of the script
+        python benchmarks/bench_capstone.py --main-only --load 3 --out benchmarks/capstone_loaded_2core.json
 """
 
 from __future__ import annotations
@@ -33,8 +40,11 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -73,6 +83,13 @@ def recipe(iters: int, eval_interval: int = 250, **settings):
                        eval_interval=eval_interval, eval_iters=20, seed=1337, device="cpu", **settings)
 
 
+def recipe_record(iters: int) -> dict:
+    """The recipe's settings, as recorded with every result."""
+    return {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12, "max_iters": iters,
+            "dropout": 0.0, "bias": False, "lr": 1e-3, "min_lr": 1e-4, "warmup": 100, "betas": [0.9, 0.99],
+            "weight_decay": 0.1, "grad_clip": 1.0, "eval_interval": 250, "eval_iters": 20}
+
+
 def reference_step_ms(model, train_data, cfg, iters: int) -> float:
     """Median ms of ``iters`` optimizer steps of ``model`` itself (no fast twin), float32."""
     import dataclasses
@@ -106,6 +123,55 @@ def generation_speed(model, new_tokens: int, use_cache: bool, repeats: int = 3) 
     return statistics.median(rates)
 
 
+# A neighbour: a busy loop that also ends when its parent (this benchmark) is gone, however it ended.
+NEIGHBOUR = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
+
+
+@contextmanager
+def neighbours(n: int):
+    """Run ``n`` CPU-bound processes (a busy loop each) for the duration of the ``with`` block.
+
+    Each starts in a session of its own, as another user's kernel or job is: under Linux's
+    autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) the CPU is shared between
+    sessions first, so neighbours in the benchmark's own session would only split the benchmark's
+    share. They are stopped by their own ids when the block ends (and stop themselves if this
+    process dies first). ``n = 0`` starts nothing."""
+    procs = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR], start_new_session=True) for _ in range(n)]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+class LoadSampler:
+    """Samples the 1-minute load average every ``every_s`` seconds in a daemon thread."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s, self.samples = every_s, [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> "LoadSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    def summary(self) -> dict:
+        return {"median": round(statistics.median(self.samples), 2), "min": round(min(self.samples), 2),
+                "max": round(max(self.samples), 2), "samples": len(self.samples), "every_s": self.every_s}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--iters", type=int, default=2000, help="training steps of the main run (recipe: 2000)")
@@ -119,6 +185,10 @@ def main(argv=None) -> dict:
     p.add_argument("--note", type=str, default="", help="conditions, e.g. 'shared machine, noisy'")
     p.add_argument("--save-checkpoint", type=Path, default=None, help="save the trained model here")
     p.add_argument("--md-only", action="store_true", help="only rewrite RESULTS.md from --out's JSON")
+    p.add_argument("--load", type=int, default=0,
+                   help="start this many CPU-bound neighbour processes for the main run (a loaded machine)")
+    p.add_argument("--main-only", action="store_true",
+                   help="only the main run (no reference model, generation or cost curve); implies no --write-md")
     args = p.parse_args(argv)
     if args.md_only:
         results = json.loads(args.out.read_text())
@@ -131,17 +201,20 @@ def main(argv=None) -> dict:
     from attnlab.viz_model import attention_cost_curve, fit_loglog_slope
 
     tok, train_data, val_data = shakespeare_splits()
-    policy = machine_policy("cpu", args.precision, args.threads)
-    threads = policy.threads
-    load_before = os.getloadavg()
-    print(f"[1/4] main run: {args.iters} iters; {policy.summary} Load average {load_before[0]:.1f}", flush=True)
     model = build_model(tok.vocab_size, fused=True)
-    cfg = recipe(args.iters, precision=policy.precision, threads=threads)
-    t0 = time.perf_counter()
-    report = lambda h: print(f"  step {h['iter'][-1]:>5}: train {h['train'][-1]:.4f}, val {h['val'][-1]:.4f}, "  # noqa: E731
-                             f"{h['elapsed_s'][-1]:.0f} s", flush=True)
-    main_run = train(model, train_data, val_data, cfg, callback=report, progress=sys.stderr.isatty())
-    wall = time.perf_counter() - t0
+    with neighbours(args.load), LoadSampler() as load:
+        time.sleep(5 if args.load else 0)  # let the neighbours' load show before the policy looks
+        load_before = os.getloadavg()
+        policy = machine_policy("cpu", args.precision, args.threads)
+        threads = policy.threads
+        print(f"[1/4] main run: {args.iters} iters, {args.load} neighbour process(es); {policy.summary} "
+              f"Load average {load_before[0]:.1f}", flush=True)
+        cfg = recipe(args.iters, precision=args.precision, threads=args.threads)  # train() applies the policy
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        report = lambda h: print(f"  step {h['iter'][-1]:>5}: train {h['train'][-1]:.4f}, val {h['val'][-1]:.4f}, "  # noqa: E731
+                                 f"{h['elapsed_s'][-1]:.0f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+        main_run = train(model, train_data, val_data, cfg, callback=report, progress=sys.stderr.isatty())
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     load_after = os.getloadavg()
     rss = peak_rss_mb()
     if args.save_checkpoint:
@@ -149,6 +222,34 @@ def main(argv=None) -> dict:
 
         save_checkpoint(args.save_checkpoint, model, main_run.optimizer, main_run.iters_done,
                         extra={"chars": "".join(tok.chars), "val_loss": main_run.final_val_loss})
+    main_record = {
+        "wall_s": round(wall, 1), "iters": main_run.iters_done,
+        "median_ms_per_iter": round(main_run.median_ms_per_iter, 2),
+        "iters_per_s": round(1000 / main_run.median_ms_per_iter, 2),
+        "iters_per_s_overall": round(main_run.iters_done / wall, 2),
+        "cpu_s": round(cpu, 1), "cpu_share": round(cpu / wall, 3),  # CPU time this process got / wall time
+        "peak_rss_mb": round(rss, 1),
+        "final_train_loss": round(main_run.final_train_loss, 4),
+        "final_val_loss": round(main_run.final_val_loss, 4),
+        "neighbour_processes": args.load, "loadavg_during": load.summary(),
+        "settings": main_run.settings, "thread_changes": getattr(main_run, "thread_changes", None),
+        "history": {k: [round(v, 4) for v in vals] for k, vals in main_run.history.items()},
+    }
+    machine_record = {"platform": platform.platform(), "python": platform.python_version(),
+                      "torch": torch.__version__, "threads": threads, "threads_pinned": bool(args.threads),
+                      "precision": policy.precision, "policy": policy.summary, "cpu_count": os.cpu_count(),
+                      "loadavg_before": [round(x, 2) for x in load_before],
+                      "loadavg_after_main_run": [round(x, 2) for x in load_after]}
+    date = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    mr = main_record
+    print(f"main: {mr['iters']} it in {mr['wall_s']} s ({mr['iters_per_s_overall']} it/s overall, median "
+          f"{mr['median_ms_per_iter']} ms/it; {mr['cpu_s']} CPU-s, {mr['cpu_share']:.0%} of a CPU), train {mr['final_train_loss']}, val {mr['final_val_loss']}; "
+          f"load average during the run {mr['loadavg_during']}; {main_run.settings}", flush=True)
+    if args.main_only:
+        results = {"date_utc": date, "conditions": args.note, "machine": machine_record,
+                   "recipe": recipe_record(args.iters), "parameters": count_parameters(model), "main_run": main_record}
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        return results
 
     print(f"[2/4] the reference model, explicit attention, stepped directly: {args.explicit_iters} iters", flush=True)
     torch.set_num_threads(threads)
@@ -172,27 +273,12 @@ def main(argv=None) -> dict:
     fit_from = 2 if len(lengths) > 3 else 0
 
     results = {
-        "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date_utc": date,
         "conditions": args.note,
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "torch": torch.__version__, "threads": threads, "threads_pinned": bool(args.threads),
-                    "precision": policy.precision, "policy": policy.summary, "cpu_count": os.cpu_count(),
-                    "loadavg_before": [round(x, 2) for x in load_before],
-                    "loadavg_after_main_run": [round(x, 2) for x in load_after]},
-        "recipe": {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 12,
-                   "max_iters": args.iters, "dropout": 0.0, "bias": False, "lr": 1e-3, "min_lr": 1e-4,
-                   "warmup": 100, "betas": [0.9, 0.99], "weight_decay": 0.1, "grad_clip": 1.0,
-                   "eval_interval": 250, "eval_iters": 20},
+        "machine": machine_record,
+        "recipe": recipe_record(args.iters),
         "parameters": count_parameters(model),
-        "main_run": {
-            "wall_s": round(wall, 1), "iters": main_run.iters_done,
-            "median_ms_per_iter": round(main_run.median_ms_per_iter, 2),
-            "iters_per_s": round(1000 / main_run.median_ms_per_iter, 2),
-            "peak_rss_mb": round(rss, 1),
-            "final_train_loss": round(main_run.final_train_loss, 4),
-            "final_val_loss": round(main_run.final_val_loss, 4),
-            "history": {k: [round(v, 4) for v in vals] for k, vals in main_run.history.items()},
-        },
+        "main_run": main_record,
         "explicit_path": {
             "iters": args.explicit_iters, "precision": "fp32",
             "median_ms_per_iter": round(explicit_ms, 2),

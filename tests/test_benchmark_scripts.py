@@ -168,3 +168,50 @@ def test_gpu_large_benchmark_runs_both_sides_in_alternating_chunks(tmp_path):
         assert side["evals"][-1]["val"] < side["evals"][0]["val"]  # both actually train
     assert record["paired"]["ratio_chunks_after_first"]["n"] == n_chunks - 1
     assert gpu_large._nanogpt_lr(0, q) < gpu_large._nanogpt_lr(q["warmup"], q) == q["lr"]
+
+
+def test_capstone_load_neighbours_are_busy_other_sessions_stopped_after_the_run():
+    """bench_capstone --load N: each neighbour runs in a session of its own (as another user's kernel,
+    so autogroup scheduling counts it as other work, not as part of the benchmark's own share), uses
+    CPU while the block lasts, and is gone after it, also when the block raises."""
+    import os
+    import time
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_capstone
+    finally:
+        sys.path.remove(str(BENCH))
+    with pytest.raises(RuntimeError), bench_capstone.neighbours(2) as procs:
+        time.sleep(0.5)
+        assert len(procs) == 2
+        for proc in procs:
+            assert proc.poll() is None and os.getsid(proc.pid) == proc.pid != os.getsid(0)
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            assert int(fields[11]) + int(fields[12]) > 0  # utime + stime: it has been running
+        raise RuntimeError("the run failed")
+    assert all(proc.returncode is not None for proc in procs)
+    with bench_capstone.LoadSampler(every_s=0.05) as load:
+        time.sleep(0.2)
+    summary = load.summary()
+    assert summary["samples"] >= 3 and summary["min"] <= summary["median"] <= summary["max"]
+
+
+def test_capstone_main_only_records_load_policy_speed_and_loss(tmp_path):
+    """A short --main-only run writes what the loaded-machine record needs: neighbours, load average
+    during the run, the policy's choice and thread changes, wall and CPU time, steps/s, losses."""
+    import json
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_capstone
+    finally:
+        sys.path.remove(str(BENCH))
+    out = tmp_path / "capstone.json"
+    bench_capstone.main(["--main-only", "--iters", "20", "--threads", "1", "--out", str(out)])
+    mr = json.loads(out.read_text())["main_run"]
+    assert mr["iters"] == 20 and mr["neighbour_processes"] == 0 and mr["thread_changes"] == []
+    assert mr["loadavg_during"]["samples"] >= 2 and 0 < mr["cpu_share"] and mr["cpu_s"] > 0
+    assert mr["history"]["iter"] == [0, 20] and mr["final_val_loss"] < mr["history"]["val"][0]
+    assert "1 torch thread(s) (as configured)" in mr["settings"]

@@ -440,6 +440,66 @@ def test_machine_policy_says_what_it_chose_in_one_line(tmp_path):
         machine_policy("cpu", threads=0, interval_s=0)
 
 
+def test_thread_governor_runs_on_the_cpus_other_work_leaves_free(tmp_path):
+    """Between two looks 1 s apart on a 2-CPU machine: both CPUs busy while this process used 1 CPU
+    second -> other work held 1 CPU -> 1 thread; then one CPU busy and all of it this process's ->
+    nothing else runs -> 2 threads; a cgroup quota of 1 CPU still caps it; an unreadable stat file
+    leaves the count as it was."""
+    from attnlab.fast.policy import MachinePolicy, ThreadGovernor
+
+    stat = tmp_path / "stat"
+    jiffies = {0: [0, 0], 1: [0, 0]}  # cpu -> [busy, idle], 100 per second
+
+    def write(busy0: int, busy1: int) -> None:
+        jiffies[0][0] += busy0
+        jiffies[0][1] += 100 - busy0
+        jiffies[1][0] += busy1
+        jiffies[1][1] += 100 - busy1
+        stat.write_text("cpu  0 0 0 0 0 0 0 0\n" + "\n".join(
+            f"cpu{c} {b} 0 0 {i} 0 0 0 0 0 0" for c, (b, i) in jiffies.items()))
+
+    clock, own = [0.0], [0.0]
+    def governor(cgroup_limit=None):
+        policy = MachinePolicy("cpu", "bf16", 2, 2, cgroup_limit, None, 2.0, True)
+        return ThreadGovernor(policy, affinity={0, 1}, stat=stat, clock=lambda: clock[0], cpu_clock=lambda: own[0])
+
+    def tick(busy0: int, busy1: int, own_s: float) -> None:
+        write(busy0, busy1)
+        clock[0] += 1.0
+        own[0] += own_s
+
+    write(0, 0)
+    g = governor()
+    tick(100, 100, 1.0)
+    assert g.look() == 1 and g.free == pytest.approx(1.0)
+    tick(100, 0, 1.0)
+    assert g.look() == 2 and g.free == pytest.approx(2.0)
+    tick(100, 100, 2.0)  # this process alone on both CPUs (two threads): still 2
+    assert g.look() == 2
+    tick(100, 60, 1.0)  # other work used 0.6 CPU: 1.4 free -> 1 thread
+    assert g.look() == 1 and g.free == pytest.approx(1.4)
+    capped = governor(cgroup_limit=1.0)
+    tick(0, 0, 0.0)
+    assert capped.look() == 1 and capped.free == pytest.approx(2.0)
+    stat.unlink()
+    clock[0] += 1.0
+    assert g.look() == 1  # unreadable: unchanged
+
+
+def test_train_re_decides_threads_only_when_the_policy_chooses_them():
+    from attnlab.training import THREAD_LOOK_EVERY
+
+    data = cyclic_tokens()
+    previous = torch.get_num_threads()
+    pinned = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=2 * THREAD_LOOK_EVERY), progress=False)
+    assert pinned.thread_changes == [] and torch.get_num_threads() == previous  # threads=1 was asked for
+    auto = train(tiny_model(), data[:320], data[320:], fast_cfg(max_iters=2 * THREAD_LOOK_EVERY, threads=None),
+                 progress=False)
+    assert torch.get_num_threads() == previous
+    assert all(step % THREAD_LOOK_EVERY == 0 and n >= 1 for step, n in auto.thread_changes)
+    assert ("Re-decided" in auto.settings) == bool(auto.thread_changes)
+
+
 def test_train_runs_with_the_configured_threads_and_restores_them():
     data = cyclic_tokens()
     previous = torch.get_num_threads()

@@ -200,15 +200,23 @@ assert count_parameters(dec_block) - count_parameters(enc_block) == 4 * 512 ** 2
 # %% [markdown]
 # ### A trained encoder–decoder: watch the alignment appear
 #
-# Translation needs a large corpus, but the mechanism shows on a toy task that a small model learns in under a minute:
+# Translation needs a large corpus, but the mechanism shows on a toy task that a small model learns in a few seconds:
 # **reverse a string** of 6 letters, `abcdef` → `fedcba`. The target word at output position $t$ is the source word at
 # position $5 - t$, so a model that solves the task must learn to look there: its cross-attention should become an
 # **anti-diagonal**, the toy version of a translation's word alignment (*le* ↔ *the*, *chat* ↔ *cat*). The model is `attnlab.nn.Transformer` (the full
 # encoder–decoder of the original paper, post-LN, sinusoidal positions) at a tiny size: one encoder and one decoder
 # layer, $d_\text{model} = 32$, 2 heads. The decoder input is the target shifted right behind `<bos>`, the targets end
 # with `<eos>` (lesson 08 explains both).
+#
+# The 250 training steps below cost about 2 seconds of CPU time. On a quiet machine that is about the time they
+# take; on a shared 2-core machine at load average 11 they took 17 s with one torch thread, while with two (torch's
+# default there: one per core), at load 11–15, the same steps had not finished after 9 minutes: on a busy machine
+# each step waits at every synchronisation for the thread that is not running. So the cell first asks
+# `attnlab.fast.machine_policy` how many threads this machine can really give (the CPUs that other work
+# leaves idle, a cgroup or hub CPU limit) and uses that many.
 
 # %%
+from attnlab.fast import apply_thread_policy, machine_policy
 from attnlab.nn import Transformer, TransformerConfig
 
 PAD, BOS, EOS = 0, 1, 2
@@ -224,12 +232,13 @@ def reversal_batch(n, gen):
     return src, torch.cat([torch.full((n, 1), BOS), tgt], 1), torch.cat([tgt, torch.full((n, 1), EOS)], 1)
 
 
+apply_thread_policy(machine_policy())  # one thread on a busy machine: see the paragraph above
 torch.manual_seed(0)
 seq2seq = Transformer(TransformerConfig(src_vocab_size=len(itos), tgt_vocab_size=len(itos), d_model=32, n_heads=2,
                                         n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=16))
 opt = torch.optim.Adam(seq2seq.parameters(), lr=3e-3)
 gen = torch.Generator().manual_seed(1)
-t0 = time.perf_counter()
+t0, cpu0 = time.perf_counter(), time.process_time()
 rev_losses = []
 for _step in range(250):
     src_b, dec_in_b, dec_out_b = reversal_batch(64, gen)
@@ -242,7 +251,8 @@ for _step in range(250):
 src_t, _, dec_out_t = reversal_batch(500, torch.Generator().manual_seed(99))  # held-out strings
 decoded = seq2seq.greedy_decode(src_t, BOS, N_REV + 1, EOS)  # (500, <= 8), generated without teacher forcing
 exact = (decoded[:, 1:N_REV + 2] == dec_out_t).all(dim=1).float().mean().item()
-print(f"trained 250 steps in {time.perf_counter() - t0:.1f} s, final loss {rev_losses[-1]:.3f}; "
+print(f"trained 250 steps in {time.perf_counter() - t0:.1f} s ({time.process_time() - cpu0:.1f} s of CPU time), "
+      f"final loss {rev_losses[-1]:.3f}; "
       f"held-out strings reversed exactly: {exact:.1%}")
 example = src_t[:1]
 print("example:", "".join(itos[i] for i in example[0].tolist()), "->",

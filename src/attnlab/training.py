@@ -12,7 +12,7 @@ Speed (``benchmarks/run_paired.py`` measures it side by side with a nanoGPT-layo
 an ``attnlab.nn.GPT`` is stepped through its fast twin (:mod:`attnlab.fast`: the same model, W_Q,
 W_K, W_V packed once), the precision and torch's thread count default to what the machine runs
 fastest (:func:`attnlab.fast.policy.machine_policy`: bf16 where the CPU computes it natively, the
-CPUs the process may really use), AdamW runs as one fused kernel per parameter group where torch
+CPUs the process may really use, re-decided every 50 steps as the load changes), AdamW runs as one fused kernel per parameter group where torch
 has one (CPU and CUDA), the step never waits for the device (no ``.item()``, no synchronisation
 unless ``time_steps``), and on a GPU batches travel from pinned memory without blocking, under bf16 autocast (fp16 with a
 gradient scaler where bf16 is unsupported); ``compile=True`` adds ``torch.compile``, and
@@ -21,34 +21,32 @@ faster than nanoGPT's compiled loop: ``benchmarks/gpu_large.py``, RESULTS.md). E
 tested for numerical parity on the CPU.
 
 Nothing here is specific to a lesson: lesson 09 and ``benchmarks/bench_capstone.py`` both call
-:func:`train`.
+:func:`train`. Checkpoints live in :mod:`attnlab.checkpoint` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
-import os
 import random
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, cast
 
 import torch
 from torch import Tensor
 
-from attnlab.fast.policy import PRECISIONS, MachinePolicy, machine_policy, resolve_precision
+from attnlab.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
+from attnlab.fast.policy import PRECISIONS, MachinePolicy, ThreadGovernor, machine_policy, resolve_precision
 
 __all__ = [
     "TrainConfig", "TrainResult", "default_device", "is_ci", "seed_everything", "lr_at",
     "make_optimizer", "make_train_step", "compile_model", "autocast_context", "resolve_precision", "machine_policy",
     "MachinePolicy", "estimate_loss", "train",
-    "save_checkpoint", "load_checkpoint",
+    "save_checkpoint", "load_checkpoint", "CHECKPOINT_FORMAT",
 ]
 
-CHECKPOINT_FORMAT = "attnlab-checkpoint-v1"
+THREAD_LOOK_EVERY = 50  # steps between two looks of the ThreadGovernor (a few seconds on a CPU)
 
 
 def is_ci() -> bool:
@@ -302,6 +300,7 @@ class TrainResult:
     precision: str = "fp32"  # the precision the steps ran in ("fp32", "bf16", "fp16")
     threads: int = 0  # torch threads during training (restored afterwards)
     settings: str = ""  # one line: precision and threads, and why (attnlab.fast.policy.MachinePolicy.summary)
+    thread_changes: list[tuple[int, int]] = field(default_factory=list)  # (step, threads) the governor switched to
 
     @property
     def final_train_loss(self) -> float:
@@ -339,7 +338,10 @@ def train(
     trained as they are.
 
     Precision and threads follow ``cfg`` (``"auto"`` / ``None``: :func:`machine_policy`, whose
-    ``summary`` says what was chosen); torch's thread count is restored afterwards.
+    ``summary`` says what was chosen); with ``cfg.threads=None`` on a CPU the thread count is
+    re-decided every ``THREAD_LOOK_EVERY`` steps from the CPUs other work leaves free
+    (:class:`attnlab.fast.policy.ThreadGovernor`; ``TrainResult.thread_changes`` lists the
+    switches). torch's thread count is restored afterwards.
 
     Args:
         model: e.g. ``attnlab.nn.GPT``; moved to ``cfg.resolved_device()``.
@@ -371,11 +373,16 @@ def train(
 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(policy.threads)
+    governor = ThreadGovernor(policy) if cfg.threads is None and device == "cpu" else None
     try:
-        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress)
+        result = _train(twin or model, train_data, val_data, cfg, device, policy.precision, callback, progress,
+                        governor)
     finally:
         torch.set_num_threads(previous_threads)
     result.precision, result.threads, result.settings = policy.precision, policy.threads, policy.summary
+    if result.thread_changes:
+        changes = ", ".join(f"{n} at step {step}" for step, n in result.thread_changes)
+        result.settings += f" Re-decided as the load changed: {changes}."
     if twin is not None:  # hand back an optimizer over the caller's model, as if it had been stepped itself
         assert result.optimizer is not None  # _train always returns the optimizer it stepped
         optimizer = make_optimizer(model, cfg)
@@ -385,8 +392,9 @@ def train(
 
 
 def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: TrainConfig, device: str,
-           precision: str, callback, progress: bool) -> TrainResult:
-    """The loop of :func:`train` on the module it trains (arguments checked, threads set)."""
+           precision: str, callback, progress: bool, governor: ThreadGovernor | None = None) -> TrainResult:
+    """The loop of :func:`train` on the module it trains (arguments checked, threads set; ``governor``:
+    re-decide the thread count every ``THREAD_LOOK_EVERY`` steps)."""
     block_size = _block_size(model)
     optimizer = make_optimizer(model, cfg)
     time_steps = (not device.startswith("cuda")) if cfg.time_steps is None else cfg.time_steps
@@ -397,6 +405,7 @@ def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: Tr
     splits = {"train": train_data, "val": val_data}
     history: dict[str, list[float]] = {"iter": [], "train": [], "val": [], "lr": [], "elapsed_s": []}
     step_ms: list[float] = []
+    thread_changes: list[tuple[int, int]] = []
     start = time.perf_counter()
 
     def evaluate(step: int) -> None:
@@ -430,9 +439,13 @@ def _train(model: torch.nn.Module, train_data: Tensor, val_data: Tensor, cfg: Tr
             step_ms.append(1000 * (time.perf_counter() - t0))
         if cfg.time_limit_s is not None and time.perf_counter() - start > cfg.time_limit_s:
             break
+        if governor is not None and iters_done % THREAD_LOOK_EVERY == 0 and governor.look() != torch.get_num_threads():
+            torch.set_num_threads(governor.threads)
+            thread_changes.append((iters_done, governor.threads))
     bar.close()
     evaluate(iters_done)
-    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer, model)
+    return TrainResult(history, step_ms, time.perf_counter() - start, iters_done, optimizer, model,
+                       thread_changes=thread_changes)
 
 
 class _Silent:
@@ -449,85 +462,3 @@ class _Silent:
 
     def close(self) -> None:
         pass
-
-
-def save_checkpoint(path: str | os.PathLike, model: torch.nn.Module,
-                    optimizer: torch.optim.Optimizer | None = None, step: int = 0,
-                    extra: dict | None = None) -> Path:
-    """Write model config + weights (+ optimizer state, step, extra) to ``path``; returns the path.
-
-    The model must have a dataclass ``config`` (e.g. ``GPTConfig``) so :func:`load_checkpoint`
-    can rebuild it. Parent folders are created. A :class:`attnlab.fast.FastGPT` is stored as the
-    ``attnlab.nn.GPT`` it equals (reference ``state_dict`` keys); ``optimizer`` state is stored as
-    it is (it fits an optimizer over ``model``'s parameters).
-    """
-    config = getattr(model, "config", None)
-    if not dataclasses.is_dataclass(config) or isinstance(config, type):  # asdict needs an instance
-        raise TypeError(f"save_checkpoint needs a model with a dataclass .config, got {type(model).__name__}.")
-    from attnlab.fast import FastGPT, reference_state_dict
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    fast = isinstance(model, FastGPT)  # stored in the reference layout: one checkpoint format
-    payload = {
-        "format": CHECKPOINT_FORMAT,
-        "model_class": "GPT" if fast else type(model).__name__,
-        "model_config": dataclasses.asdict(config),
-        "state_dict": reference_state_dict(state) if fast else state,
-        "optimizer": optimizer.state_dict() if optimizer is not None else None,
-        "step": int(step),
-        "extra": extra or {},
-    }
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)  # atomic: a crash mid-write never leaves a half checkpoint at `path`
-    return path
-
-
-def load_checkpoint(path: str | os.PathLike, model: torch.nn.Module | None = None,
-                    optimizer: torch.optim.Optimizer | None = None, map_location: str = "cpu"):
-    """Load a checkpoint written by :func:`save_checkpoint`.
-
-    Args:
-        path: checkpoint file.
-        model: load the weights into this model (an ``attnlab.nn.GPT`` or its
-            ``attnlab.fast.FastGPT`` twin); if None, build ``attnlab.nn.GPT`` from the stored config.
-        optimizer: if given (and the file has optimizer state), restore its state too.
-    Returns:
-        ``(model, step, extra)``.
-    Raises:
-        FileNotFoundError: no file at ``path``.
-        ValueError: the file is not a readable attnlab checkpoint (truncated, corrupt, other
-            format) or its weights do not fit ``model``.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"No checkpoint at {path}. Train and call save_checkpoint(path, model) first, or check the path."
-        )
-    try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as err:  # pickle/zip errors differ between torch versions
-        raise ValueError(
-            f"{path} is not a readable checkpoint (truncated or corrupt: {type(err).__name__}). "
-            f"Delete it and save the checkpoint again."
-        ) from err
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not an attnlab checkpoint (expected format {CHECKPOINT_FORMAT!r}).")
-    if model is None:
-        if payload["model_class"] != "GPT":
-            raise ValueError(f"Cannot rebuild a {payload['model_class']}; pass model= to load_checkpoint.")
-        from attnlab.nn import GPT, GPTConfig
-
-        model = GPT(GPTConfig(**payload["model_config"]))
-    from attnlab.fast import FastGPT, fast_state_dict
-
-    state = payload["state_dict"]
-    try:
-        model.load_state_dict(fast_state_dict(state) if isinstance(model, FastGPT) else state)
-    except RuntimeError as err:
-        raise ValueError(f"The weights in {path} do not fit this model: {err}") from err
-    if optimizer is not None and payload["optimizer"] is not None:
-        optimizer.load_state_dict(payload["optimizer"])
-    return model, payload["step"], payload["extra"]

@@ -11,7 +11,8 @@ module                  contents
                         :func:`fused_attention` (float32 attention under CPU autocast)
 ``model``               :class:`FastBlock`, :class:`FastGPT` (decode plan for generation)
 ``convert``             :func:`to_fast`, :func:`to_reference`, ``state_dict`` key maps
-``policy``              default precision and torch threads for the machine
+``policy``              default precision and torch threads for the machine,
+                        re-decided during a run (:class:`ThreadGovernor`)
 ======================  ==========================================================
 
 Equivalence (fast == reference from the same weights, forward and backward, with masks and KV
@@ -31,6 +32,7 @@ from .convert import (
 from .model import BlockPlan, FastBlock, FastGPT
 from .policy import (
     MachinePolicy,
+    ThreadGovernor,
     apply_thread_policy,
     cgroup_cpu_limit,
     cpu_has_native_bf16,
@@ -45,6 +47,6 @@ __all__ = [
     "FastBlock", "FastGPT", "BlockPlan",
     "fast_state_dict", "reference_state_dict", "reference_optimizer_state", "has_fast_twin", "to_fast", "to_reference",
     "share_weights",
-    "MachinePolicy", "machine_policy", "apply_thread_policy", "resolve_precision",
+    "MachinePolicy", "machine_policy", "apply_thread_policy", "ThreadGovernor", "resolve_precision",
     "cpu_has_native_bf16", "cgroup_cpu_limit", "idle_cpus", "thread_count",
 ]

@@ -27,6 +27,12 @@ Threads: intra-op threads = the CPUs this process may really use, the smallest o
 
 At least one thread; rounded down, except that a fraction of a CPU counts as one.
 
+The load of a shared machine changes while a run lasts (a classmate starts a cell, a test suite
+ends), so :func:`attnlab.training.train` re-decides the thread count as it goes
+(:class:`ThreadGovernor`): every few dozen steps it reads how much of the allowed CPUs' time since
+the last look went to other work (``/proc/stat``'s busy time minus this process's own CPU time),
+and runs on the CPUs that other work left free. One look costs a file read, no waiting.
+
 Sources: the Linux kernel's cgroup v2 documentation (``cpu.max``: "$MAX $PERIOD") and cgroup v1
 CFS bandwidth control (``cpu.cfs_quota_us``, ``cpu.cfs_period_us``); ``proc(5)`` for
 ``/proc/stat`` and ``/proc/self/cgroup``; JupyterHub's ``Spawner.cpu_limit`` ("exposed to the
@@ -45,7 +51,7 @@ from typing import Callable, Mapping
 import torch
 
 __all__ = ["MachinePolicy", "resolve_precision", "cpu_has_native_bf16", "cgroup_cpu_limit", "idle_cpus",
-           "thread_count", "machine_policy", "apply_thread_policy"]
+           "thread_count", "machine_policy", "apply_thread_policy", "ThreadGovernor"]
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -258,3 +264,59 @@ def apply_thread_policy(policy: MachinePolicy) -> int:
     previous = torch.get_num_threads()
     torch.set_num_threads(policy.threads)
     return previous
+
+
+class ThreadGovernor:
+    """Re-decides the torch thread count during a run from the CPU time other work took.
+
+    At each :meth:`look` it compares ``/proc/stat`` with the last look: for the allowed CPUs, the
+    busy fraction of each (everything but idle and iowait) summed gives the CPUs in use; minus this
+    process's own CPU time over the same wall time (``cpu_clock``, all its threads) gives the CPUs
+    **other work** used. The CPUs left free = allowed CPUs - other work; the new thread count is
+    :func:`thread_count` of that with the policy's cgroup and hub limits. Spinning threads of this
+    process count as its own, so the measure holds whatever thread count ran.
+
+    Args:
+        policy: the starting decision (:func:`machine_policy`); its ``threads`` is the count now.
+        affinity: the allowed CPUs (default: ``os.sched_getaffinity(0)``).
+        stat: a ``/proc/stat``-format file; ``clock``, ``cpu_clock``: wall and process CPU time in
+            seconds (parameters so the arithmetic can be tested on given figures).
+
+    Attributes:
+        threads: the current decision (int >= 1). ``free``: CPUs other work left free at the last
+        look (None before the first), in CPUs.
+    """
+
+    def __init__(self, policy: MachinePolicy, *, affinity: set[int] | None = None,
+                 stat: str | os.PathLike = "/proc/stat", clock: Callable[[], float] = time.monotonic,
+                 cpu_clock: Callable[[], float] = time.process_time) -> None:
+        if affinity is None:
+            affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+        self.policy, self.affinity, self.stat = policy, affinity, stat
+        self.clock, self.cpu_clock = clock, cpu_clock
+        self.threads = policy.threads
+        self.free: float | None = None
+        self._last = self._snapshot()
+
+    def _snapshot(self) -> tuple[dict[int, tuple[int, int]], float, float]:
+        return _cpu_times(self.stat), self.clock(), self.cpu_clock()
+
+    def look(self) -> int:
+        """Measure since the last look and return the thread count to run with now (shapes do not
+        apply; in threads). Unchanged when ``/proc/stat`` cannot be read or no time has passed."""
+        (before, wall0, own0), (after, wall1, own1) = self._last, self._snapshot()
+        self._last = (after, wall1, own1)
+        busy, seen = 0.0, False
+        for cpu in self.affinity:
+            if cpu in before and cpu in after:
+                d_total = after[cpu][1] - before[cpu][1]
+                if d_total > 0:
+                    busy += 1.0 - (after[cpu][0] - before[cpu][0]) / d_total
+                    seen = True
+        if not seen or wall1 <= wall0:
+            return self.threads
+        others = max(0.0, busy - (own1 - own0) / (wall1 - wall0))  # CPUs other work kept busy
+        self.free = max(0.0, len(self.affinity) - others)
+        self.threads = thread_count(affinity=self.affinity, cgroup_limit=self.policy.cgroup_limit,
+                                    hub_limit=self.policy.hub_limit, idle=self.free)
+        return self.threads
