@@ -8,11 +8,12 @@ kind      accepted forms
 number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; for a skill with hand working, any
           value rounding the working reaches (:class:`~attnlab.practice.working.Reach`), else
           equal within half a unit of the stated number of decimals (``decimals=2`` -> ±0.005)
-int       ``12``, ``"12,288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
+int       ``12``, ``"12,288"``, ``"12 288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
 matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``
 vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
-mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend)
+mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend; ``-inf``,
+          ``−∞``, ``float('-inf')``, ``-np.inf``); printed arrays ``[[ True False] [ True  True]]``
 int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
 int_set   integers in any order ``{0, 2}``, ``"2, 0"``
 choice    one option letter: ``"B"``, ``"b"``, ``"(b)"``, ``"B)"``
@@ -80,6 +81,8 @@ def _text_to_python(text: str) -> Any:
     pasted = re.fullmatch(r"(?:torch\.|np\.|numpy\.)?(?:tensor|array)\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)", s, re.S)
     if pasted:  # printed tensor/array pasted back: tensor([[1., 0.], [1., 1.]])
         s = pasted.group(1)
+    s = re.sub(r"\bfloat\(\s*(['\"])\s*([-+]?\s*inf(?:inity)?)\s*\1\s*\)", r"\2", s, flags=re.I)  # float('-inf')
+    s = re.sub(r"\b(?:np|numpy|math|torch)\.inf\b", "inf", s)  # -np.inf, math.inf
     s = re.sub(r"(?i)\btrue\b", "True", s)
     s = re.sub(r"(?i)\bfalse\b", "False", s)
     s = re.sub(r"(?i)(?<![\w.])-\s*inf(inity)?\b", "-1e999", s)
@@ -93,7 +96,7 @@ def _text_to_python(text: str) -> Any:
         s = s.replace(",", "")
     s = s.replace("_", "")
     if "[" in s:  # NumPy-style printing without commas: [[1 0] [1 1]]
-        s = re.sub(r"(?<=[\d.\]e])\s+(?=[-+\d.\[])", ", ", s.strip())
+        s = re.sub(r"(?<=[\d.\]e])\s+(?=[-+\d.\[TF])", ", ", s.strip())  # also [[ True False] [ True  True]]
     try:
         value = ast.literal_eval(s)
     except (ValueError, SyntaxError):
@@ -181,7 +184,12 @@ def _letters(answer: Any, kind: str) -> Any:
     return sorted(set(letters))
 
 
+_GROUPED = re.compile(r"\s*-?\d{1,3}(?:[ \u00a0\u2009\u202f']\d{3})+\s*")  # 12 288, 12'288 (thin spaces too)
+
+
 def _parse(answer: Any, kind: str) -> Any:
+    if kind in ("number", "int") and isinstance(answer, str) and _GROUPED.fullmatch(answer):
+        answer = re.sub(r"[ \u00a0\u2009\u202f']", "", answer)  # one number written with grouped thousands
     value = _to_python(answer)
     if kind in ("number", "int"):
         if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:

@@ -20,6 +20,7 @@ learner typed it, it lies between these two rounded the same way, and no further
 """
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ class Arith:
         """The same softmax with the largest kept entry subtracted first, exp(x − max) (as numerically stable
         code does, and some learners by hand): the same exact weights, other written-down values."""
         keep = [True] * len(row) if keep is None else keep
-        top = max(x for x, k in zip(row, keep, strict=True) if k)
+        top = functools.reduce(np.maximum, [x for x, k in zip(row, keep, strict=True) if k])  # per lane, if arrays
         return self.softmax([x - top for x in row], keep)
 
     def mix(self, weights: Sequence, rows: Sequence[Sequence]) -> list:

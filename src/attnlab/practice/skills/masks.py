@@ -187,8 +187,10 @@ def _masked_build(rng):
     return prompt, {"scores": scores}
 
 
-def _masked_working(d, m, keep=lambda i, j: j <= i):
-    return [m.softmax(row, [keep(i, j) for j in range(len(row))]) for i, row in enumerate(d["scores"])]
+def _masked_working(d, m, keep=lambda i, j: j <= i, shift=False):
+    """Each row's softmax over the keys the causal mask keeps (``shift``: as exp(s − max s), the same weights)."""
+    soft = m.softmax_shifted if shift else m.softmax
+    return [soft(row, [keep(i, j) for j in range(len(row))]) for i, row in enumerate(d["scores"])]
 
 
 def _masked_reference(d):
@@ -205,6 +207,7 @@ def _fill_zero(d):
 register(Skill(
     name="masked_softmax", lesson="03", title="Softmax with a causal mask", kind="matrix", decimals=2,
     build=_masked_build, solve=None, working=_masked_working, reference=_masked_reference, tables=("scores",),
+    orders=(lambda d, m: _masked_working(d, m, shift=True),),
     mistakes={
         "mask_after_softmax": lambda d: softmax_rows(d["scores"]) * torch.ones(len(d["scores"]), len(d["scores"])).tril(),
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
