@@ -207,7 +207,11 @@ def _(d):
             sc = [[m.r(sum(a * b for a, b in zip(qi, kj))) for kj in k] for qi in q]
         return [m.mix(m.softmax(row), d["V"]) for row in sc]
 
+    mistakes = {"argmax_lookup": np.array([_onehot(r) for r in s]) @ V, "av_v_transposed": A @ V.T}
+    if np.all(s.sum(1) != 0):
+        mistakes["normalize_without_exp"] = (s / s.sum(1, keepdims=True)) @ V
     return Oracle(A @ V, {
+        **mistakes,
         "no_scale": np_softmax(Q @ K.T) @ V, "scale_by_dk": np_softmax(Q @ K.T / 2) @ V,
         "softmax_wrong_axis": np_softmax(s, axis=0) @ V, "av_transposed": A.T @ V,
         "k_qt": np_softmax(K @ Q.T / math.sqrt(2)) @ V, "softmax_no_normalise": np.exp(s) @ V,
@@ -247,7 +251,11 @@ ORACLES["rect_causal_mask"] = _causal_oracle
 @oracle("padding_mask_build")
 def _(d):
     S, lens = d["S"], d["lengths"]
+    extra = {}
+    if max(lens) < S:
+        extra["padding_width_from_lengths"] = np.array([[j < n for j in range(max(lens))] for n in lens])
     return Oracle(np.array([[j < n for j in range(S)] for n in lens]), {
+        **extra,
         "inverted_mask": np.array([[j >= n for j in range(S)] for n in lens]),
         "padding_at_start": np.array([[j >= S - n for j in range(S)] for n in lens]),
         "length_off_by_one": np.array([[j <= n for j in range(S)] for n in lens]),
@@ -274,6 +282,7 @@ def _(d):
     tril = np.tril(np.ones((L, L), bool))
     masked = np.where(tril, s, -np.inf)
     return Oracle(np_softmax(masked), {
+        "softmax_wrong_axis": np_softmax(masked, axis=0),
         "mask_after_softmax": np_softmax(s) * tril, "missing_causal_mask": np_softmax(s),
         "mask_fill_zero": np_softmax(np.where(tril, s, 0.0)),
         "causal_upper_triangle": np_softmax(np.where(tril.T, s, -np.inf)),
@@ -835,6 +844,8 @@ def _rounded_workings(o: Oracle, decimals: int, rng: random.Random, n: int) -> l
         outs.append(np.asarray(working(EXACT), float))
         for _ in range(n):
             outs.append(np.asarray(working(Pen(decimals, rng.random(), rng, rng.random() < 0.5)), float))
+        for extra in (1, 2):  # a careful learner keeps a digit or two more while working
+            outs.append(np.asarray(working(Pen(decimals + extra, 1.0, rng, True)), float))
     return [np.round(v, decimals) for v in outs]
 
 
@@ -888,6 +899,11 @@ def typos(o: Oracle, kind: str, decimals: int | None, lo=None, hi=None) -> list[
                         if lo.ravel()[idx] - 2 * unit <= b[idx] <= hi.ravel()[idx] + 2 * unit:
                             continue
                     out.append((f"entry {idx} {sign * k}", b.reshape(a.shape).tolist()))
+        nonzero = [i for i in range(flat.size) if abs(flat[i]) > 2.5 * unit]
+        if nonzero:
+            b = flat.copy()
+            b[nonzero[0]] = -b[nonzero[0]]
+            out.append(("sign of one entry", b.reshape(a.shape).tolist()))
         if a.ndim == 2 and a.shape[0] == a.shape[1] and not np.allclose(a, a.T):
             out.append(("transposed", a.T.tolist()))
         out.append(("missing row" if a.ndim == 2 else "missing entry", a[:-1].tolist()))
@@ -997,16 +1013,17 @@ def _names(key) -> tuple[str, ...]:
 
 
 def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples: int = 40) -> Report:
-    """Put the learners' answers to every skill (or ``skills``) on ``seeds_per_skill`` problems each."""
+    """Put the learners' answers to every skill (or ``skills``: names or Skill objects) on ``seeds_per_skill``
+    problems each (the problems learners ``learner-0``, ``learner-1``, ... get first)."""
     from attnlab.practice import all_skills, get_skill, seed_for
 
     report = Report()
-    chosen = [get_skill(s) for s in skills] if skills else all_skills()
+    chosen = [get_skill(s) if isinstance(s, str) else s for s in skills] if skills else all_skills()
     for skill in chosen:
         make = ORACLES[skill.name]
         for i in range(seeds_per_skill):
             seed = seed_for(f"{learner}-{i}", skill.name, 0)
-            v = skill.variant(seed)
+            v = _variant_of(skill, seed)
             o = make(v.data)
             rng = random.Random(seed)
             kind, dec = skill.kind, skill.decimals
@@ -1097,6 +1114,14 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
                     if not fb.misconceptions:
                         _check_shape_message(report, skill.name, seed, label, ans, fb.message, shape, (L, S))
     return report
+
+
+def _variant_of(skill, seed):
+    """The problem ``seed`` of ``skill`` (drawn by the registered skill of that name, so that a changed copy of a
+    skill is put the same problems)."""
+    from attnlab.practice import get_skill
+
+    return get_skill(skill.name).variant(seed)
 
 
 def _parsed(ans, kind):

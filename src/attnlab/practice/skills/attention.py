@@ -183,6 +183,21 @@ def _full_wrong(d, divisor=_SQRT_DK, column_softmax=False):
     return (w @ f64(d["V"])).tolist()
 
 
+def _hard(d):
+    """All the weight on each query's best key (None when two keys tie for it)."""
+    s = f64(d["Q"]) @ f64(d["K"]).T  # (L, S)
+    if any(len(set(row)) < len(row) and max(row) == sorted(row)[-2] for row in s.tolist()):
+        return None
+    return (torch.nn.functional.one_hot(s.argmax(-1), s.shape[-1]).double() @ f64(d["V"])).tolist()
+
+
+def _linear(d):
+    """The scaled scores divided by their row sums (no exp) times V (None when a row sums to 0)."""
+    s = f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)  # (L, S)
+    total = s.sum(-1, keepdim=True)
+    return None if bool((total == 0).any()) else ((s / total) @ f64(d["V"])).tolist()
+
+
 register(Skill(
     name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
     build=_full_build, solve=None, working=_full_working, reference=_full_reference, tables=("Q", "K", "V"),
@@ -200,6 +215,10 @@ register(Skill(
                            @ f64(d["V"])).tolist(),
         "softmax_no_normalise": lambda d: ((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).exp() @ f64(d["V"])).tolist(),
         "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
+        "av_v_transposed": lambda d: (softmax_rows((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).tolist())
+                                      @ f64(d["V"]).T).tolist(),
+        "argmax_lookup": lambda d: _hard(d),
+        "normalize_without_exp": lambda d: _linear(d),
     },
     hints=("Three steps: scores, softmax per row, weighted average of values.",
            "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),
