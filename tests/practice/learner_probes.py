@@ -51,6 +51,7 @@ class Pen:
         return round(x, self.decimals)
 
     def softmax(self, row, keep=None, shift=False):
+        """exp of each kept entry (``shift``: of entry − max), their sum, each exp / sum, all written down."""
         keep = [True] * len(row) if keep is None else keep
         top = max(v for v, k in zip(row, keep) if k) if shift else 0.0
         e = [self.r(math.exp(v - top)) if k else 0.0 for v, k in zip(row, keep)]
@@ -58,6 +59,7 @@ class Pen:
         return [self.r(v / s) if k else 0.0 for v, k in zip(e, keep)]
 
     def mix(self, w, rows):
+        """Σ_j w_j · rows[j], each product and sum written down."""
         return [self.r(sum(self.r(wj * row[c]) for wj, row in zip(w, rows))) for c in range(len(rows[0]))]
 
 
@@ -65,6 +67,7 @@ EXACT = Pen()
 
 
 def np_softmax(x, axis=-1):
+    """Softmax of ``x`` along ``axis`` (numpy, max-shifted; −inf entries get weight 0)."""
     x = np.asarray(x, dtype=float)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -90,6 +93,7 @@ ORACLES: dict[str, Callable[[dict], Oracle]] = {}
 
 
 def oracle(name):
+    """Register the decorated function as the oracle of skill ``name``."""
     def wrap(fn):
         ORACLES[name] = fn
         return fn
@@ -374,7 +378,7 @@ def _(d):
         mistakes.update({"params_without_bias": 4 * dm * dm, "one_bias_forgotten": right - dm})
     else:
         mistakes["count_bias_when_disabled"] = 4 * dm * dm + 4 * dm
-    return Oracle(right, mistakes)
+    return Oracle(right, mistakes, also_right=[f"4*{dm}^2" + (f" + 4*{dm}" if bias else "")])
 
 
 # ---- 06 blocks
@@ -644,7 +648,7 @@ def _(d):
         mistakes["forget_batch"] = right // B
     if b != 4:
         mistakes["bytes_fixed_float32"] = right // b * 4
-    return Oracle(right, mistakes)
+    return Oracle(right, mistakes, also_right=[f"2 * {n} * {B} * {L} * {dm} * {b}", f"{right} bytes"])
 
 
 @oracle("attention_memory")
@@ -656,7 +660,7 @@ def _(d):
         mistakes["forget_batch"] = right // B
     if b != 4:
         mistakes["bytes_fixed_float32"] = right // b * 4
-    return Oracle(right, mistakes)
+    return Oracle(right, mistakes, also_right=[f"{B}·{H}·{L}^2·{b}", f"{right:,} B"])
 
 
 @oracle("attention_flops")
@@ -666,7 +670,7 @@ def _(d):
     mistakes = {("flops_forget_factor_two", "flops_one_matmul"): right // 2, "scores_forget_heads": right // H}
     if B > 1:
         mistakes["forget_batch"] = right // B
-    return Oracle(right, mistakes)
+    return Oracle(right, mistakes, also_right=[f"2*2*{B}*{H}*{L}*{L}*{dk}", f"{right} FLOPs"])
 
 
 # ---- concept items: the right option(s) and each distractor's own tag (read from the options shown)
@@ -743,7 +747,8 @@ def _text_forms(arr: np.ndarray, decimals: int | None) -> list[str]:
             "; ".join(" ".join(r) for r in rows),
             "[" + "\n ".join("[" + " ".join(r) + "]" for r in rows) + "]",  # numpy's printing
             "((" + "), (".join(", ".join(r) for r in rows) + "))",
-            "[[" + "],[".join(",".join(r) for r in rows) + "]]"]
+            "[[" + "],[".join(",".join(r) for r in rows) + "]]",
+            "\n".join(" ".join(r) for r in rows)]  # one row per line
 
 
 def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, Any]]:
@@ -753,6 +758,7 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
     if kind == "number":
         x = float(r)
         out += [("typed", _num(x, decimals)), ("float", round(x, decimals)), ("more decimals", f"{x:.{decimals + 2}f}"),
+                ("approx", f"≈ {x:.{decimals}f}"), ("full stop", f"{x:.{decimals}f}."),
                 ("exact float", x), ("spaces", f"  {x:.{decimals}f} "), ("numpy", np.float64(round(x, decimals)))]
         if x < 0:
             out.append(("unicode minus", "−" + _num(-x, decimals)))
@@ -798,6 +804,7 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         add = np.where(m, 0.0, -np.inf)
         out += [("bool", m.tolist()), ("numpy bool", m), ("0/1", ints.tolist()),
                 ("0/1 text", "; ".join(" ".join(map(str, row)) for row in ints)),
+                ("0/1 lines", "\n".join(" ".join(map(str, row)) for row in ints)),
                 ("True/False text", str(m.tolist())), ("true/false text", str(m.tolist()).lower()),
                 ("numpy print", str(m)), ("numpy 0/1 print", str(ints)),
                 ("additive list", add.tolist())]
@@ -844,8 +851,9 @@ def _rounded_workings(o: Oracle, decimals: int, rng: random.Random, n: int) -> l
         outs.append(np.asarray(working(EXACT), float))
         for _ in range(n):
             outs.append(np.asarray(working(Pen(decimals, rng.random(), rng, rng.random() < 0.5)), float))
-        for extra in (1, 2):  # a careful learner keeps a digit or two more while working
-            outs.append(np.asarray(working(Pen(decimals + extra, 1.0, rng, True)), float))
+        for extra in (1, 2):  # a careful learner keeps a digit or two more while working, then rounds (half up)
+            careful = np.asarray(working(Pen(decimals + extra, 1.0, rng, True)), float)
+            outs.append(np.floor(careful * 10 ** decimals + 0.5 + 1e-9) / 10 ** decimals)
     return [np.round(v, decimals) for v in outs]
 
 
@@ -958,9 +966,11 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
 
     def count(self, klass: str) -> int:
+        """How many findings of class ``klass``."""
         return sum(f.klass == klass for f in self.findings)
 
     def summary(self) -> str:
+        """One line: each class of finding out of the answers it applies to."""
         return (f"right refused {self.count('right_refused')} / {self.counts['right']}, wrong accepted "
                 f"{self.count('wrong_accepted')} / {self.counts['wrong'] + self.counts['mistake']}, misnamed "
                 f"{self.count('misnamed')} / {self.counts['mistake']}, shape messages "
@@ -1028,31 +1038,7 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
             rng = random.Random(seed)
             kind, dec = skill.kind, skill.decimals
 
-            def put(klass_if_wrong, label, answer, *, expect, names=(), mistake_value=None):
-                fb = skill.check(v, answer)
-                if expect == "right":
-                    report.counts["right"] += 1
-                    if not fb.correct and not (label == "fewer decimals" and (not fb.readable or any(
-                            _same(answer, m, kind, dec - 1) for m in o.mistakes.values() if m is not None))):
-                        report.findings.append(Finding(skill.name, seed, "right_refused", label, answer, fb.message))
-                    return fb
-                report.counts[klass_if_wrong] += 1
-                if fb.correct:
-                    report.findings.append(Finding(skill.name, seed, "wrong_accepted", label, answer, fb.message))
-                    return fb
-                if names:
-                    missing = [n for n in names if n not in fb.misconceptions]
-                    if missing:
-                        report.findings.append(Finding(skill.name, seed, "misnamed", f"{label} (missing {missing}; "
-                                                       f"named {list(fb.misconceptions)})", answer, fb.message))
-                # a name given must fit the answer: its own value, by the oracle, close to what was typed
-                for n in fb.misconceptions:
-                    fits = [val for key, val in o.mistakes.items() if n in _names(key)]
-                    given = mistake_value if mistake_value is not None else None
-                    if fits and given is not None and not any(_near(given, f, kind, dec) for f in fits):
-                        report.findings.append(Finding(skill.name, seed, "misnamed", f"{label} (named {n} "
-                                                       "whose answer is another)", answer, fb.message))
-                return fb
+            put = _Put(report, skill, v, seed, o)
 
             # right answers
             for label, ans in right_forms(o, kind, dec):
@@ -1081,7 +1067,8 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
                 else:
                     groups.append((list(_names(key)), value))
             for names, value in groups:
-                if _same(value, o.right, kind, dec) or any(_same(value, a, kind, dec) for a in o.also_right):
+                others = [_parsed(a, kind) if isinstance(a, str) else a for a in o.also_right]
+                if _same(value, o.right, kind, dec) or any(_same(value, a, kind, dec) for a in others):
                     report.findings.append(Finding(skill.name, seed, "mistake_is_right", "+".join(names),
                                                    _typed_answer(value, kind, dec), "gives the right answer"))
                     continue
@@ -1116,6 +1103,45 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
     return report
 
 
+@dataclass
+class _Put:
+    """Puts answers to one problem and records what a tutor would not sign."""
+
+    report: Report
+    skill: Any
+    v: Any
+    seed: int
+    o: Oracle
+
+    def __call__(self, klass_if_wrong, label, answer, *, expect, names=(), mistake_value=None):
+        skill, o, kind, dec = self.skill, self.o, self.skill.kind, self.skill.decimals
+        fb = skill.check(self.v, answer)
+
+        def find(klass, text):
+            self.report.findings.append(Finding(skill.name, self.seed, klass, text, answer, fb.message))
+
+        if expect == "right":
+            self.report.counts["right"] += 1
+            if not fb.correct and not (label == "fewer decimals" and (not fb.readable or any(
+                    _same(answer, m, kind, dec - 1) for m in o.mistakes.values() if m is not None))):
+                find("right_refused", label)
+            return fb
+        self.report.counts[klass_if_wrong] += 1
+        if fb.correct:
+            find("wrong_accepted", label)
+            return fb
+        missing = [n for n in names if n not in fb.misconceptions]
+        if missing:
+            find("misnamed", f"{label} (missing {missing}; named {list(fb.misconceptions)})")
+        # a name given must fit the answer: that mistake's own answer, by the oracle, close to what was typed
+        given = mistake_value if mistake_value is not None else _parsed(answer, kind)
+        for n in fb.misconceptions:
+            fits = [val for key, val in o.mistakes.items() if n in _names(key) and val is not None]
+            if fits and given is not None and not any(_near(given, f, kind, dec) for f in fits):
+                find("misnamed", f"{label} (named {n}, whose answer is another)")
+        return fb
+
+
 def _variant_of(skill, seed):
     """The problem ``seed`` of ``skill`` (drawn by the registered skill of that name, so that a changed copy of a
     skill is put the same problems)."""
@@ -1144,7 +1170,7 @@ def _check_shape_message(report, skill, seed, label, ans, message, given, expect
     swapped = sorted(given) == sorted(expected) and given != expected
     ok = ("swapped" in message) if swapped else ("swapped" not in message and "which axis" not in message)
     if ok and not swapped and len(given) == len(expected):
-        for axis, (g, e) in enumerate(zip(given, expected)):
+        for g, e in zip(given, expected):
             if g != e:
                 word = "more" if e > g else "fewer"
                 ok = ok and f"{word} " in message and f"{e}, not {g}" in message

@@ -5,12 +5,13 @@ Every answer kind accepts the forms a learner would naturally type or return:
 ========  ==========================================================================
 kind      accepted forms
 ========  ==========================================================================
-number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; for a skill with hand working, any
+number    ``0.73``, ``"0.73"``, ``"3/4"``, ``"≈ 0.73"``, numpy/torch scalars; for a skill with hand working, any
           value rounding the working reaches (:class:`~attnlab.practice.working.Reach`), else
           equal within half a unit of the stated number of decimals (``decimals=2`` -> ±0.005)
-int       ``12``, ``"12,288"``, ``"12 288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
+int       ``12``, ``"12,288"``, ``"12 288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``, ``"12288 bytes"``,
+          a calculator expression ``"4*96^2 + 4*96"`` (also for numbers); exact
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
-matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``
+matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``, one row per line
 vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
 mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend; ``-inf``,
           ``−∞``, ``float('-inf')``, ``-np.inf``); printed arrays ``[[ True False] [ True  True]]``
@@ -92,6 +93,9 @@ def _text_to_python(text: str) -> Any:
         return tuple(int(t) for t in s.split("x"))
     if ";" in s and "[" not in s:  # MATLAB style rows: "1 0; 1 1"
         return [_text_to_python(row) for row in s.split(";") if row.strip()]
+    if "\n" in s and "[" not in s and "(" not in s:  # one row per line: "1 0\n1 1"
+        rows = [_text_to_python(row) for row in s.splitlines() if row.strip()]
+        return rows if len(rows) > 1 else rows[0]
     if re.fullmatch(r"-?\d{1,3}(,\d{3})+", s):  # 12,288 -> 12288
         s = s.replace(",", "")
     s = s.replace("_", "")
@@ -185,11 +189,56 @@ def _letters(answer: Any, kind: str) -> Any:
 
 
 _GROUPED = re.compile(r"\s*-?\d{1,3}(?:[ \u00a0\u2009\u202f']\d{3})+\s*")  # 12 288, 12'288 (thin spaces too)
+_APPROX = re.compile(r"^\s*(?:≈|~|=|about|approx(?:\.|imately)?)\s*", re.I)  # ≈ 0.73, about 0.73
+_UNIT = re.compile(r"(?<=[\d)])\s*(?:bytes?|B|parameters|params|FLOPs?|flops|nats?)\s*\.?\s*$")  # 12288 bytes
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+class _NotArithmetic(Exception):
+    """A part of an expression that is not plain arithmetic on numbers."""
+
+
+def _arithmetic(text: str) -> float | int | None:
+    """The value of a calculator expression (numbers, + − * / ^ or **, brackets; ``4*512^2 + 4*512``), or None
+    when ``text`` is not one. Raises AnswerFormatError on a division by zero or a huge power."""
+    s = text.replace("^", "**").replace("·", "*").replace("×", "*").replace("−", "-")
+    if not re.fullmatch(r"[\d\s.eE+\-*/()]+", s) or not re.search(r"\d\s*[-+*/]", s):
+        return None
+    try:
+        tree = ast.parse(s.strip(), mode="eval")
+    except SyntaxError:
+        return None
+
+    def value(node: ast.AST) -> float | int:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 64:
+                raise AnswerFormatError(f"{text!r} raises to a power above 64; type the number itself.")
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise AnswerFormatError(f"{text!r} divides by zero. Type the value itself.")
+            return _ARITH[type(node.op)](left, right)
+        raise _NotArithmetic
+
+    try:
+        return value(tree.body)
+    except _NotArithmetic:
+        return None
 
 
 def _parse(answer: Any, kind: str) -> Any:
-    if kind in ("number", "int") and isinstance(answer, str) and _GROUPED.fullmatch(answer):
-        answer = re.sub(r"[ \u00a0\u2009\u202f']", "", answer)  # one number written with grouped thousands
+    if kind in ("number", "int") and isinstance(answer, str):
+        answer = _UNIT.sub("", _APPROX.sub("", answer)).rstrip(". ") or answer  # "≈ 0.73.", "12288 bytes"
+        if _GROUPED.fullmatch(answer):
+            answer = re.sub(r"[ \u00a0\u2009\u202f']", "", answer)  # one number written with grouped thousands
+        computed = _arithmetic(answer)
+        if computed is not None:
+            answer = repr(computed)
     value = _to_python(answer)
     if kind in ("number", "int"):
         if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:

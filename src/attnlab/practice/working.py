@@ -291,12 +291,14 @@ def _reach(working, data, decimals: int) -> Reach:
                 v = np.concatenate([np.ravel(up[i]), np.ravel(down[i])]).astype(float)
                 lo[i], hi[i] = float(np.min(v)), float(np.max(v))
     # A careful learner keeps a digit or two more than asked while working (every written value to d + 1 or
-    # d + 2 places, a half either way): what that reaches is right too, and may lie outside the above where
-    # rounding to d + 1 places goes the other way from rounding to d (2.915 and 2.92 for 2.9155).
+    # d + 2 places, a half either way) and rounds the result to d places, a half up: what that reaches is right
+    # too, and may lie outside the above where rounding to d + 1 places goes the other way from rounding to d
+    # (5 / 2.915 = 1.7153 -> 1.72 where 5 / 2.92 and 5 / 2.9155 both give 1.71).
     for extra in (1, 2):
         for ties in (1.0, -1.0):
             for i, v in enumerate(_flat(working(data, _Careful(decimals + extra, ties)))):
-                lo[i], hi[i] = min(lo[i], float(v)), max(hi[i], float(v))
+                typed = float(round_half_up(v, decimals))
+                lo[i], hi[i] = min(lo[i], typed), max(hi[i], typed)
     plain = [float(v) for v in _flat(exact)]
     if isinstance(exact, (list, tuple)):
         return Reach(_shaped(lo, exact), _shaped(hi, exact), _shaped(plain, exact), decimals)
