@@ -1,5 +1,6 @@
 """Learner probes on every skill (see learner_probes.py): natural right answers accepted, typos and slips
 refused, common mistakes named, each judged against oracles written apart from the engine."""
+import re
 from dataclasses import replace
 
 import pytest
@@ -40,3 +41,32 @@ def test_the_probes_catch_an_engine_that_names_nothing_or_accepts_everything():
 
     report = probe(2, skills=[AcceptsAll()])
     assert report.count("wrong_accepted") >= 10 and report.count("right_refused") == 0
+
+
+@pytest.mark.parametrize(("text", "kind", "value"), [
+    ("≈ 0.73", "number", 0.73), ("about 0.73.", "number", 0.73), ("12 288", "int", 12288),
+    ("12288 bytes", "int", 12288), ("12,288 parameters", "int", 12288), ("4*96^2 + 4*96", "int", 37248),
+    ("2 · 2 · 3 · 8", "int", 96), ("(1 + 1) / 8", "number", 0.25),
+    ("[[0, float('-inf')], [0, 0]]", "mask", [[True, False], [True, True]]),
+    ("[[ True False]\n [ True  True]]", "mask", [[True, False], [True, True]]),
+    ("[[0, -np.inf], [0, 0]]", "mask", [[True, False], [True, True]]),
+    ("1 0\n1 1", "mask", [[True, False], [True, True]]), ("0.2 0.8\n0.5 0.5", "matrix", [[0.2, 0.8], [0.5, 0.5]]),
+    ("3 100 200", "int_list", [3, 100, 200]),
+])
+def test_answers_are_read_as_learners_write_them(text, kind, value):
+    import numpy as np
+
+    from attnlab.practice.answers import parse
+
+    assert np.array_equal(np.asarray(parse(text, kind)), np.asarray(value)), text
+
+
+@pytest.mark.parametrize(("text", "kind", "says"), [
+    ("24 MiB", "int", "Could not read"), ("2^70", "int", "power above 64"), ("3/(2-2)", "number", "divides by zero"),
+    ("__import__('os')", "int", "Could not read"),
+])
+def test_what_cannot_be_read_says_so(text, kind, says):
+    from attnlab.practice.answers import AnswerFormatError, parse
+
+    with pytest.raises(AnswerFormatError, match=re.escape(says)):
+        parse(text, kind)

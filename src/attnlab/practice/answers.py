@@ -211,7 +211,7 @@ def _arithmetic(text: str) -> float | int | None:
         return None
 
     def value(node: ast.AST) -> float | int:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = value(node.operand)
