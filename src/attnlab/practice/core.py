@@ -227,7 +227,8 @@ class Skill:
                 text = f"Not quite: it looks like {found[0].title}."
             else:
                 text = ("Not quite: this is what you get if " + " or if ".join(m.title for m in found)
-                        + " (both give this number here). Which one did you do?")
+                        + f" ({'both' if len(found) == 2 else 'each'} give{'' if len(found) == 2 else 's'} this answer "
+                        "here). Which one did you do?")
             if tier >= 2:
                 text += " " + " ".join(m.why for m in found)
             return Feedback(False, text + method, misconception=names[0], misconceptions=names)
