@@ -344,8 +344,8 @@ def _beam_build(rng):
         if beam is None:
             continue
         greedy = _ranked(tenths, 1, _product)[0]
-        if ask == "greedy" and greedy == beam[0] and rng.random() < 0.7:
-            continue  # mostly problems where the beam finds a better sequence than greedy (not always)
+        if ask == "greedy" and greedy == beam[0]:
+            continue  # the beam finds a better sequence than greedy: else "beam = greedy" would be right here
         break
     d = {"V": V, "k": k, "ask": ask, "first": [t / 10 for t in tenths["first"]],
          "next": [[t / 10 for t in row] for row in tenths["next"]]}
