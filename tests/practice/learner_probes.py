@@ -228,7 +228,7 @@ def _(d):
     dm, h = d["d_model"], d["n_heads"]
     return Oracle(math.sqrt(dm / h), {"scale_by_d_model": math.sqrt(dm), "scale_by_dk": dm / h, "no_scale": 1.0,
                                       "scale_by_sqrt_heads": math.sqrt(h)},
-                  working=lambda m: math.sqrt(dm // h))
+                  working=lambda m: math.sqrt(dm // h), also_right=[f"sqrt({dm // h})", f"√({dm}/{h})"])
 
 
 # ---- 03 masks
@@ -542,6 +542,7 @@ def _(d):
         nll = float(-np.log(p).mean())
         mistakes = {"loss_summed": math.exp(-np.log(p).sum()), "ppl_log2_then_exp": math.exp(-np.log2(p).mean()),
                     "ppl_log10_then_exp": math.exp(-np.log10(p).mean()), "ppl_arithmetic_mean": float((1 / p).mean())}
+        also: list = []
 
         def working(m):
             terms = [m.r(-math.log(v)) for v in d["probs"]]
@@ -549,11 +550,12 @@ def _(d):
     else:
         nll = d["loss"] / (d["n"] if form == "sum" else 1)
         mistakes = {"loss_summed": math.exp(d["loss"])} if form == "sum" else {}
+        also = [f"exp({d['loss']:.2f})"] if form == "mean" else [f"exp({d['loss']:.2f}/{d['n']})"]
 
         def working(m):
             return math.exp(m.r(d["loss"] / d["n"])) if form == "sum" else math.exp(d["loss"])
     mistakes.update({"ppl_base2_of_nats": 2 ** nll, "ppl_reciprocal": math.exp(-nll), "ppl_is_loss": nll})
-    return Oracle(math.exp(nll), mistakes, working=working)
+    return Oracle(math.exp(nll), mistakes, working=working, also_right=also)
 
 
 @oracle("beam_search_steps")
@@ -624,7 +626,7 @@ def _(d):
     V = d["vocab_size"]
     return Oracle(math.log(V), {"log2_instead_of_ln": math.log2(V), "log10_instead_of_ln": math.log10(V),
                                 "loss_is_probability": 1 / V, "loss_missing_minus": -math.log(V)},
-                  working=lambda m: math.log(V))
+                  working=lambda m: math.log(V), also_right=[f"ln({V})", f"ln({V}) nats"])
 
 
 @oracle("batch_shapes")
@@ -787,6 +789,8 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
     elif kind in ("matrix", "vector"):
         a = typed(r, decimals)
         out += [("list", a.tolist()), ("numpy", a), *[(f"text {i}", s) for i, s in enumerate(_text_forms(a, decimals))]]
+        if a.ndim == 2 and a.shape[0] > 1:
+            out.append(("flat", " ".join(_num(x, decimals) for x in a.ravel())))
         if decimals is not None:
             out.append(("more decimals", _text_forms(np.round(np.asarray(r, float), decimals + 2), decimals + 2)[0]))
         else:
@@ -805,6 +809,7 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         out += [("bool", m.tolist()), ("numpy bool", m), ("0/1", ints.tolist()),
                 ("0/1 text", "; ".join(" ".join(map(str, row)) for row in ints)),
                 ("0/1 lines", "\n".join(" ".join(map(str, row)) for row in ints)),
+                ("T/F", "; ".join(" ".join("T" if v else "F" for v in row) for row in m)),
                 ("True/False text", str(m.tolist())), ("true/false text", str(m.tolist()).lower()),
                 ("numpy print", str(m)), ("numpy 0/1 print", str(ints)),
                 ("additive list", add.tolist())]
@@ -1122,8 +1127,10 @@ class _Put:
 
         if expect == "right":
             self.report.counts["right"] += 1
-            if not fb.correct and not (label == "fewer decimals" and (not fb.readable or any(
-                    _same(answer, m, kind, dec - 1) for m in o.mistakes.values() if m is not None))):
+            asked_again = not fb.readable and label in ("fewer decimals", "flat")  # "write it as asked": fair
+            coarse_mistake = label == "fewer decimals" and any(
+                _same(answer, m, kind, dec - 1) for m in o.mistakes.values() if m is not None)
+            if not fb.correct and not asked_again and not coarse_mistake:
                 find("right_refused", label)
             return fb
         self.report.counts[klass_if_wrong] += 1

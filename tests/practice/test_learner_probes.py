@@ -51,7 +51,8 @@ def test_the_probes_catch_an_engine_that_names_nothing_or_accepts_everything():
     ("[[ True False]\n [ True  True]]", "mask", [[True, False], [True, True]]),
     ("[[0, -np.inf], [0, 0]]", "mask", [[True, False], [True, True]]),
     ("1 0\n1 1", "mask", [[True, False], [True, True]]), ("0.2 0.8\n0.5 0.5", "matrix", [[0.2, 0.8], [0.5, 0.5]]),
-    ("3 100 200", "int_list", [3, 100, 200]),
+    ("3 100 200", "int_list", [3, 100, 200]), ("sqrt(64)", "number", 8.0), ("√(512/8)", "number", 8.0),
+    ("exp(-1)", "number", 0.36787944117144233), ("T F; T T", "mask", [[True, False], [True, True]]),
 ])
 def test_answers_are_read_as_learners_write_them(text, kind, value):
     import numpy as np
@@ -63,10 +64,23 @@ def test_answers_are_read_as_learners_write_them(text, kind, value):
 
 @pytest.mark.parametrize(("text", "kind", "says"), [
     ("24 MiB", "int", "Could not read"), ("2^70", "int", "power above 64"), ("3/(2-2)", "number", "divides by zero"),
-    ("__import__('os')", "int", "Could not read"),
+    ("__import__('os')", "int", "Could not read"), ("log(65)", "number", "'log' is ambiguous"),
+    ("ln(0)", "number", "not defined there"),
 ])
 def test_what_cannot_be_read_says_so(text, kind, says):
     from attnlab.practice.answers import AnswerFormatError, parse
 
     with pytest.raises(AnswerFormatError, match=re.escape(says)):
         parse(text, kind)
+
+
+def test_a_matrix_typed_in_one_line_is_asked_for_its_rows():
+    """The right numbers of a 2 × 2 answer in one line are neither right nor wrong: 'write it row by row',
+    nothing recorded; a one-row mask typed flat is read as that row."""
+    skill = get_skill("sdpa_output")
+    v = skill.variant(3)
+    fb = skill.check(v, " ".join(f"{x:.2f}" for row in v.answer for x in row))
+    assert not fb.correct and not fb.readable and "row by row" in fb.message
+    rect = get_skill("rect_causal_mask")
+    v = next(rect.variant(s) for s in range(100) if rect.variant(s).data["L"] == 1)
+    assert rect.check(v, " ".join("1" for _ in range(v.data["S"]))).correct

@@ -13,7 +13,7 @@ int       ``12``, ``"12,288"``, ``"12 288"``, ``"12_288"``, ``"1.2288e4"``, ``12
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
 matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``, one row per line
 vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
-mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend; ``-inf``,
+mask      bool (True = may attend; ``T F; T T``), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend; ``-inf``,
           ``−∞``, ``float('-inf')``, ``-np.inf``); printed arrays ``[[ True False] [ True  True]]``
 int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
 int_set   integers in any order ``{0, 2}``, ``"2, 0"``
@@ -28,6 +28,7 @@ could not be read (never another exception: ``1/0`` is "cannot divide by zero").
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -193,6 +194,8 @@ _APPROX = re.compile(r"^\s*(?:≈|~|=|about|approx(?:\.|imately)?)\s*", re.I)  #
 _UNIT = re.compile(r"(?<=[\d)])\s*(?:bytes?|B|parameters|params|FLOPs?|flops|nats?)\s*\.?\s*$")  # 12288 bytes
 _ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
           ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "ln": math.log, "log2": math.log2, "log10": math.log10,
+              "sin": math.sin, "cos": math.cos}
 
 
 class _NotArithmetic(Exception):
@@ -200,10 +203,17 @@ class _NotArithmetic(Exception):
 
 
 def _arithmetic(text: str) -> float | int | None:
-    """The value of a calculator expression (numbers, + − * / ^ or **, brackets; ``4*512^2 + 4*512``), or None
-    when ``text`` is not one. Raises AnswerFormatError on a division by zero or a huge power."""
+    """The value of a calculator expression (numbers, + − * / ^ or **, brackets, sqrt/√, exp, ln, log2, log10,
+    sin, cos; ``4*512^2 + 4*512``, ``√64``, ``ln(65)``), or None when ``text`` is not one. Raises
+    AnswerFormatError on a division by zero, a huge power, a function outside its domain or a bare ``log``."""
     s = text.replace("^", "**").replace("·", "*").replace("×", "*").replace("−", "-")
-    if not re.fullmatch(r"[\d\s.eE+\-*/()]+", s) or not re.search(r"\d\s*[-+*/]", s):
+    s = re.sub(r"√\s*(\d+(?:\.\d+)?|\([^()]*\))", r"sqrt(\1)", s)  # √64, √(512/8)
+    if re.search(r"\blog\s*\(", s):
+        raise AnswerFormatError(f"In {text!r}, 'log' is ambiguous (ln in Python, log₁₀ on a calculator): write "
+                                "ln(...), log2(...) or log10(...), or the number itself.")
+    names = set(re.findall(r"[A-Za-z_]\w*", s)) - {"e", "E"}
+    if not re.fullmatch(r"[\w\s.+\-*/()]+", s) or not names <= set(_FUNCTIONS) or not (
+            names or re.search(r"\d\s*[-+*/]", s)):
         return None
     try:
         tree = ast.parse(s.strip(), mode="eval")
@@ -216,6 +226,12 @@ def _arithmetic(text: str) -> float | int | None:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = value(node.operand)
             return -inner if isinstance(node.op, ast.USub) else inner
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+                and len(node.args) == 1 and not node.keywords):
+            try:
+                return _FUNCTIONS[node.func.id](value(node.args[0]))
+            except (ValueError, OverflowError):
+                raise AnswerFormatError(f"{text!r}: {node.func.id} is not defined there; type the value itself.") from None
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             left, right = value(node.left), value(node.right)
             if isinstance(node.op, ast.Pow) and abs(right) > 64:
@@ -239,6 +255,8 @@ def _parse(answer: Any, kind: str) -> Any:
         computed = _arithmetic(answer)
         if computed is not None:
             answer = repr(computed)
+    if kind == "mask" and isinstance(answer, str) and re.fullmatch(r"[TFtf\s,;\[\]()]*[TFtf][TFtf\s,;\[\]()]*", answer):
+        answer = re.sub(r"[Tt]", "1", re.sub(r"[Ff]", "0", answer))  # "T F; T T"
     value = _to_python(answer)
     if kind in ("number", "int"):
         if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:

@@ -206,6 +206,12 @@ class Skill:
             return Feedback(False, f"I could not read that answer: {err}", readable=False)
         expected = parse(variant.answer, self.kind)
         given = _one_row(given, expected, self.kind)
+        if (self.kind in ("matrix", "mask") and np.ndim(given) == 1 and np.ndim(expected) == 2
+                and np.size(given) == np.size(expected)):
+            rows, cols = np.shape(expected)
+            return Feedback(False, f"Your answer has the {np.size(given)} entries in one line; this result is a "
+                                   f"{rows} × {cols} {'mask' if self.kind == 'mask' else 'matrix'}: write it row by "
+                                   "row, e.g. [[a, b], [c, d]] or 'a b; c d'. Nothing was recorded.", readable=False)
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
