@@ -1127,7 +1127,9 @@ class _Put:
 
         if expect == "right":
             self.report.counts["right"] += 1
-            asked_again = not fb.readable and label in ("fewer decimals", "flat")  # "write it as asked": fair
+            asked_again = not fb.readable and (  # "write it as asked" is fair, if it says what to write
+                (label == "fewer decimals" and f"{dec} decimals" in fb.message)
+                or (label == "flat" and "row by row" in fb.message))
             coarse_mistake = label == "fewer decimals" and any(
                 _same(answer, m, kind, dec - 1) for m in o.mistakes.values() if m is not None)
             if not fb.correct and not asked_again and not coarse_mistake:
