@@ -29,11 +29,28 @@ class _Pattern(Arith):
         return round(x, self.decimals)
 
 
+class _Careful(Arith):
+    """Every written-down value kept to ``decimals`` places (a learner keeping more digits than asked)."""
+
+    def __init__(self, decimals: int, half_up: bool) -> None:
+        self.decimals, self.half_up = decimals, half_up
+
+    def r(self, x):
+        return _Pattern(1, self.decimals, self.half_up).r(x)
+
+
 def _reachable(skill, data):
     """Every entry's set of values (typed to the asked decimals) over all 2^n rounding patterns of the working
-    and of each equivalent order of it."""
+    and of each equivalent order of it, and with every value written to one or two more decimals (the result
+    then typed to the asked decimals, a half up)."""
     out = None
     for working in (skill.working, *skill.orders):
+        for extra, half_up in itertools.product((1, 2), (False, True)):
+            values = working(data, _Careful(skill.decimals + extra, half_up))
+            flat = [_Pattern(1, skill.decimals, True).r(float(v)) for v in values]
+            out = [set() for _ in flat] if out is None else out
+            for s, v in zip(out, flat, strict=True):
+                s.add(round(v, skill.decimals))
         n = _Pattern(0, skill.decimals, False)
         working(data, n)
         for pattern, half_up in itertools.product(range(2 ** n.count), (False, True)):

@@ -5,14 +5,16 @@ Every answer kind accepts the forms a learner would naturally type or return:
 ========  ==========================================================================
 kind      accepted forms
 ========  ==========================================================================
-number    ``0.73``, ``"0.73"``, ``"3/4"``, numpy/torch scalars; for a skill with hand working, any
+number    ``0.73``, ``"0.73"``, ``"3/4"``, ``"≈ 0.73"``, numpy/torch scalars; for a skill with hand working, any
           value rounding the working reaches (:class:`~attnlab.practice.working.Reach`), else
           equal within half a unit of the stated number of decimals (``decimals=2`` -> ±0.005)
-int       ``12``, ``"12,288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``; exact
+int       ``12``, ``"12,288"``, ``"12 288"``, ``"12_288"``, ``"1.2288e4"``, ``12.0``, ``"12288 bytes"``,
+          a calculator expression ``"4*96^2 + 4*96"`` (also for numbers); exact
 shape     ``(2, 4, 8)``, ``[2, 4, 8]``, ``torch.Size``, ``"(2, 4, 8)"``, ``"2x4x8"``
-matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``
+matrix    nested lists, numpy arrays, torch tensors, ``"[[1, 2], [3, 4]]"``, ``"1 2; 3 4"``, one row per line
 vector    like matrix, one axis: ``[0.1, 0.9]``, ``"0.1 0.9"``
-mask      bool (True = may attend), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend)
+mask      bool (True = may attend; ``T F; T T``), 0/1 (1 = may attend) or additive 0/-inf (0 = may attend; ``-inf``,
+          ``−∞``, ``float('-inf')``, ``-np.inf``); printed arrays ``[[ True False] [ True  True]]``
 int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
 int_set   integers in any order ``{0, 2}``, ``"2, 0"``
 choice    one option letter: ``"B"``, ``"b"``, ``"(b)"``, ``"B)"``
@@ -26,6 +28,7 @@ could not be read (never another exception: ``1/0`` is "cannot divide by zero").
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +83,8 @@ def _text_to_python(text: str) -> Any:
     pasted = re.fullmatch(r"(?:torch\.|np\.|numpy\.)?(?:tensor|array)\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)", s, re.S)
     if pasted:  # printed tensor/array pasted back: tensor([[1., 0.], [1., 1.]])
         s = pasted.group(1)
+    s = re.sub(r"\bfloat\(\s*(['\"])\s*([-+]?\s*inf(?:inity)?)\s*\1\s*\)", r"\2", s, flags=re.I)  # float('-inf')
+    s = re.sub(r"\b(?:np|numpy|math|torch)\.inf\b", "inf", s)  # -np.inf, math.inf
     s = re.sub(r"(?i)\btrue\b", "True", s)
     s = re.sub(r"(?i)\bfalse\b", "False", s)
     s = re.sub(r"(?i)(?<![\w.])-\s*inf(inity)?\b", "-1e999", s)
@@ -89,11 +94,14 @@ def _text_to_python(text: str) -> Any:
         return tuple(int(t) for t in s.split("x"))
     if ";" in s and "[" not in s:  # MATLAB style rows: "1 0; 1 1"
         return [_text_to_python(row) for row in s.split(";") if row.strip()]
+    if "\n" in s and "[" not in s and "(" not in s:  # one row per line: "1 0\n1 1"
+        rows = [_text_to_python(row) for row in s.splitlines() if row.strip()]
+        return rows if len(rows) > 1 else rows[0]
     if re.fullmatch(r"-?\d{1,3}(,\d{3})+", s):  # 12,288 -> 12288
         s = s.replace(",", "")
     s = s.replace("_", "")
     if "[" in s:  # NumPy-style printing without commas: [[1 0] [1 1]]
-        s = re.sub(r"(?<=[\d.\]e])\s+(?=[-+\d.\[])", ", ", s.strip())
+        s = re.sub(r"(?<=[\d.\]e])\s+(?=[-+\d.\[TF])", ", ", s.strip())  # also [[ True False] [ True  True]]
     try:
         value = ast.literal_eval(s)
     except (ValueError, SyntaxError):
@@ -181,7 +189,74 @@ def _letters(answer: Any, kind: str) -> Any:
     return sorted(set(letters))
 
 
+_GROUPED = re.compile(r"\s*-?\d{1,3}(?:[ \u00a0\u2009\u202f']\d{3})+\s*")  # 12 288, 12'288 (thin spaces too)
+_APPROX = re.compile(r"^\s*(?:≈|~|=|about|approx(?:\.|imately)?)\s*", re.I)  # ≈ 0.73, about 0.73
+_UNIT = re.compile(r"(?<=[\d)])\s*(?:bytes?|B|parameters|params|FLOPs?|flops|nats?)\s*\.?\s*$")  # 12288 bytes
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+_FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "ln": math.log, "log2": math.log2, "log10": math.log10,
+              "sin": math.sin, "cos": math.cos}
+
+
+class _NotArithmetic(Exception):
+    """A part of an expression that is not plain arithmetic on numbers."""
+
+
+def _arithmetic(text: str) -> float | int | None:
+    """The value of a calculator expression (numbers, + − * / ^ or **, brackets, sqrt/√, exp, ln, log2, log10,
+    sin, cos; ``4*512^2 + 4*512``, ``√64``, ``ln(65)``), or None when ``text`` is not one. Raises
+    AnswerFormatError on a division by zero, a huge power, a function outside its domain or a bare ``log``."""
+    s = text.replace("^", "**").replace("·", "*").replace("×", "*").replace("−", "-")
+    s = re.sub(r"√\s*(\d+(?:\.\d+)?|\([^()]*\))", r"sqrt(\1)", s)  # √64, √(512/8)
+    if re.search(r"\blog\s*\(", s):
+        raise AnswerFormatError(f"In {text!r}, 'log' is ambiguous (ln in Python, log₁₀ on a calculator): write "
+                                "ln(...), log2(...) or log10(...), or the number itself.")
+    names = set(re.findall(r"[A-Za-z_]\w*", s)) - {"e", "E"}
+    if not re.fullmatch(r"[\w\s.+\-*/()]+", s) or not names <= set(_FUNCTIONS) or not (
+            names or re.search(r"\d\s*[-+*/]", s)):
+        return None
+    try:
+        tree = ast.parse(s.strip(), mode="eval")
+    except SyntaxError:
+        return None
+
+    def value(node: ast.AST) -> float | int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+                and len(node.args) == 1 and not node.keywords):
+            try:
+                return _FUNCTIONS[node.func.id](value(node.args[0]))
+            except (ValueError, OverflowError):
+                raise AnswerFormatError(f"{text!r}: {node.func.id} is not defined there; type the value itself.") from None
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 64:
+                raise AnswerFormatError(f"{text!r} raises to a power above 64; type the number itself.")
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise AnswerFormatError(f"{text!r} divides by zero. Type the value itself.")
+            return _ARITH[type(node.op)](left, right)
+        raise _NotArithmetic
+
+    try:
+        return value(tree.body)
+    except _NotArithmetic:
+        return None
+
+
 def _parse(answer: Any, kind: str) -> Any:
+    if kind in ("number", "int") and isinstance(answer, str):
+        answer = _UNIT.sub("", _APPROX.sub("", answer)).rstrip(". ") or answer  # "≈ 0.73.", "12288 bytes"
+        if _GROUPED.fullmatch(answer):
+            answer = re.sub(r"[ \u00a0\u2009\u202f']", "", answer)  # one number written with grouped thousands
+        computed = _arithmetic(answer)
+        if computed is not None:
+            answer = repr(computed)
+    if kind == "mask" and isinstance(answer, str) and re.fullmatch(r"[TFtf\s,;\[\]()]*[TFtf][TFtf\s,;\[\]()]*", answer):
+        answer = re.sub(r"[Tt]", "1", re.sub(r"[Ff]", "0", answer))  # "T F; T T"
     value = _to_python(answer)
     if kind in ("number", "int"):
         if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) == 1:

@@ -23,6 +23,19 @@ from .misconceptions import get_misconception
 from .working import EXACT, Reach, reach
 
 
+class Either(tuple):
+    """The answers one named mistake can give, any of them (e.g. forgetting one bias of a feed-forward network
+    loses d_ff or d_model parameters, whichever bias it is): a skill's mistake function returns
+    ``Either([answer, other_answer])`` where one slip has several results."""
+
+    __slots__ = ()
+
+
+def _alternatives(value: Any) -> list:
+    """The answers a mistake function's result stands for (one, or every one of an :class:`Either`)."""
+    return list(value) if isinstance(value, Either) else [value]
+
+
 @dataclass(frozen=True)
 class Feedback:
     """Result of checking one answer.
@@ -82,7 +95,7 @@ class Skill:
     value possibly rounded, which sets the tolerance) or, for exact answers, ``solve(data)``.
     ``reference(data)`` recomputes it with ``attnlab.nn`` (tests check they agree).
     ``mistakes[name](data)`` is the answer the named misconception produces (None: does not
-    apply); ``hints`` = (nudge, method). ``kinds`` names the kinds of problem the skill contains
+    apply; an :class:`Either` of answers: any of them); ``hints`` = (nudge, method). ``kinds`` names the kinds of problem the skill contains
     and ``kind_of_data(data)`` says which one a problem is (mastery needs every kind).
     ``also_right(data)`` lists other answers that are just as right (e.g. masking before scaling: the
     same scores, since −∞/√d_k = −∞); ``orders`` are other workings that compute the same answer in
@@ -136,38 +149,47 @@ class Skill:
 
     def wrong_answers(self, variant: Variant) -> dict[str, Any]:
         """The answer each applicable misconception produces for ``variant`` (those that
-        coincide with the right answer for these numbers are left out)."""
+        coincide with the right answer for these numbers are left out; of an :class:`Either`, the first
+        answer that does not)."""
+        return {name: values[0] for name, values in self._wrong_alternatives(variant).items()}
+
+    def _wrong_alternatives(self, variant: Variant) -> dict[str, list]:
+        """Every answer each applicable misconception can produce for ``variant``, apart from the right ones."""
         expected = parse(variant.answer, self.kind)
         others = [parse(a, self.kind) for a in (self.also_right(variant.data) if self.also_right else [])]
-        out = {}
+        out: dict[str, list] = {}
         for name, wrong in self.mistakes.items():
             try:
-                value = wrong(variant.data)
+                result = wrong(variant.data)
             except Exception:  # noqa: BLE001 - a mistake that cannot be computed here simply does not apply
                 continue
-            if value is None:  # this mistake does not apply to these numbers
-                continue
-            try:
-                parsed = parse(value, self.kind)
-                if any(compare(e, parsed, self.kind, self.decimals, variant.tol) is None for e in [expected] + others):
+            for value in _alternatives(result):
+                if value is None:  # this mistake does not apply to these numbers
                     continue
-            except AnswerFormatError:
-                pass
-            out[name] = value
+                try:
+                    parsed = parse(value, self.kind)
+                    if any(compare(e, parsed, self.kind, self.decimals, variant.tol) is None
+                           for e in [expected] + others):
+                        continue
+                except AnswerFormatError:
+                    pass
+                out.setdefault(name, []).append(value)
         return out
 
     def diagnose(self, variant: Variant, answer: Any) -> tuple[str, ...]:
         """Every named mistake whose answer (with rounded working) ``answer`` matches, in catalogue order."""
-        given = parse(answer, self.kind)
+        given = _one_row(parse(answer, self.kind), parse(variant.answer, self.kind), self.kind)
         names = []
-        for name, wrong in self.wrong_answers(variant).items():
-            try:
-                value = parse(wrong, self.kind)
-                tol = variant.tol.around(value) if isinstance(variant.tol, Reach) else variant.tol
-                if compare(value, given, self.kind, self.decimals, tol) is None:
-                    names.append(name)
-            except AnswerFormatError:
-                continue
+        for name, values in self._wrong_alternatives(variant).items():
+            for wrong in values:
+                try:
+                    value = parse(wrong, self.kind)
+                    tol = variant.tol.around(value) if isinstance(variant.tol, Reach) else variant.tol
+                    if compare(value, given, self.kind, self.decimals, tol) is None:
+                        names.append(name)
+                        break
+                except AnswerFormatError:
+                    continue
         return tuple(names)
 
     def check(self, variant: Variant, answer: Any, tier: int = 1) -> Feedback:
@@ -183,6 +205,13 @@ class Skill:
         except AnswerFormatError as err:
             return Feedback(False, f"I could not read that answer: {err}", readable=False)
         expected = parse(variant.answer, self.kind)
+        given = _one_row(given, expected, self.kind)
+        if (self.kind in ("matrix", "mask") and np.ndim(given) == 1 and np.ndim(expected) == 2
+                and np.size(given) == np.size(expected)):
+            rows, cols = np.shape(expected)
+            return Feedback(False, f"Your answer has the {np.size(given)} entries in one line; this result is a "
+                                   f"{rows} × {cols} {'mask' if self.kind == 'mask' else 'matrix'}: write it row by "
+                                   "row, e.g. [[a, b], [c, d]] or 'a b; c d'. Nothing was recorded.", readable=False)
         diff = compare(expected, given, self.kind, self.decimals, variant.tol)
         if diff is None:
             return Feedback(True, "Correct.")
@@ -204,7 +233,8 @@ class Skill:
                 text = f"Not quite: it looks like {found[0].title}."
             else:
                 text = ("Not quite: this is what you get if " + " or if ".join(m.title for m in found)
-                        + " (both give this number here). Which one did you do?")
+                        + f" ({'both' if len(found) == 2 else 'each'} give{'' if len(found) == 2 else 's'} this answer "
+                        "here). Which one did you do?")
             if tier >= 2:
                 text += " " + " ".join(m.why for m in found)
             return Feedback(False, text + method, misconception=names[0], misconceptions=names)
@@ -213,6 +243,14 @@ class Skill:
     def worked(self, variant: Variant) -> str:
         """The worked answer: the method and the expected answer (shown only when asked for)."""
         return f"Method: {self.hints[1]} Answer: {format_answer(variant.answer, self.kind, self.decimals)}"
+
+
+def _one_row(given: Any, expected: Any, kind: str) -> Any:
+    """A one-row matrix or mask typed as a flat list (``1 1 1`` for ``[[1, 1, 1]]``) read as that one row."""
+    if (kind in ("matrix", "mask") and np.ndim(given) == 1 and np.ndim(expected) == 2
+            and np.shape(expected)[0] == 1 and np.shape(expected)[1] == np.shape(given)[0]):
+        return np.asarray(given).reshape(1, -1)
+    return given
 
 
 def _typed_precisely(answer: Any, decimals: int | None) -> bool:
@@ -227,7 +265,8 @@ def _typed_precisely(answer: Any, decimals: int | None) -> bool:
 def _plain_result(fn: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
     @functools.wraps(fn)
     def call(data: Mapping[str, Any]) -> Any:
-        return plain(fn(data))
+        result = fn(data)
+        return Either(plain(v) for v in result) if isinstance(result, Either) else plain(result)
 
     return call
 
@@ -386,16 +425,20 @@ def _mistakes_apart(skill: Skill, data: Mapping[str, Any], tol: Any) -> bool:
         wide = _scaled(tol if tol is not None else tolerance(skill.decimals), 2.0)
     for wrong in skill.mistakes.values():
         try:
-            value = wrong(data)
-            if value is None:
-                continue
-            value = parse(value, skill.kind)
-            if any(compare(e, value, skill.kind, None, 1e-6) is None for e in [expected] + others):
-                return False
-            if wide is not None and compare(expected, value, skill.kind, None, wide) is None:
-                return False
-        except Exception:  # noqa: BLE001 - a mistake that cannot be computed (or compared) does not apply
+            values = _alternatives(wrong(data))
+        except Exception:  # noqa: BLE001 - a mistake that cannot be computed does not apply
             continue
+        for value in values:
+            try:
+                if value is None:
+                    continue
+                value = parse(value, skill.kind)
+                if any(compare(e, value, skill.kind, None, 1e-6) is None for e in [expected] + others):
+                    return False
+                if wide is not None and compare(expected, value, skill.kind, None, wide) is None:
+                    return False
+            except Exception:  # noqa: BLE001 - a mistake that cannot be compared does not apply
+                continue
     return True
 
 

@@ -13,13 +13,15 @@ A by-hand skill writes its answer once as a plain formula over an :class:`Arith`
 :func:`reach` finds, per answer entry, every value that rounding the working can produce: each
 written-down value is either kept exact or rounded to the asked decimals (a half either way), independently,
 and every combination of these choices is evaluated (vectorised with numpy over the 2^n
-combinations of the n written-down values an entry depends on). The result is a :class:`Reach`:
+combinations of the n written-down values an entry depends on); and the working with every value written
+to one or two more decimals than asked (a careful learner's). The result is a :class:`Reach`:
 the lowest and highest value reachable per entry. An answer is accepted when, rounded as the
 learner typed it, it lies between these two rounded the same way, and no further (see
 :meth:`Reach.accepts`): a slip just outside what any rounding of the working reaches is refused.
 """
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -71,7 +73,7 @@ class Arith:
         """The same softmax with the largest kept entry subtracted first, exp(x − max) (as numerically stable
         code does, and some learners by hand): the same exact weights, other written-down values."""
         keep = [True] * len(row) if keep is None else keep
-        top = max(x for x, k in zip(row, keep, strict=True) if k)
+        top = functools.reduce(np.maximum, [x for x, k in zip(row, keep, strict=True) if k])  # per lane, if arrays
         return self.softmax([x - top for x in row], keep)
 
     def mix(self, weights: Sequence, rows: Sequence[Sequence]) -> list:
@@ -216,6 +218,16 @@ class _Probe(_Vector):
         return x + np.where(self.index == k + 1, half_unit(self.decimals), 0.0)
 
 
+class _Careful(Arith):
+    """Every written-down value rounded to ``decimals`` places, a half up (``ties`` = 1) or down (-1)."""
+
+    def __init__(self, decimals: int, ties: float) -> None:
+        self.decimals, self.ties = decimals, ties
+
+    def r(self, x):
+        return float(round_half_up(x, self.decimals, self.ties))
+
+
 class _Count(Arith):
     def __init__(self) -> None:
         self.count = 0
@@ -278,6 +290,15 @@ def _reach(working, data, decimals: int) -> Reach:
             if c == cone:
                 v = np.concatenate([np.ravel(up[i]), np.ravel(down[i])]).astype(float)
                 lo[i], hi[i] = float(np.min(v)), float(np.max(v))
+    # A careful learner keeps a digit or two more than asked while working (every written value to d + 1 or
+    # d + 2 places, a half either way) and rounds the result to d places, a half up: what that reaches is right
+    # too, and may lie outside the above where rounding to d + 1 places goes the other way from rounding to d
+    # (5 / 2.915 = 1.7153 -> 1.72 where 5 / 2.92 and 5 / 2.9155 both give 1.71).
+    for extra in (1, 2):
+        for ties in (1.0, -1.0):
+            for i, v in enumerate(_flat(working(data, _Careful(decimals + extra, ties)))):
+                typed = float(round_half_up(v, decimals))
+                lo[i], hi[i] = min(lo[i], typed), max(hi[i], typed)
     plain = [float(v) for v in _flat(exact)]
     if isinstance(exact, (list, tuple)):
         return Reach(_shaped(lo, exact), _shaped(hi, exact), _shaped(plain, exact), decimals)

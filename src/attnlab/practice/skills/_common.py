@@ -7,9 +7,9 @@ from typing import Sequence
 
 import torch
 
-from ..core import Skill, register
+from ..core import Either, Skill, register
 
-__all__ = ["Skill", "register", "ints", "distinct_ints", "show", "f64", "softmax_rows", "meta_count",
+__all__ = ["Either", "Skill", "register", "ints", "distinct_ints", "show", "f64", "softmax_rows", "meta_count",
            "bias_count", "BYTES"]
 
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

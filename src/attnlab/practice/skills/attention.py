@@ -88,6 +88,7 @@ register(Skill(
         "normalize_without_exp": lambda d: [[v / sum(r) for v in r] for r in d["scores"]],
         "softmax_no_normalise": lambda d: f64(d["scores"]).exp(),
         "argmax_lookup": lambda d: [[float(v == max(r)) for v in r] for r in d["scores"]],
+        "softmax_global_sum": lambda d: f64(d["scores"]).exp() / f64(d["scores"]).exp().sum(),
     },
     hints=("Each query's weights must sum to 1 across the keys.",
            "For every row separately: exponentiate each entry, then divide by that row's sum of exponentials."),
@@ -148,20 +149,21 @@ def _full_build(rng):
     return prompt, {"Q": Q, "K": K, "V": V}
 
 
-def _full_working(d, m):
+def _full_working(d, m, shift=False):
+    """softmax(Q Kᵀ / √2) V by hand; ``shift``: each row's softmax as exp(s − max s) (the same weights)."""
     root = m.r(m.sqrt(2))
     scores = [[m.r(_dot(q, k) / root) for k in d["K"]] for q in d["Q"]]  # (L, S)
-    weights = [m.softmax(row) for row in scores]  # (L, S)
+    weights = [m.softmax_shifted(row) if shift else m.softmax(row) for row in scores]  # (L, S)
     return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
 
 
-def _full_working_scaled_first(d, m, side="Q"):
+def _full_working_scaled_first(d, m, side="Q", shift=False):
     """The same formula with the queries (or the keys) divided by √d_k before the dot products."""
     root = m.r(m.sqrt(2))
     Q = [[m.r(x / root) for x in q] for q in d["Q"]] if side == "Q" else d["Q"]
     K = [[m.r(x / root) for x in k] for k in d["K"]] if side == "K" else d["K"]
     scores = [[m.r(sum(x * y for x, y in zip(q, k, strict=True))) for k in K] for q in Q]  # (L, S)
-    weights = [m.softmax(row) for row in scores]  # (L, S)
+    weights = [m.softmax_shifted(row) if shift else m.softmax(row) for row in scores]  # (L, S)
     return [m.mix(w, d["V"]) for w in weights]  # (L, d_v)
 
 
@@ -181,10 +183,28 @@ def _full_wrong(d, divisor=_SQRT_DK, column_softmax=False):
     return (w @ f64(d["V"])).tolist()
 
 
+def _hard(d):
+    """All the weight on each query's best key (None when two keys tie for it)."""
+    s = f64(d["Q"]) @ f64(d["K"]).T  # (L, S)
+    if any(len(set(row)) < len(row) and max(row) == sorted(row)[-2] for row in s.tolist()):
+        return None
+    return (torch.nn.functional.one_hot(s.argmax(-1), s.shape[-1]).double() @ f64(d["V"])).tolist()
+
+
+def _linear(d):
+    """The scaled scores divided by their row sums (no exp) times V (None when a row sums to 0)."""
+    s = f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)  # (L, S)
+    total = s.sum(-1, keepdim=True)
+    return None if bool((total == 0).any()) else ((s / total) @ f64(d["V"])).tolist()
+
+
 register(Skill(
     name="sdpa_full", lesson="02", title="Scaled dot-product attention by hand", kind="matrix", decimals=2,
     build=_full_build, solve=None, working=_full_working, reference=_full_reference, tables=("Q", "K", "V"),
-    orders=(_full_working_scaled_first, lambda d, m: _full_working_scaled_first(d, m, "K")),
+    orders=(_full_working_scaled_first, lambda d, m: _full_working_scaled_first(d, m, "K"),
+            lambda d, m: _full_working(d, m, shift=True),
+            lambda d, m: _full_working_scaled_first(d, m, "Q", shift=True),
+            lambda d, m: _full_working_scaled_first(d, m, "K", shift=True)),
     mistakes={
         "no_scale": lambda d: _full_wrong(d, 1.0),
         "scale_by_dk": lambda d: _full_wrong(d, 2.0),
@@ -195,6 +215,10 @@ register(Skill(
                            @ f64(d["V"])).tolist(),
         "softmax_no_normalise": lambda d: ((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).exp() @ f64(d["V"])).tolist(),
         "lookup_ignores_weights": lambda d: [f64(d["V"]).mean(0).tolist()] * 2,
+        "av_v_transposed": lambda d: (softmax_rows((f64(d["Q"]) @ f64(d["K"]).T / math.sqrt(2)).tolist())
+                                      @ f64(d["V"]).T).tolist(),
+        "argmax_lookup": lambda d: _hard(d),
+        "normalize_without_exp": lambda d: _linear(d),
     },
     hints=("Three steps: scores, softmax per row, weighted average of values.",
            "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import Skill, f64, meta_count, register, show
+from ._common import Either, Skill, f64, meta_count, register, show
 from .heads import mha_params
 
 _WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
@@ -35,7 +35,8 @@ register(Skill(
         "params_without_bias": lambda d: ffn_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: ffn_params(d["d_model"], d["d_model"]),
         "ffn_count_one_layer": lambda d: d["d_model"] * d["d_ff"] + d["d_ff"],
-        "one_bias_forgotten": lambda d: ffn_params(d["d_model"], d["d_ff"]) - d["d_model"],
+        "one_bias_forgotten": lambda d: Either([ffn_params(d["d_model"], d["d_ff"]) - d["d_model"],  # b_2
+                                                ffn_params(d["d_model"], d["d_ff"]) - d["d_ff"]]),  # b_1
     },
     hints=("Count each linear layer as weights plus biases.",
            "W_1: d_model·d_ff + d_ff; W_2: d_ff·d_model + d_model."),
@@ -77,7 +78,8 @@ register(Skill(
         "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
         "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
-        "one_bias_forgotten": lambda d: block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
+        "one_bias_forgotten": lambda d: Either([block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
+                                                block_params(d["d_model"], d["d_ff"], lost_bias=d["d_ff"])]),
         "params_one_head": lambda d: block_params(d["d_model"], d["d_ff"]) - mha_params(d["d_model"]) + (
             4 * d["d_model"] * (d["d_model"] // d["n_heads"]) + 3 * (d["d_model"] // d["n_heads"]) + d["d_model"]),
     },

@@ -122,7 +122,7 @@ choice_skill("concept_scale", "02", "Why scale the scores by 1/√d_k", [
         ("A dot product of d_k unit-variance terms has variance d_k; dividing by √d_k keeps the scores at unit "
          "scale, so the softmax does not saturate.", None),
         ("So that the attention weights of each row sum to 1.", "scale_normalises"),
-        ("Because the model width d_model is large.", "scale_by_d_model"),
+        ("To divide by √d_model, the width of the whole model.", "scale_by_d_model"),
         ("To divide by the variance d_k of the dot product.", "scale_by_dk"),
         ("Because the softmax only accepts scores between −1 and 1.", "softmax_needs_small_inputs"),
     ]),
@@ -185,13 +185,13 @@ choice_skill("concept_heads", "05", "What multiple heads change", [
         ("It does not change: the heads split d_model, so each head's d_k halves.", None),
         ("It doubles: every head has its own d_model × d_model projections.", "params_times_heads"),
         ("It halves, because each head is narrower.", "heads_halve_params"),
-        ("It grows by 4·d_model: one bias per head and projection.", "heads_add_biases"),
+        ("It grows: every extra head brings its own biases for W_Q, W_K, W_V and W_O.", "heads_add_biases"),
         ("It doubles, because every head works on all d_model features.", "split_keeps_dmodel"),
     ]),
     ("dk", "MultiHeadAttention(d_model=512, n_heads=8): how wide are each head's queries and keys (d_k)?", [
         ("64 = d_model / n_heads", None),
         ("512 = d_model", "split_keeps_dmodel"),
-        ("4096 = d_model · n_heads", "params_times_heads"),
+        ("4096 = d_model · n_heads", "dk_times_heads"),
         ("8 = n_heads", "dk_is_heads"),
     ]),
 ], hints=("The heads share out the model width.", "d_k = d_model / n_heads; W_Q, W_K, W_V, W_O stay d_model × d_model."))
@@ -210,7 +210,7 @@ choice_skill("concept_pre_post_ln", "06", "Pre-LN and post-LN blocks", [
          "every layer and training is stable without a long learning-rate warm-up.", None),
         ("Pre-LN has fewer parameters.", "pre_ln_fewer_params"),
         ("Pre-LN makes the residual connections unnecessary.", "ln_replaces_residual"),
-        ("Post-LN would normalise the output logits into probabilities.", "ln_only_final"),
+        ("Post-LN would normalise the output logits into probabilities.", "ln_as_softmax"),
     ]),
 ], hints=("Follow the residual path from the input to the output in both designs.",
           "Post-LN: x ← LN(x + F(x)), so every layer normalises the residual stream. Pre-LN: x ← x + F(LN(x)), the "
@@ -222,7 +222,8 @@ choice_skill("concept_family", "07", "Which Transformer family fits a task", [
                   "generated).", [
         ("Encoder-decoder: a bidirectional encoder reads the source, a causal decoder writes the target "
          "and cross-attends to it.", None),
-        ("Encoder-only: it cannot generate a new sequence token by token.", "encoder_for_generation"),
+        ("Encoder-only: one bidirectional stack reads the English sentence and writes out the German one.",
+         "encoder_for_generation"),
         ("No attention at all: a bag of words is enough for translation.", "order_irrelevant"),
         ("Two encoders, one per language, with no causal mask anywhere.", "missing_causal_mask"),
     ]),
@@ -235,7 +236,8 @@ choice_skill("concept_family", "07", "Which Transformer family fits a task", [
     ]),
     ("continue", "Continue a story from a prompt, one token at a time.", [
         ("Decoder-only: causal self-attention, trained to predict the next token.", None),
-        ("Encoder-only: bidirectional attention cannot be used to generate left to right.", "encoder_for_generation"),
+        ("Encoder-only: bidirectional attention over the story so far, every token seeing every other.",
+         "encoder_for_generation"),
         ("Decoder-only without a causal mask, so each token sees the whole story.", "missing_causal_mask"),
         ("No attention at all: a bag of words is enough.", "order_irrelevant"),
     ]),
@@ -264,7 +266,7 @@ choice_skill("concept_exposure_bias", "08", "Teacher forcing and exposure bias",
     ("bias", "What is **exposure bias** in a model trained with teacher forcing?", [
         ("In training it always conditions on the true previous tokens; when generating it conditions on its "
          "own, possibly wrong, outputs, which it never saw in training.", None),
-        ("The model sees future tokens during training.", "missing_causal_mask"),
+        ("The model sees future tokens during training.", "exposure_is_future_leak"),
         ("The model over-weights the frequent tokens of the training set.", "exposure_is_class_imbalance"),
         ("Teacher forcing is slow because training must generate one token at a time.", "teacher_forcing_sequential"),
         ("The bias vectors of the output layer overfit the training data.", "exposure_is_bias_term"),

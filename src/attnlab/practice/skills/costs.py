@@ -21,10 +21,10 @@ def _kv_build(rng):
     return prompt, {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "L": L, "B": B, "dtype": dtype}
 
 
-def _kv(d, *, two=2, layers=True, size=True, heads=1):
-    """2 (K and V) · n_layers · B · L · d_model · bytes per number."""
-    return (two * (d["n_layers"] if layers else 1) * d["B"] * d["L"] * d["d_model"] * heads
-            * (BYTES[d["dtype"]] if size else 1))
+def _kv(d, *, two=2, layers=True, size=True, heads=1, batch=True, nbytes=None):
+    """2 (K and V) · n_layers · B · L · d_model · bytes per number (``nbytes``: another size per number)."""
+    return (two * (d["n_layers"] if layers else 1) * (d["B"] if batch else 1) * d["L"] * d["d_model"] * heads
+            * ((BYTES[d["dtype"]] if nbytes is None else nbytes) if size else 1))
 
 
 def _kv_reference(d):
@@ -48,6 +48,8 @@ register(Skill(
         "forget_layers": lambda d: _kv(d, layers=False),
         "bytes_as_numbers": lambda d: _kv(d, size=False),
         "kv_times_heads": lambda d: _kv(d, heads=d["n_heads"]),
+        "forget_batch": lambda d: _kv(d, batch=False) if d["B"] > 1 else None,
+        "bytes_fixed_float32": lambda d: _kv(d, nbytes=4) if BYTES[d["dtype"]] != 4 else None,
     },
     hints=("For every layer the cache keeps a key and a value vector of width d_model per position and sequence.",
            "bytes = 2 (K and V) · n_layers · B · L · d_model · bytes per number (n_heads cancels: H · d_k = d_model)."),
@@ -64,10 +66,10 @@ def _mem_build(rng):
     return prompt, {"B": B, "H": H, "L": L, "dtype": dtype}
 
 
-def _weights_bytes(d, *, heads=True, batch=True, size=True, square=True):
-    """B · H · L · L · bytes per number."""
+def _weights_bytes(d, *, heads=True, batch=True, size=True, square=True, nbytes=None):
+    """B · H · L · L · bytes per number (``nbytes``: another size per number)."""
     return ((d["B"] if batch else 1) * (d["H"] if heads else 1) * d["L"] * (d["L"] if square else 1)
-            * (BYTES[d["dtype"]] if size else 1))
+            * ((BYTES[d["dtype"]] if nbytes is None else nbytes) if size else 1))
 
 
 def _weights_reference(d):
@@ -83,9 +85,10 @@ register(Skill(
     build=_mem_build, solve=_weights_bytes, reference=_weights_reference,
     mistakes={
         "scores_forget_heads": lambda d: _weights_bytes(d, heads=False),
-        "forget_batch": lambda d: _weights_bytes(d, batch=False),
+        "forget_batch": lambda d: _weights_bytes(d, batch=False) if d["B"] > 1 else None,
         "bytes_as_numbers": lambda d: _weights_bytes(d, size=False),
         "scores_linear_in_length": lambda d: _weights_bytes(d, square=False),
+        "bytes_fixed_float32": lambda d: _weights_bytes(d, nbytes=4) if BYTES[d["dtype"]] != 4 else None,
     },
     hints=("The weights hold one number for every (batch, head, query, key) combination.",
            "bytes = B · H · L · L · bytes per number."),

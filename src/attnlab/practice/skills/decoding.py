@@ -76,6 +76,13 @@ def _topk_linear(d):
     return [v / total if keep else 0.0 for v, keep in zip(d["logits"], kept, strict=True)] if total else None
 
 
+def _exact_softmax(logits, keep):
+    """The exact softmax over the ``keep`` logits (the others 0)."""
+    from ..working import EXACT
+
+    return EXACT.softmax(logits, keep)
+
+
 def _topk_exact(d, k):
     from ..working import EXACT
 
@@ -91,6 +98,7 @@ register(Skill(
         "top_k_no_renorm": lambda d: f64(d["logits"]).softmax(-1) * torch.tensor(_kept(d, d["k"])),
         "top_k_as_greedy": lambda d: _topk_exact(d, 1),
         "top_k_linear_renorm": lambda d: _topk_linear(d),
+        "top_k_smallest": lambda d: _exact_softmax(d["logits"], _kept({"logits": [-v for v in d["logits"]]}, d["k"])),
         "softmax_no_normalise": lambda d: [math.exp(v) if keep else 0.0
                                            for v, keep in zip(d["logits"], _kept(d, d["k"]), strict=True)],
     },
@@ -336,8 +344,8 @@ def _beam_build(rng):
         if beam is None:
             continue
         greedy = _ranked(tenths, 1, _product)[0]
-        if ask == "greedy" and greedy == beam[0] and rng.random() < 0.7:
-            continue  # mostly problems where the beam finds a better sequence than greedy (not always)
+        if ask == "greedy" and greedy == beam[0]:
+            continue  # the beam finds a better sequence than greedy: else "beam = greedy" would be right here
         break
     d = {"V": V, "k": k, "ask": ask, "first": [t / 10 for t in tenths["first"]],
          "next": [[t / 10 for t in row] for row in tenths["next"]]}

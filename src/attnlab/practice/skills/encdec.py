@@ -101,6 +101,7 @@ register(Skill(
         "cross_shape_swapped": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]),
         "scores_without_head_axis": lambda d: (d["B"], d["L"], d["S"]),
         "keys_length_from_queries": lambda d: (d["B"], d["n_heads"], d["L"], d["L"]),
+        "scores_as_output": lambda d: (d["B"], d["n_heads"], d["L"], d["d_model"] // d["n_heads"]),
     },
     hints=("Queries come from the decoder, keys from the encoder; every head has its own weight matrix.",
            "(B, H, number of queries, number of keys) = (B, n_heads, L, S)."),

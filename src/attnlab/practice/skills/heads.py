@@ -78,6 +78,7 @@ register(Skill(
     mistakes={
         "scores_without_head_axis": lambda d: (d["B"], d["L"], d["S"]),
         "scores_keys_first": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]) if d["S"] != d["L"] else None,
+        "cross_shape_swapped": lambda d: (d["B"], d["n_heads"], d["S"], d["L"]) if d["S"] != d["L"] else None,
         "scores_as_output": lambda d: (d["B"], d["n_heads"], d["L"], d["d_model"] // d["n_heads"]),
         "keys_length_from_queries": lambda d: (d["B"], d["n_heads"], d["L"], d["L"]) if d["S"] != d["L"] else None,
         "reshape_without_transpose": lambda d: (d["B"], d["L"], d["n_heads"], d["S"]),

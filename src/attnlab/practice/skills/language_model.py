@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import Skill, meta_count, register
+from ._common import Either, Skill, meta_count, register
 from .blocks import ffn_params
 from .heads import mha_params
 
@@ -27,16 +27,19 @@ def _gpt_build(rng):
 
 
 def gpt_params(d, *, positions=True, layers=None, bias=True, tied=True, heads=1, norms=True, final_norm=True,
-               ln_bias=True, head_bias=False, lost_bias=0, one_head=False) -> int:
-    """Embeddings + n_layers blocks (2 LayerNorms, attention, FFN with d_ff = 4·d) + final LayerNorm; the
-    keywords make the count a named mistake makes (``lost_bias``: biases left out per block)."""
+               ln_bias=True, head_bias=False, lost_bias=0, one_head=False, d_ff=None, w_o=True) -> int:
+    """Parameter count of the GPT config ``d`` (keys vocab_size, block_size, d_model, n_heads, n_layers):
+    embeddings + n_layers blocks (2 LayerNorms, attention, FFN with d_ff = 4·d) + final LayerNorm, the output
+    layer tied (GPT-2, Radford et al. 2019). The keywords make the count a named mistake makes: ``lost_bias``
+    (biases left out per block), ``d_ff`` (another FFN width), ``w_o=False`` (no output projection), ...
+    Returns an int (number of scalar parameters)."""
     dm = d["d_model"]
     ln = (2 * dm if bias and ln_bias else dm) if norms else 0
-    attention = mha_params(dm, bias) * heads
+    attention = mha_params(dm, bias) * heads - (0 if w_o else dm * dm + (dm if bias else 0))
     if one_head:  # W_Q, W_K, W_V of one head (d_model × d_k each) and W_O as if it took one head back
         d_k = dm // d["n_heads"]
         attention = 4 * dm * d_k + (3 * d_k + dm if bias else 0)
-    block = 2 * ln + attention + ffn_params(dm, 4 * dm, bias) - lost_bias
+    block = 2 * ln + attention + ffn_params(dm, 4 * dm if d_ff is None else d_ff, bias) - lost_bias
     n = d["n_layers"] if layers is None else layers
     return (d["vocab_size"] * dm * (1 if tied else 2) + (d["vocab_size"] if head_bias else 0)
             + (d["block_size"] * dm if positions else 0) + n * block + (ln if final_norm else 0))
@@ -62,7 +65,11 @@ register(Skill(
         "layernorm_gain_only": lambda d: gpt_params(d, ln_bias=False),
         "tied_head_bias": lambda d: gpt_params(d, tied=False, head_bias=True),
         "head_bias_added": lambda d: gpt_params(d, head_bias=True),
-        "one_bias_forgotten": lambda d: gpt_params(d, lost_bias=d["d_model"]),
+        # a bias of width d_model (a projection's, b_2) or d_ff = 4·d_model (b_1) left out of every block
+        "one_bias_forgotten": lambda d: Either([gpt_params(d, lost_bias=d["d_model"]),
+                                                gpt_params(d, lost_bias=4 * d["d_model"])]),
+        "ffn_dff_equals_dmodel": lambda d: gpt_params(d, d_ff=d["d_model"]),
+        "forget_w_o": lambda d: gpt_params(d, w_o=False),
         "params_one_head": lambda d: gpt_params(d, one_head=True),
     },
     hints=("Count embeddings once, one block times n_layers, the final LayerNorm; the tied output layer adds nothing.",

@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import Skill, ints, register, show, softmax_rows
+from ._common import Skill, f64, ints, register, show, softmax_rows
 
 _MASK_FORMS = "Write True/False or 1/0 (1 = may attend), one row per query, e.g. [[1, 0], [1, 1]]."
 
@@ -128,6 +128,8 @@ register(Skill(
         "inverted_mask": lambda d: [[not v for v in row] for row in _padding(d)],
         "padding_at_start": lambda d: [[j >= d["S"] - n for j in range(d["S"])] for n in d["lengths"]],
         "length_off_by_one": lambda d: _padding(d, 1) if min(d["lengths"]) < d["S"] else None,
+        "padding_width_from_lengths": lambda d: ([[j < n for j in range(max(d["lengths"]))] for n in d["lengths"]]
+                                                 if max(d["lengths"]) < d["S"] else None),
     },
     hints=("Padding tokens are fillers: nobody should attend to them.",
            "Row b is True for positions 0 .. length_b − 1 and False after that."),
@@ -187,8 +189,10 @@ def _masked_build(rng):
     return prompt, {"scores": scores}
 
 
-def _masked_working(d, m, keep=lambda i, j: j <= i):
-    return [m.softmax(row, [keep(i, j) for j in range(len(row))]) for i, row in enumerate(d["scores"])]
+def _masked_working(d, m, keep=lambda i, j: j <= i, shift=False):
+    """Each row's softmax over the keys the causal mask keeps (``shift``: as exp(s − max s), the same weights)."""
+    soft = m.softmax_shifted if shift else m.softmax
+    return [soft(row, [keep(i, j) for j in range(len(row))]) for i, row in enumerate(d["scores"])]
 
 
 def _masked_reference(d):
@@ -205,6 +209,7 @@ def _fill_zero(d):
 register(Skill(
     name="masked_softmax", lesson="03", title="Softmax with a causal mask", kind="matrix", decimals=2,
     build=_masked_build, solve=None, working=_masked_working, reference=_masked_reference, tables=("scores",),
+    orders=(lambda d, m: _masked_working(d, m, shift=True),),
     mistakes={
         "mask_after_softmax": lambda d: softmax_rows(d["scores"]) * torch.ones(len(d["scores"]), len(d["scores"])).tril(),
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
@@ -213,6 +218,10 @@ register(Skill(
                                                                                 dtype=torch.bool).triu()),
         "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
                                            for i, row in enumerate(d["scores"])],
+        # each key's column normalised over the queries that may see it (rows i >= j)
+        "softmax_wrong_axis": lambda d: softmax_rows(f64(d["scores"]).T.tolist(),
+                                                     torch.ones(len(d["scores"]), len(d["scores"]),
+                                                                dtype=torch.bool).triu()).T,
     },
     hints=("Blocked positions must get weight exactly 0 and each row must still sum to 1.",
            "Replace blocked scores (j > i) by −inf, then take the softmax of each row over what is left."),

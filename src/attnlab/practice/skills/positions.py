@@ -33,6 +33,16 @@ def _pe_reference(d):
     return float(sinusoidal_encoding(d["pos"] + 1, d["d_model"])[d["pos"], d["col"]])
 
 
+def _pe_halves(d):
+    """The value with the sines in the first d_model / 2 columns and the cosines in the rest (not interleaved):
+    column c < d/2 is sin(pos / 10000^(2c/d)), column c >= d/2 is cos(pos / 10000^(2(c − d/2)/d))."""
+    half = d["d_model"] // 2
+    c = d["col"]
+    if c < half:
+        return math.sin(d["pos"] / 10000 ** (2 * c / d["d_model"]))
+    return math.cos(d["pos"] / 10000 ** (2 * (c - half) / d["d_model"]))
+
+
 def _exact(fn):
     from ..working import EXACT
 
@@ -47,6 +57,7 @@ register(Skill(
         "pe_pair_exponent": lambda d: None if d["col"] % 2 == 0 else _exact(
             lambda d, m: _pe_working(d, m, exponent_col=d["col"]))(d),
         "angle_in_degrees": _exact(lambda d, m: _pe_working(d, m, degrees=True)),
+        "pe_halves_not_interleaved": lambda d: None if d["col"] == 0 else _pe_halves(d),
     },
     hints=("Even columns use sine, odd columns cosine; the pair (2i, 2i+1) shares one frequency.",
            "angle = pos / 10000^(2i / d_model) with 2i = column rounded down to even; "

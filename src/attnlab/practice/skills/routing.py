@@ -87,6 +87,7 @@ register(Skill(
 register(Skill(
     name="soft_lookup_output", lesson="01", title="Soft lookup: output", kind="vector", decimals=2,
     build=lambda rng: _lookup_build(rng, True), solve=None, working=_output, reference=_lookup_reference,
+    orders=(lambda d, m: m.mix(m.softmax_shifted(_scores(d)), d["V"]),),
     mistakes={
         "argmax_lookup": lambda d: _mix(d, _onehot(d)),
         "softmax_wrong_axis": lambda d: _mix(d, [1.0, 1.0, 1.0]),
@@ -94,6 +95,7 @@ register(Skill(
         "scaled_lookup": lambda d: _mix(d, _scaled_weights(d).tolist()),
         "softmax_no_normalise": lambda d: _mix(d, [math.exp(s) for s in _scores(d)]),
         "lookup_ignores_weights": lambda d: f64(d["V"]).mean(0),
+        "lookup_mixes_keys": lambda d: (f64(_scores(d)).softmax(-1)[None] @ f64(d["K"]))[0],  # Σ_j w_j k_j
     },
     hints=("The output is a weighted average of the value rows, with the softmax weights.",
            _LOOKUP_HINTS[1] + "; output = Σ_j weight_j · v_j (row vector of length 2)."),
@@ -137,6 +139,7 @@ register(Skill(
         "path_counts_tokens": lambda d: [d["n"], math.ceil((d["n"] - 1) / (d["kernel"] - 1)), 1],
         "cnn_reach_k": lambda d: [d["n"] - 1, math.ceil((d["n"] - 1) / d["kernel"]), 1],
         "cnn_floor_division": lambda d: [d["n"] - 1, (d["n"] - 1) // (d["kernel"] - 1), 1],
+        "attention_no_shortcut": lambda d: [d["n"] - 1, math.ceil((d["n"] - 1) / (d["kernel"] - 1)), d["n"] - 1],
     },
     hints=("An RNN moves one position per step; a kernel-k convolution reaches k − 1 positions back per layer; "
            "attention connects any two positions directly.",
