@@ -26,7 +26,7 @@ from .intake import nested_too_deeply
 from . import verdict as V
 from .spec import decode, load_spec, mistake_outcome, rng_from_urandom
 from .verdict import Verdict
-from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
+from .verify import _VERIFIED, SubmissionError, _nbg
 
 _SANDBOX = None
 _LOCK = threading.Lock()
@@ -94,7 +94,7 @@ class SandboxGrade(NbGraderPreprocessor):
             sandbox = _sandbox(self.slot, [coursedir.root, *self.hidden_paths], self.mechanism)
             report = grade_notebook(nb, spec, student, verified["tampered"], sandbox,
                                     timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
-                                    other_learners=_LEARNER_IDS.pop((student, assignment, info["notebook"]), []))
+                                    other_learners=verified.get("learner_ids", []))
         except SubmissionError as err:
             self._error(coursedir.root, assignment, student, str(err))
             raise
@@ -188,7 +188,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
 
     ``other_learners``: ids whose by-hand numbers are recognised (and flagged for review) when a
-    by-hand answer is wrong for ``student``: the learner ids the submitted notebook printed.
+    by-hand answer is wrong for ``student``: the learner ids the submitted notebook recorded as data
+    (:func:`autograder.by_hand.submitted_learner_ids`).
 
     Returns the :class:`autograder.grade_report.GradeReport` (``items`` keyed by grade_id).
     """
