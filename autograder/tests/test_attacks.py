@@ -372,6 +372,9 @@ def test_csv_and_feedback(attacked_class):
     assert rows["malformed"]["status"] == "error" and rows["malformed"]["score"] == ""
     assert rows["honest"]["status"] == "graded" and float(rows["honest"]["score"]) == 9.0
     assert rows["fused"]["status"] == "flagged" and rows["fused"]["flags"]
+    # the verdict's kind, as the grader made it, reaches the sheet
+    from autograder import verdict as V
+    assert V.LIBRARY in rows["fused"]["failed_items"] and rows["honest"]["failed_items"] == ""
     html = (root / "feedback" / "fused" / A / f"{A}.html").read_text()
     assert "library" in html or "scaled_dot_product_attention" in html
     for secret in ("BEGIN HIDDEN TESTS", "Graded outside your kernel", "v_scores.answer"):
