@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from autograder import scan
-from autograder.sandbox import zygote_definitions
+from autograder.sandbox.watch import PREAMBLE, make_plain
 from autograder.sandbox_grade import solution_cells
 from autograder.spec import FunctionCheck, decode
 
@@ -37,8 +37,7 @@ DRAWS = int(os.environ.get("ATTNLAB_STABILITY_DRAWS", "5"))
 SLOW_DRAWS = int(os.environ.get("ATTNLAB_STABILITY_SLOW_DRAWS", "0"))
 
 
-_Z = zygote_definitions("make_plain", "PREAMBLE")
-_plain, PREAMBLE = _Z["make_plain"](), _Z["PREAMBLE"]
+_plain = make_plain()
 
 
 def _namespace(nb):
