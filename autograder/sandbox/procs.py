@@ -255,11 +255,24 @@ def watch_child(pid: int, r: int, er: int, n: int, timeout: float) -> _Child:
         for fd in ready:
             if not child.read(fd):
                 open_fds.remove(fd)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    _, child.wstatus = os.waitpid(pid, 0)
+    reaped = None
+    if r not in open_fds and len(child.frames) < n and child.status is None:
+        # the child closed its pipe before it finished: let it end the way it is ending (an exit
+        # code, a signal of its own) before ours, so the verdict says how (nested: through its init)
+        end = time.monotonic() + 1.0
+        while reaped is None and time.monotonic() < end:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                reaped = status
+            else:
+                time.sleep(0.005)
+    if reaped is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        reaped = os.waitpid(pid, 0)[1]
+    child.wstatus = reaped
     if er in open_fds:  # what the child wrote to the watch channel before it ended
         os.set_blocking(er, False)
         try:
