@@ -23,6 +23,7 @@ from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 from . import scan
 from .grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from .intake import nested_too_deeply
+from .sandbox_gpt import builds_reference
 from . import verdict as V
 from .spec import decode, load_spec, mistake_outcome, rng_from_urandom
 from .verdict import Verdict
@@ -211,7 +212,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         job = check.jobs(rng)
         plan.append((check, job))
         if job is not None:
-            sandbox_checks.append(job[0])
+            # reference code brought into the sandbox stays in a process of its own
+            sandbox_checks.append(dict(job[0], isolated=builds_reference(job[0])))
     # the learner's identity never enters the sandbox: by-hand items are judged here, with
     # seed_for(student, key) (spec.ByHandCheck.variant), and attnlab is not importable there
     job = {"cells": run_cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb}

@@ -300,12 +300,27 @@ def run_job(job: dict, cfg: Config, snapshot=None) -> dict:
 
     One child runs the cells and the checks in turn; a check the child does not finish gets its own
     verdict and the rest go to a fresh child (at most one child per check, as many as a submission
-    that crashes every check needs).  Each result is read by :func:`autograder.sandbox.wire.check_result`
-    (never raises); a failure of the sandbox itself is one ``crashed`` result for the check concerned."""
+    that crashes every check needs).  A check marked ``isolated`` runs alone in a child of its own.
+    Each result is read by :func:`autograder.sandbox.wire.check_result` (never raises); a failure of
+    the sandbox itself is one ``crashed`` result for the check concerned."""
     checks = job["checks"]
     timeout = float(job.get("timeout", 10))
     results: dict = {}
-    todo = list(range(len(checks)))
+    # an ``isolated`` check (one that brings reference code into the sandbox) gets a child of its own
+    shared = [i for i, c in enumerate(checks) if not c.get("isolated")]
+    for batch in [shared] + [[i] for i, c in enumerate(checks) if c.get("isolated")]:
+        if batch and _run_batch(job, batch, cfg, snapshot, timeout, results) is not None:
+            for c in checks:  # the cells never finished: no check can run, none is tried again
+                results.setdefault(c["id"], dict(results[checks[batch[0]]["id"]]))
+            break
+    return {"results": results}
+
+
+def _run_batch(job: dict, todo: list[int], cfg: Config, snapshot, timeout: float, results: dict) -> dict | None:
+    """Run the checks ``todo`` of ``job`` in one child (and fresh ones after a check it did not
+    finish); write each check's result into ``results`` by check id.  Returns the failure when the
+    answer cells themselves never finished (then every check of ``todo`` has it), else ``None``."""
+    checks = job["checks"]
     while todo:
         os.makedirs(cfg.workdir, exist_ok=True)
         if not cfg.own_uid:  # nested: the zygote's own uid is the check's uid (mapped to cfg.uid)
@@ -328,12 +343,12 @@ def run_job(job: dict, cfg: Config, snapshot=None) -> dict:
             results[checks[i]["id"]] = check_result(payload, records, i, checks[i], records.get("c", ()))
         rest = todo[len(child.frames):]
         if not rest:
-            break
+            return None
         failure = _failure(child, timeout)
         if not child.cells_done:  # the cells themselves did not finish: no check can run
             for i in rest:
                 results[checks[i]["id"]] = dict(failure)
-            break
+            return failure
         results[checks[rest[0]]["id"]] = failure
         todo = rest[1:]
-    return {"results": results}
+    return None

@@ -315,7 +315,8 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
               {"id": "loop", "extract": "while True:\n    pass", "trials": [{}]},
               {"id": "forged", "extract": "for fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 64)\n"
                                           "    except OSError:\n        pass\nwhile True:\n    pass", "trials": [{}]},
-              {"id": "e", "extract": ident, "trials": [{}]}]
+              {"id": "e", "extract": ident, "trials": [{}]},
+              {"id": "alone", "extract": ident, "trials": [{}], "isolated": True}]
     reply = sb.run({"timeout": 2, "mem_mb": 256, "cells": cells, "checks": checks})["results"]
 
     def seen(gid, t=0):
@@ -333,6 +334,7 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
     assert reply["loop"]["status"] == "timeout", reply["loop"]
     assert reply["forged"]["status"] == "crashed" and "nothing was compared" in reply["forged"]["error"]
     assert seen("e")[0] not in (pid_a, pid_d)
+    assert seen("alone")[0] not in (pid_a, pid_d, seen("e")[0])  # an isolated check: a child of its own
 
 
 def test_cells_that_never_finish_end_every_check_once(box):
@@ -341,6 +343,7 @@ def test_cells_that_never_finish_end_every_check_once(box):
     sb, _ = box
     t0 = time.monotonic()
     reply = sb.run({"timeout": 2, "mem_mb": 256, "cells": [["spin", "while True:\n    pass\n"]],
-                    "checks": [{"id": g, "extract": "__result__ = 1", "trials": [{}]} for g in "abcd"]})["results"]
+                    "checks": [{"id": g, "extract": "__result__ = 1", "trials": [{}], "isolated": g == "d"}
+                               for g in "abcd"]})["results"]
     assert all(reply[g]["status"] == "timeout" for g in "abcd"), reply
     assert time.monotonic() - t0 < 2 * 4, "each check waited for the cells again"
