@@ -141,6 +141,7 @@ class ByHandCheck:
 
 
 def as_learner_id_safe(name: str) -> str:
+    """``name`` as a learner id (:func:`attnlab.practice.seeding.as_learner_id`: NFC, file-name safe)."""
     from attnlab.practice.seeding import as_learner_id
     return as_learner_id(name)
 

@@ -150,6 +150,8 @@ def _skill_of(check, assignment: str) -> Skill:
 # ----------------------------------------------------------------------------- the model
 @dataclass
 class ItemStats:
+    """One item across the class: who earned it, made a named mistake, failed otherwise or was not
+    graded (``outcomes``), the named mistakes and the other failures (by verdict kind) with who."""
     grade_id: str
     max_points: float = 0.0
     skill: Skill | None = None
@@ -158,9 +160,11 @@ class ItemStats:
     failures: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
 
     def ranked_mistakes(self) -> list[tuple[str, list[str]]]:
+        """``[(mistake, students)]``, most frequent first (then by name)."""
         return sorted(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
     def ranked_failures(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """``[(kind, [(student, message)])]``, most frequent first (then by kind)."""
         return sorted(self.failures.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
@@ -180,18 +184,22 @@ class ClassReport:
 
     @property
     def graded(self) -> list[dict]:
+        """Reports of submissions that were graded (status not ``error``)."""
         return [r for r in self.reports if r["status"] != "error"]
 
     @property
     def flagged(self) -> list[dict]:
+        """Graded reports held for review (status ``flagged`` or with flags)."""
         return [r for r in self.reports if r["status"] == "flagged" or (r["flags"] and r["status"] != "error")]
 
     @property
     def errored(self) -> list[dict]:
+        """Reports of submissions that could not be graded."""
         return [r for r in self.reports if r["status"] == "error"]
 
     @property
     def max_score(self) -> float:
+        """Points of the assignment's items (the largest ``max_points`` seen per item, summed)."""
         return sum(i.max_points for i in self.items)
 
     def ranked_mistakes(self) -> list[tuple[str, str, list[str]]]:

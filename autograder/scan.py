@@ -68,7 +68,7 @@ MODULE_ATTRS = {"os", "sys", "builtins", "threading", "_thread", "multiprocessin
                 "ctypeslib", "gc", "inspect", "importlib", "socket", "shutil", "pickle", "marshal", "posix"}
 #: Functions of allowed libraries that read files or unpickle (arbitrary code) -- never needed here.
 LOADERS = {"load", "loads", "fromfile", "memmap", "DataSource", "load_library", "from_file"}
-#: Names every answer cell sees without importing them (the sandbox's preamble, ``zygote.run_item``).
+#: Names every answer cell sees without importing them (the sandbox's preamble, ``autograder.sandbox.watch.PREAMBLE``).
 PREAMBLE = {"math": "math", "np": "numpy", "torch": "torch", "nn": "torch.nn",
             "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
 _MISSING = object()
@@ -350,6 +350,8 @@ class _Scanner:
                 self.modules[a.asname or a.name] = f"{mod}.{a.name}"
 
     def attribute(self, cell, node):
+        """Flag the attribute access ``node`` (an ``ast.Attribute`` in ``cell``) when it is refused
+        (:func:`_attribute_problem`) or, followed from a library name, reaches a refused object."""
         attr = node.attr
         why = _attribute_problem(attr)
         if why:

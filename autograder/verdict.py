@@ -72,6 +72,7 @@ class Verdict:
 
     @property
     def message(self) -> str:
+        """The same text as :attr:`reason` (the report item's ``message``)."""
         return self.reason
 
     def __str__(self) -> str:

@@ -371,6 +371,8 @@ class Sandbox:
         return reply
 
     def close(self) -> None:
+        """Stop the zygote (closing its stdin; killed after 5 s), remove the worker's cgroup and the
+        checks' private folder.  Safe to call twice; never raises."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.close()

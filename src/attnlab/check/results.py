@@ -61,6 +61,7 @@ class CheckReport:
         return sum(i.max_points or 0.0 for i in self.items)
 
     def to_json(self) -> str:
+        """The report as JSON (the fields, the mode's name, ``score`` and ``max_score``)."""
         data = asdict(self)
         data["mode"] = self.mode.value
         data["score"], data["max_score"] = self.score, self.max_score
