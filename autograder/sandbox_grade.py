@@ -212,7 +212,7 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         job = check.jobs(rng)
         plan.append((check, job))
         if job is not None:
-            # reference code brought into the sandbox stays in a process of its own
+            # reference code brought into the sandbox stays apart from the checks that do not use it
             sandbox_checks.append(dict(job[0], isolated=builds_reference(job[0])))
     # the learner's identity never enters the sandbox: by-hand items are judged here, with
     # seed_for(student, key) (spec.ByHandCheck.variant), and attnlab is not importable there
@@ -278,10 +278,15 @@ def _from_outcome(out) -> Verdict:
                    mistake=out.mistake, mistakes=tuple(out.matches or ()))
 
 
-def _error_kind(error: str) -> str:
-    """The kind of a check whose code raised (``"ValueError: ..."``)."""
-    name = str(error).split(":", 1)[0].strip()
-    return V.raised(name) if name.isidentifier() else V.OTHER
+#: Exceptions that end the student's program rather than report a mistake: the item crashed.
+_EXITS = ("SystemExit", "KeyboardInterrupt")
+
+
+def _error_kind(res: dict) -> str:
+    """The kind of a check whose code raised: from the result's ``exception`` field (the class name
+    the sandbox recorded), never from the message text; ``V.OTHER`` without one."""
+    name = res.get("exception")
+    return V.raised(name) if isinstance(name, str) and name.isidentifier() else V.OTHER
 
 
 def _narrow(check, out, rest, student):
@@ -327,10 +332,10 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
     if status == "crashed":
         return Verdict(False, f"crashed: {res.get('error')}", V.CRASHED), None
     if status != "ok":
-        return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
-    if res.get("cell_errors") and any(e["error"].startswith(("SystemExit", "KeyboardInterrupt"))
-                                      for e in res["cell_errors"]):
-        e = next(e for e in res["cell_errors"] if e["error"].startswith(("SystemExit", "KeyboardInterrupt")))
+        return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
+    exits = [e for e in res.get("cell_errors") or () if e.get("exception") in _EXITS]
+    if exits:
+        e = exits[0]
         return Verdict(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}", V.CRASHED), None
     if len(res.get("trials", [])) != len(raws):
         return Verdict(False, "crashed: the sandbox returned an incomplete result", V.CRASHED), \
@@ -341,9 +346,9 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         if status != "ok":
             if res.get("memory"):
                 return Verdict(False, f"out of memory: {res.get('error')}", V.OUT_OF_MEMORY), None
-            if str(res.get("error", "")).startswith(("SystemExit", "KeyboardInterrupt")):
+            if res.get("exception") in _EXITS:
                 return Verdict(False, f"crashed: the code called sys.exit/raised {res.get('error')}", V.CRASHED), None
-            return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
+            return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
         ops = list(res.get("forbidden_ops") or ())
         changed = [op.split(": ", 1)[1] for op in ops if op.startswith("changed library: ")]
         if changed:

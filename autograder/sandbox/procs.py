@@ -300,15 +300,16 @@ def run_job(job: dict, cfg: Config, snapshot=None) -> dict:
 
     One child runs the cells and the checks in turn; a check the child does not finish gets its own
     verdict and the rest go to a fresh child (at most one child per check, as many as a submission
-    that crashes every check needs).  A check marked ``isolated`` runs alone in a child of its own.
+    that crashes every check needs).  Checks marked ``isolated`` run apart from the others, in a child
+    of their own.
     Each result is read by :func:`autograder.sandbox.wire.check_result` (never raises); a failure of
     the sandbox itself is one ``crashed`` result for the check concerned."""
     checks = job["checks"]
     timeout = float(job.get("timeout", 10))
     results: dict = {}
-    # an ``isolated`` check (one that brings reference code into the sandbox) gets a child of its own
-    shared = [i for i, c in enumerate(checks) if not c.get("isolated")]
-    for batch in [shared] + [[i] for i, c in enumerate(checks) if c.get("isolated")]:
+    # ``isolated`` checks (those that bring reference code into the sandbox) run apart from the others
+    for batch in ([i for i, c in enumerate(checks) if not c.get("isolated")],
+                  [i for i, c in enumerate(checks) if c.get("isolated")]):
         if batch and _run_batch(job, batch, cfg, snapshot, timeout, results) is not None:
             for c in checks:  # the cells never finished: no check can run, none is tried again
                 results.setdefault(c["id"], dict(results[checks[batch[0]]["id"]]))

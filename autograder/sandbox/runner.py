@@ -24,14 +24,16 @@ from .wire import write_frame
 
 
 def _errors(e: BaseException, keep_frames: bool) -> dict:
-    """``{"error", "traceback"?}`` of an exception raised by student code (cell) or a trial."""
+    """``{"error", "exception", "traceback"?}`` of an exception raised by student code (a cell) or a
+    trial: ``exception`` is the class name, the field the grader classifies by (never the text)."""
     import traceback
     if keep_frames:
         tb = traceback.format_exception(type(e), e, e.__traceback__)
-        return {"error": f"{type(e).__name__}: {e}"[:500], "traceback": "".join(tb[-3:])[-1500:]}
+        return {"error": f"{type(e).__name__}: {e}"[:500], "exception": type(e).__name__[:100],
+                "traceback": "".join(tb[-3:])[-1500:]}
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith("<cell ")]
     where = f" (in {frames[-1].filename[1:-1]}, line {frames[-1].lineno})" if frames else ""
-    return {"error": f"{type(e).__name__}: {e}"[:600] + where}
+    return {"error": f"{type(e).__name__}: {e}"[:600] + where, "exception": type(e).__name__[:100]}
 
 
 def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None) -> None:

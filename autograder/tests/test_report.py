@@ -200,8 +200,12 @@ def test_the_report_reads_the_verdicts_kind_not_its_words():
     raws = [{}]
     cases = {
         "timeout": ({"status": "timeout", "error": "did not finish within 5 s"}, V.TIMED_OUT),
-        "raised": ({"status": "ok", "trials": [{"status": "error", "error": "IndexError: shape (2, 3)"}]}, "raised IndexError"),
-        "stub": ({"status": "ok", "trials": [{"status": "error", "error": "NotImplementedError: "}]}, V.NOT_ATTEMPTED),
+        "raised": ({"status": "ok", "trials": [{"status": "error", "error": "IndexError: shape (2, 3)",
+                                                 "exception": "IndexError"}]}, "raised IndexError"),
+        "stub": ({"status": "ok", "trials": [{"status": "error", "error": "NotImplementedError: ",
+                                               "exception": "NotImplementedError"}]}, V.NOT_ATTEMPTED),
+        # the kind comes from the exception's class the sandbox recorded, not from the words
+        "words": ({"status": "ok", "trials": [{"status": "error", "error": "KeyError: a ValueError: text"}]}, V.OTHER),
         "library": ({"status": "ok", "trials": [{"status": "ok", "forbidden_ops": ["changed library: torch.tensor"]}]},
                     V.LIBRARY),
     }

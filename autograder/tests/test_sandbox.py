@@ -316,7 +316,8 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
               {"id": "forged", "extract": "for fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 64)\n"
                                           "    except OSError:\n        pass\nwhile True:\n    pass", "trials": [{}]},
               {"id": "e", "extract": ident, "trials": [{}]},
-              {"id": "alone", "extract": ident, "trials": [{}], "isolated": True}]
+              {"id": "apart", "extract": ident, "trials": [{}], "isolated": True},
+              {"id": "apart2", "extract": ident, "trials": [{}], "isolated": True}]
     reply = sb.run({"timeout": 2, "mem_mb": 256, "cells": cells, "checks": checks})["results"]
 
     def seen(gid, t=0):
@@ -334,7 +335,8 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
     assert reply["loop"]["status"] == "timeout", reply["loop"]
     assert reply["forged"]["status"] == "crashed" and "nothing was compared" in reply["forged"]["error"]
     assert seen("e")[0] not in (pid_a, pid_d)
-    assert seen("alone")[0] not in (pid_a, pid_d, seen("e")[0])  # an isolated check: a child of its own
+    # isolated checks: apart from the others, together in a child of their own
+    assert seen("apart")[0] == seen("apart2")[0] not in (pid_a, pid_d, seen("e")[0])
 
 
 def test_cells_that_never_finish_end_every_check_once(box):

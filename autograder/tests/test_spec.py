@@ -234,9 +234,9 @@ def test_a_grading_spec_is_loaded_once_per_process(tmp_path):
 
 
 def test_checks_that_bring_reference_code_into_the_sandbox_run_alone():
-    """A check whose setup builds the grader's GPT (attnlab.nn's own source) is marked to run in a
-    child of its own, so that reference code is never in the process while another function is
-    graded; the set's other checks are not."""
+    """A check whose setup builds the grader's GPT (attnlab.nn's own source) is marked to run apart
+    from the others, so that reference code is never in the process while a function that does not
+    use it is graded; the set's other checks are not."""
     from autograder.sandbox_gpt import GPT_SETUP, builds_reference
     from autograder.spec import rng_from_urandom
     jobs = [j[0] for c in qa.spec("08_training_and_decoding").checks if (j := c.jobs(rng_from_urandom())) is not None]
