@@ -61,8 +61,12 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
     exec(compile(PREAMBLE, "<preamble>", "exec"), grader_ns)
     grader_builtins = dict(vars(builtins))
     snap = snapshot or library_snapshot()
-    rng_get = (torch.get_rng_state, np.random.get_state, random.getstate)
-    rng_set = (torch.set_rng_state, np.random.set_state, random.setstate)
+    # process-wide state each check starts from (as the cells left it): the random generators, the
+    # gradient mode and the default dtype (an earlier check's code may have changed any of them)
+    state_get = (torch.get_rng_state, np.random.get_state, random.getstate, torch.is_grad_enabled,
+               torch.get_default_dtype)
+    state_set = (torch.set_rng_state, np.random.set_state, random.setstate, torch.set_grad_enabled,
+               torch.set_default_dtype)
     write, setprofile, exit_, base_exception = write_frame, sys.setprofile, os._exit, BaseException
     checks = job["checks"]
     reported: set = set()
@@ -92,13 +96,13 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
         except base_exception as e:  # noqa: BLE001 - student code may raise anything
             cell_errors.append({"cell": cell_id, **_errors(e, True)})
     _changed("c")
-    rng = [get() for get in rng_get]
+    start = [get() for get in state_get]
     write(wfd, {"cells": True})
     for i in indices:
         check = checks[i]
         out = {"check": i, "status": "ok", "cell_errors": cell_errors, "trials": []}
         try:
-            for state, put in zip(rng, rng_set):  # each check starts from the state the cells left
+            for state, put in zip(start, state_set):  # each check starts from the state the cells left
                 put(state)
             reported.clear()  # a change made during an earlier check is reported for this one too
             _changed(f"{i}.0")

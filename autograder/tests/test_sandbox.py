@@ -303,13 +303,16 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
     """A submission's checks share one child (the cells run once: same child token, one cell run), each with its
     own time bound; a check that crashes the child, loops past its bound or forges a result ends as
     that check's verdict only, and the checks after it run in a fresh child (cells run again there).
-    A library replaced during one check is recorded for every later check of that child too."""
+    A library replaced during one check is recorded for every later check of that child too; the
+    gradient mode and default dtype an earlier check changed are back as the cells left them."""
     sb, _ = box
     cells = [["count", "import os\nRUNS = []\nRUNS.append(1)\nCHILD = os.urandom(8).hex()\n"]]
     ident = "__result__ = [CHILD, len(RUNS)]"
     checks = [{"id": "a", "extract": ident, "trials": [{}]},
-              {"id": "b", "extract": ident + "\ntorch.tanh = torch.sigmoid", "trials": [{}]},
-              {"id": "c", "extract": ident, "trials": [{}, {}]},
+              {"id": "b", "extract": ident + "\ntorch.tanh = torch.sigmoid\ntorch.set_grad_enabled(False)\n"
+                                             "torch.set_default_dtype(torch.float64)\ntorch.manual_seed(7)", "trials": [{}]},
+              {"id": "c", "extract": "__result__ = [CHILD, len(RUNS)] if torch.is_grad_enabled() and "
+                                    "torch.get_default_dtype() == torch.float32 else 'state leaked'", "trials": [{}, {}]},
               {"id": "crash", "extract": "os._exit(0)", "trials": [{}]},
               {"id": "d", "extract": ident, "trials": [{}]},
               {"id": "loop", "extract": "while True:\n    pass", "trials": [{}]},
