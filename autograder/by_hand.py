@@ -141,24 +141,18 @@ class ByHandCheck:
 
 
 def as_learner_id_safe(name: str) -> str:
+    """``name`` as a learner id (:func:`attnlab.practice.seeding.as_learner_id`: NFC, file-name safe)."""
     from attnlab.practice.seeding import as_learner_id
     return as_learner_id(name)
 
 
-def printed_learner_ids(nb) -> list[str]:
-    """Learner ids a notebook's own outputs say it ran under (``learner_note()`` in the setup
-    cell: "... drawn for learner id 'alice' ..."; older notebooks: "learner: alice").  Read from
-    the submission before its outputs are cleared; untrusted: used only to FLAG by-hand numbers
-    that fit another id, never to credit them."""
-    import re
-    found = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            text = out.get("text", "")
-            text = "".join(text) if isinstance(text, list) else str(text)
-            found += re.findall(r"drawn for learner id '([^'\n]{1,64})'", text[:20000])
-            found += re.findall(r"^learner: (\S{1,64})$", text[:20000], flags=re.M)
-    return list(dict.fromkeys(found))[:8]
+def submitted_learner_ids(nb) -> list[str]:
+    """Learner ids the submission's own outputs record as data (the setup cell's
+    :func:`attnlab.identity.publish_learner_id`; read with :func:`attnlab.identity.learner_ids_in`).
+    Read before the outputs are cleared; untrusted: used only to FLAG by-hand numbers that fit
+    another id, never to credit them.  A notebook without the record gives ``[]`` (nothing to flag)."""
+    from attnlab.identity import learner_ids_in
+    return learner_ids_in(nb)
 
 
 def _unread(message: str, kind: str) -> ValueError:

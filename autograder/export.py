@@ -17,7 +17,8 @@ atomically under a file lock), so the sheet holds every assignment exported so f
 ``reason`` is in words for people (:mod:`autograder.instructor.reasons`).  Deadlines
 (:mod:`autograder.instructor.deadlines`): ``due`` (with the student's extension), ``extension``,
 ``late_by``, ``late_penalty`` (points, nbgrader's ``late_submission_penalty``) and
-``final_score`` = ``score`` − ``late_penalty``.
+``final_score`` = ``score`` − ``late_penalty``.  ``failed_items``: each item that earned nothing,
+as ``grade_id: kind (named mistake)`` from its verdict (:func:`autograder.verdict.failed_items`).
 Text cells pass through :func:`autograder.intake.csv_cell` (no control characters, no
 spreadsheet formulas).
 """
@@ -33,9 +34,10 @@ from .instructor.deadlines import describe
 from .instructor.gradesheet import merge
 from .instructor.reasons import reason_text
 from .intake import csv_cell
+from .verdict import failed_items
 
 FIELDS = ["assignment", "student_id", "score", "max_score", "autograded_score", "status",
-          "flags", "reason", "due", "extension", "late_by", "late_penalty", "final_score"]
+          "flags", "failed_items", "reason", "due", "extension", "late_by", "late_penalty", "final_score"]
 
 
 def status_of(report: dict | None, submission) -> str:
@@ -105,6 +107,7 @@ class AttnlabCsvExport(ExportPlugin):
                     "max_score": assignment.max_score, "autograded_score": auto if status != "error" else "",
                     "status": status,
                     "flags": csv_cell(" | ".join(rep.get("flags", []))) if rep else "",
+                    "failed_items": csv_cell(failed_items(rep.get("items", {}))) if rep else "",
                     "reason": csv_cell(reason_text(rep, extra)),
                     **late, "final_score": round(max(0.0, score - late["late_penalty"]), 6)
                     if status != "error" else ""})

@@ -31,6 +31,8 @@ class ItemResult(TypedDict):
     withheld: bool          #: the values were right but credit is held for review
     mistake: str | None     #: the named mistake recognised (the misconception catalogue), or None
     mistakes: list[str]     #: every named mistake the values fit (several when the draws cannot tell)
+    kind: str               #: why no credit, one of the fixed names of :mod:`autograder.verdict`
+    evidence: list[str]     #: what the judgement rests on beyond the message (ops seen, cells not run)
 
 
 class GradeReport(TypedDict, total=False):

@@ -29,6 +29,7 @@ from traitlets import Bool, Integer
 from traitlets.config import Configurable
 
 from .text_safety import csv_cell, safe_json, safe_text  # noqa: F401 - re-exported (their home: text_safety)
+from .sandbox.wire import json_depth
 
 #: The folder (relative to the course root) that holds the sanitized copies nbgrader grades.
 STAGED_DIR = ".intake"
@@ -158,19 +159,6 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.1f} KB" if n >= 2**10 else f"{n} bytes"
 
 
-def _depth(value, limit: int) -> int:
-    """Nesting depth of a parsed JSON value (iterative; stops counting past ``limit``)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (dict, list)):
-            deepest = max(deepest, d)
-            if deepest > limit:
-                return deepest
-            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
-    return deepest
-
-
 def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> None:
     """Raise :class:`SubmissionRefused` unless ``data`` is a UTF-8 nbformat-4 notebook nbgrader can
     read; the message names what is wrong (encoding, JSON syntax, nesting, format)."""
@@ -193,7 +181,7 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> No
         raise SubmissionRefused(f"{name} is not valid notebook JSON ({err.msg} at line {err.lineno}, "
                                 f"column {err.colno}): the file was cut off or edited outside Jupyter; "
                                 "re-download it or start again from exercises/, and resubmit") from None
-    if _depth(nb, limits.max_json_depth) > limits.max_json_depth:
+    if json_depth(nb, limits.max_json_depth) > limits.max_json_depth:
         raise SubmissionRefused(f"{name} is JSON nested more than {limits.max_json_depth} levels deep; "
                                 "this is not a notebook Jupyter writes: start again from exercises/")
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):

@@ -22,13 +22,12 @@ which come from the course's ``grading.py`` and the misconception catalogue.
 from __future__ import annotations
 
 import csv
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .verdict import NAMED_MISTAKE, PASSED
+from .verdict import NAMED_MISTAKE, PASSED, UNCLASSIFIED, item_kind
 from .grade_report import read_reports
 
 #: Outcome of one (student, item): earned, named mistake, other wrong answer, not graded.
@@ -36,10 +35,6 @@ OUTCOMES = ("earned", "named mistake", "other failure", "not graded")
 #: Okabe-Ito colours (readable with every common colour-vision deficiency), one per outcome.
 COLOURS = {"earned": "#009E73", "named mistake": "#E69F00", "other failure": "#D55E00",
            "not graded": "#BBBBBB"}
-
-_FUNCTION_MISTAKE = re.compile(r"matches a known mistake:\s*(?P<name>.+?)\s*$")
-_BY_HAND_MISTAKE = re.compile(r"it looks like (?P<title>.+?)\.\s")
-
 
 class ReportError(RuntimeError):
     """Nothing to report on (no graded submissions for the assignment); the message says why."""
@@ -49,30 +44,15 @@ class ReportError(RuntimeError):
 def named_mistake(item: dict) -> str | None:
     """The name of the mistake the grader recognised in one report item, or ``None``.
 
-    Reads the structured field ``item["mistake"]`` (or ``item["misconception"]``), which the grader
-    writes with every verdict (:mod:`autograder.verdict`); an item of a report written before
-    verdicts carried their kind (no ``kind`` field) is recognised by the two messages the grader
-    wrote then:
-    ``"<target>: the result matches a known mistake: <name>"`` (``FunctionCheck.mistakes``; a
-    catalogued misconception written out as ``"<title>. <why>"`` is shown by its title) and
-    ``"`var`: Not quite: it looks like <title>. <why>"`` (a by-hand answer matching an
-    ``attnlab.practice`` misconception, shown by its catalogue title without the leading "you").
+    Reads the verdict's structured field ``item["mistake"]`` (:class:`autograder.verdict.Verdict`,
+    written where the judgement was made), shown by its catalogue title when it names a catalogued
+    misconception.  The message text is never read: an item without the field names no mistake.
     """
     if item.get("ok"):
         return None
-    for key in ("mistake", "misconception"):
-        value = item.get(key)
-        if isinstance(value, str) and value.strip():
-            return _misconception_label(value.strip())
-    if item.get("kind"):
-        return None  # a verdict with its kind: no mistake field means none was recognised
-    message = str(item.get("message") or "")
-    m = _FUNCTION_MISTAKE.search(message)
-    if m:  # a catalogued misconception may be written out as "<title>. <why>": keep the title
-        return _catalogue_title(m.group("name")) or m.group("name")
-    m = _BY_HAND_MISTAKE.search(message)
-    if m:
-        return _strip_you(m.group("title"))
+    value = item.get("mistake")
+    if isinstance(value, str) and value.strip():
+        return _misconception_label(value.strip())
     return None
 
 
@@ -85,65 +65,25 @@ def _misconception_label(name: str) -> str:
     return _strip_you(m.title) if m else name
 
 
-def _catalogue_title(text: str) -> str | None:
-    """The title (without "you ") of the catalogued misconception ``text`` starts with, if any."""
-    try:
-        from attnlab.practice import MISCONCEPTIONS
-    except ImportError:  # pragma: no cover
-        return None
-    for m in MISCONCEPTIONS.values():
-        if text == m.title or text.startswith(m.title + "."):
-            return _strip_you(m.title)
-    return None
-
-
 def _strip_you(title: str) -> str:
     return title[4:] if title.lower().startswith("you ") else title
 
 
-#: Reports written before verdicts carried their kind: (pattern on the item message, failure
-#: kind) for failures that are not a named mistake; the first match wins.
-_KINDS = [
-    (r"^no credit: this test cell was tampered", "test cell tampered with"),
-    (r"no credit pending instructor review", "held for review (suspicious code)"),
-    (r"^no credit: .*(ran the library operation|uses?|used|reference)", "used the library version"),
-    (r"^no credit: .*returned an object of type", "returned an unsupported type"),
-    (r"^timed out", "timed out (an infinite loop?)"),
-    (r"^out of memory", "ran out of memory"),
-    (r"^crashed", "crashed (sys.exit or the process died)"),
-    (r"^error: NotImplementedError", "not attempted (stub left)"),
-    (r"^error: (?P<exc>[A-Za-z_][A-Za-z0-9_]{0,40})\b", "raised {exc}"),
-    (r"still None", "not answered"),
-    (r"must be the numbers themselves", "by-hand answer written as code"),
-    (r"answer cell .* does not assign|is missing", "not answered"),
-    (r"answer cell .* is not valid Python", "answer cell is not valid Python"),
-    (r"I could not read that answer", "answer in a form that cannot be read"),
-    (r": shape \(|has shape|axes but|entries but should have", "wrong shape"),
-    (r"must be a bool tensor", "wrong dtype (mask not bool)"),
-    (r"NaN/inf", "NaN/inf where none belong"),
-    (r"returned None", "returned None"),
-    (r"expected \d+ returned values|returned values", "wrong number of returned values"),
-    (r"values differ from the reference|first wrong entry|is not right|differs from the reference",
-     "wrong values (no known mistake)"),
-]
-
-
 def failure_kind(item: dict) -> str:
-    """A short, fixed name for a failed item that is not a named mistake: the ``kind`` the grader
-    wrote with its verdict (:mod:`autograder.verdict`).  Only a report written before verdicts
-    carried their kind is read from its message text (``_KINDS``)."""
-    kind = item.get("kind")
-    if isinstance(kind, str) and kind.strip() and kind not in (PASSED, NAMED_MISTAKE):
-        return kind
-    message = str(item.get("message") or "")
-    body = message.split(": ", 1)[1] if re.match(r"^[\w`]+: ", message) and not re.match(
-        r"^(no credit|timed out|out of memory|crashed|error): ", message) else message
-    for text in (message, body):
-        for pattern, kind in _KINDS:
-            m = re.search(pattern, text)
-            if m:
-                return kind.format(**m.groupdict())
-    return "other"
+    """The fixed name of why a failed item that is not a named mistake earned nothing: the verdict's
+    ``kind`` (:mod:`autograder.verdict`), as the grader wrote it.  An item written by a grader whose
+    verdicts carried no kind is :data:`autograder.verdict.UNCLASSIFIED` (re-grade to classify it);
+    its message text is never parsed for a guess."""
+    kind = item_kind(item)
+    return UNCLASSIFIED if kind in (PASSED, NAMED_MISTAKE) else kind
+
+
+def unclassified(reports: list[dict]) -> list[str]:
+    """Students whose report holds a failed item without a verdict ``kind`` (written by an older
+    grader), sorted; :func:`build` turns them into one line of the page's problems."""
+    return sorted({str(rep["student"]) for rep in reports if rep.get("status") != "error"
+                   for it in rep["items"].values()
+                   if isinstance(it, dict) and not it.get("ok") and not it.get("kind")})
 
 
 def _read_grades(course: Path, assignment: str, csv_path: Path | None) -> dict[str, dict]:
@@ -210,6 +150,8 @@ def _skill_of(check, assignment: str) -> Skill:
 # ----------------------------------------------------------------------------- the model
 @dataclass
 class ItemStats:
+    """One item across the class: who earned it, made a named mistake, failed otherwise or was not
+    graded (``outcomes``), the named mistakes and the other failures (by verdict kind) with who."""
     grade_id: str
     max_points: float = 0.0
     skill: Skill | None = None
@@ -218,9 +160,11 @@ class ItemStats:
     failures: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
 
     def ranked_mistakes(self) -> list[tuple[str, list[str]]]:
+        """``[(mistake, students)]``, most frequent first (then by name)."""
         return sorted(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
     def ranked_failures(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """``[(kind, [(student, message)])]``, most frequent first (then by kind)."""
         return sorted(self.failures.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
@@ -240,18 +184,22 @@ class ClassReport:
 
     @property
     def graded(self) -> list[dict]:
+        """Reports of submissions that were graded (status not ``error``)."""
         return [r for r in self.reports if r["status"] != "error"]
 
     @property
     def flagged(self) -> list[dict]:
+        """Graded reports held for review (status ``flagged`` or with flags)."""
         return [r for r in self.reports if r["status"] == "flagged" or (r["flags"] and r["status"] != "error")]
 
     @property
     def errored(self) -> list[dict]:
+        """Reports of submissions that could not be graded."""
         return [r for r in self.reports if r["status"] == "error"]
 
     @property
     def max_score(self) -> float:
+        """Points of the assignment's items (the largest ``max_points`` seen per item, summed)."""
         return sum(i.max_points for i in self.items)
 
     def ranked_mistakes(self) -> list[tuple[str, str, list[str]]]:
@@ -273,6 +221,11 @@ def build(course, assignment: str, csv_path=None, solutions=None) -> ClassReport
                           f"(python -m autograder grade {course} --assignment {assignment})")
     skills, order, skills_note = _item_skills(course, assignment, solutions)
     items = _items(reports, order, skills)
+    old = unclassified(reports)
+    if old:
+        problems = [*problems, f"{len(old)} report(s) ({', '.join(old[:10])}{', ...' if len(old) > 10 else ''}) were "
+                    "written by an older grader whose verdicts carry no kind: their failures are listed as "
+                    f"'{UNCLASSIFIED}'; grade the assignment again to classify them"]
     return ClassReport(course=course, assignment=assignment, reports=reports,
                        grades=_read_grades(course, assignment, Path(csv_path) if csv_path else None),
                        items=items, problems=problems, skills_note=skills_note,

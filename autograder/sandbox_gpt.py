@@ -115,3 +115,11 @@ def gpt_setup() -> str:
 
 
 GPT_SETUP = gpt_setup()
+
+
+def builds_reference(check: dict) -> bool:
+    """Whether the sandbox check ``check`` (a job's ``{"id", "setup", "extract", ...}``) builds this
+    reference model: its setup runs :data:`GPT_SETUP`.  Such checks run apart from the others
+    (``isolated``: a child of their own), so the reference code they bring into the sandbox is never
+    in the process while any function they do not grade is graded."""
+    return GPT_SETUP in str(check.get("setup", ""))

@@ -23,10 +23,11 @@ from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 from . import scan
 from .grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from .intake import nested_too_deeply
+from .sandbox_gpt import builds_reference
 from . import verdict as V
 from .spec import decode, load_spec, mistake_outcome, rng_from_urandom
 from .verdict import Verdict
-from .verify import _LEARNER_IDS, _VERIFIED, SubmissionError, _nbg
+from .verify import _VERIFIED, SubmissionError, _nbg
 
 _SANDBOX = None
 _LOCK = threading.Lock()
@@ -94,7 +95,7 @@ class SandboxGrade(NbGraderPreprocessor):
             sandbox = _sandbox(self.slot, [coursedir.root, *self.hidden_paths], self.mechanism)
             report = grade_notebook(nb, spec, student, verified["tampered"], sandbox,
                                     timeout=self.timeout or spec.timeout, mem_mb=self.mem_mb or spec.mem_mb,
-                                    other_learners=_LEARNER_IDS.pop((student, assignment, info["notebook"]), []))
+                                    other_learners=verified.get("learner_ids", []))
         except SubmissionError as err:
             self._error(coursedir.root, assignment, student, str(err))
             raise
@@ -188,7 +189,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
     """Run every check of ``spec`` against ``nb``'s solution cells; annotate the test cells.
 
     ``other_learners``: ids whose by-hand numbers are recognised (and flagged for review) when a
-    by-hand answer is wrong for ``student``: the learner ids the submitted notebook printed.
+    by-hand answer is wrong for ``student``: the learner ids the submitted notebook recorded as data
+    (:func:`autograder.by_hand.submitted_learner_ids`).
 
     Returns the :class:`autograder.grade_report.GradeReport` (``items`` keyed by grade_id).
     """
@@ -210,7 +212,8 @@ def grade_notebook(nb, spec, student, tampered, sandbox, timeout=10.0, mem_mb=10
         job = check.jobs(rng)
         plan.append((check, job))
         if job is not None:
-            sandbox_checks.append(job[0])
+            # reference code brought into the sandbox stays apart from the checks that do not use it
+            sandbox_checks.append(dict(job[0], isolated=builds_reference(job[0])))
     # the learner's identity never enters the sandbox: by-hand items are judged here, with
     # seed_for(student, key) (spec.ByHandCheck.variant), and attnlab is not importable there
     job = {"cells": run_cells, "checks": sandbox_checks, "timeout": timeout, "mem_mb": mem_mb}
@@ -275,10 +278,15 @@ def _from_outcome(out) -> Verdict:
                    mistake=out.mistake, mistakes=tuple(out.matches or ()))
 
 
-def _error_kind(error: str) -> str:
-    """The kind of a check whose code raised (``"ValueError: ..."``)."""
-    name = str(error).split(":", 1)[0].strip()
-    return V.raised(name) if name.isidentifier() else V.OTHER
+#: Exceptions that end the student's program rather than report a mistake: the item crashed.
+_EXITS = ("SystemExit", "KeyboardInterrupt")
+
+
+def _error_kind(res: dict) -> str:
+    """The kind of a check whose code raised: from the result's ``exception`` field (the class name
+    the sandbox recorded), never from the message text; ``V.OTHER`` without one."""
+    name = res.get("exception")
+    return V.raised(name) if isinstance(name, str) and name.isidentifier() else V.OTHER
 
 
 def _narrow(check, out, rest, student):
@@ -324,10 +332,10 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
     if status == "crashed":
         return Verdict(False, f"crashed: {res.get('error')}", V.CRASHED), None
     if status != "ok":
-        return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
-    if res.get("cell_errors") and any(e["error"].startswith(("SystemExit", "KeyboardInterrupt"))
-                                      for e in res["cell_errors"]):
-        e = next(e for e in res["cell_errors"] if e["error"].startswith(("SystemExit", "KeyboardInterrupt")))
+        return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
+    exits = [e for e in res.get("cell_errors") or () if e.get("exception") in _EXITS]
+    if exits:
+        e = exits[0]
         return Verdict(False, f"crashed: cell '{e['cell']}' called sys.exit/raised {e['error']}", V.CRASHED), None
     if len(res.get("trials", [])) != len(raws):
         return Verdict(False, "crashed: the sandbox returned an incomplete result", V.CRASHED), \
@@ -338,9 +346,9 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         if status != "ok":
             if res.get("memory"):
                 return Verdict(False, f"out of memory: {res.get('error')}", V.OUT_OF_MEMORY), None
-            if str(res.get("error", "")).startswith(("SystemExit", "KeyboardInterrupt")):
+            if res.get("exception") in _EXITS:
                 return Verdict(False, f"crashed: the code called sys.exit/raised {res.get('error')}", V.CRASHED), None
-            return Verdict(False, f"error: {res.get('error')}", _error_kind(res.get("error"))), None
+            return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
         ops = list(res.get("forbidden_ops") or ())
         changed = [op.split(": ", 1)[1] for op in ops if op.startswith("changed library: ")]
         if changed:

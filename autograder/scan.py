@@ -68,7 +68,7 @@ MODULE_ATTRS = {"os", "sys", "builtins", "threading", "_thread", "multiprocessin
                 "ctypeslib", "gc", "inspect", "importlib", "socket", "shutil", "pickle", "marshal", "posix"}
 #: Functions of allowed libraries that read files or unpickle (arbitrary code) -- never needed here.
 LOADERS = {"load", "loads", "fromfile", "memmap", "DataSource", "load_library", "from_file"}
-#: Names every answer cell sees without importing them (the sandbox's preamble, ``zygote.run_item``).
+#: Names every answer cell sees without importing them (the sandbox's preamble, ``autograder.sandbox.watch.PREAMBLE``).
 PREAMBLE = {"math": "math", "np": "numpy", "torch": "torch", "nn": "torch.nn",
             "F": "torch.nn.functional", "Tensor": "torch.Tensor"}
 _MISSING = object()
@@ -257,6 +257,23 @@ class _OutOfTime(Exception):
     pass
 
 
+def _attribute_problem(attr: str, library: str | None = None) -> str | None:
+    """Why reading attribute ``attr`` is refused, in words, or ``None``.
+
+    Of any object (``library`` is None): a dunder outside :data:`ALLOWED_DUNDERS`, interpreter
+    introspection (:data:`INTROSPECTION_ATTRS`), a module that gives OS access (:data:`MODULE_ATTRS`).
+    Of the library object the scan resolved as ``library`` (e.g. ``"torch.nn"``): a private attribute,
+    or a function that reads files or unpickles (:data:`LOADERS`)."""
+    dunder = attr.startswith("__") and attr.endswith("__")
+    rules = ((dunder and attr not in ALLOWED_DUNDERS, f"accesses '{attr}'"),
+             (attr in INTROSPECTION_ATTRS, f"accesses '{attr}' (interpreter introspection)"),
+             (attr in MODULE_ATTRS, f"accesses '.{attr}' (a module that gives OS/interpreter access)")) \
+        if library is None else \
+        ((attr.startswith("_") and not dunder, f"accesses the private attribute '{library}.{attr}'"),
+         (attr in LOADERS, f"uses '{library}.{attr}' (reads files / unpickles; never needed here)"))
+    return next((why for refused, why in rules if refused), None)
+
+
 class _Scanner:
     def __init__(self, allowed: tuple[str, ...], deadline: float | None = None):
         self.allowed = tuple(allowed)
@@ -333,16 +350,13 @@ class _Scanner:
                 self.modules[a.asname or a.name] = f"{mod}.{a.name}"
 
     def attribute(self, cell, node):
+        """Flag the attribute access ``node`` (an ``ast.Attribute`` in ``cell``) when it is refused
+        (:func:`_attribute_problem`) or, followed from a library name, reaches a refused object."""
         attr = node.attr
-        if attr.startswith("__") and attr.endswith("__"):
-            if attr not in ALLOWED_DUNDERS:
-                self.flag(cell, node, f"accesses '{attr}'")
-            return
-        if attr in INTROSPECTION_ATTRS:
-            self.flag(cell, node, f"accesses '{attr}' (interpreter introspection)")
-            return
-        if attr in MODULE_ATTRS:
-            self.flag(cell, node, f"accesses '.{attr}' (a module that gives OS/interpreter access)")
+        why = _attribute_problem(attr)
+        if why:
+            self.flag(cell, node, why)
+        if why or (attr.startswith("__") and attr.endswith("__")):
             return
         base, attrs = _chain(node)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and base in self.modules:
@@ -352,11 +366,9 @@ class _Scanner:
         path = self.modules[base]
         obj = _lookup(path)
         for a in attrs:  # resolve torch.nn.functional.softmax step by step, as Python would
-            if a.startswith("_") and not (a.startswith("__") and a.endswith("__")):
-                self.flag(cell, node, f"accesses the private attribute '{path}.{a}'")
-                return
-            if a in LOADERS:
-                self.flag(cell, node, f"uses '{path}.{a}' (reads files / unpickles; never needed here)")
+            why = _attribute_problem(a, path)
+            if why:
+                self.flag(cell, node, why)
                 return
             if obj is _MISSING:
                 return

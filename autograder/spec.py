@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import verdict as V
-from .by_hand import ByHandCheck, as_learner_id_safe, printed_learner_ids  # noqa: F401 - re-exported
+from .by_hand import ByHandCheck, as_learner_id_safe  # noqa: F401 - re-exported
 from .qa_case import Case, load_cases  # noqa: F401 - re-exported
 from .values import (DECODE, Mismatch, Outcome, _is_numeric_list, _plainify, _to_array,  # noqa: F401
                      compare_values, decode, encode)

@@ -36,7 +36,7 @@ def encode(value: Any) -> Any:
 
 
 def decode(value: Any) -> Any:
-    """Decode a sandbox value (see ``zygote._plain``) into numpy arrays / Python values.
+    """Decode a sandbox value (see ``autograder.sandbox.watch.make_plain``) into numpy arrays / Python values.
 
     Raises ``TypeError`` for values the sandbox refused to serialise (e.g. subclasses).
     """

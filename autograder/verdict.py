@@ -32,6 +32,9 @@ WRONG_COUNT = "wrong number of returned values"
 WRONG_VALUES = "wrong values (no known mistake)"
 NESTED = "returned a value nested too deeply"
 OTHER = "other"
+#: An item of a report written by a grader whose verdicts carried no kind (read back, never made):
+#: the class report says so instead of guessing from the message text.
+UNCLASSIFIED = "not classified (graded by an older grader: grade again)"
 
 
 def raised(exception_name: str) -> str:
@@ -69,6 +72,7 @@ class Verdict:
 
     @property
     def message(self) -> str:
+        """The same text as :attr:`reason` (the report item's ``message``)."""
         return self.reason
 
     def __str__(self) -> str:
@@ -80,3 +84,26 @@ class Verdict:
                 "max_points": max_points, "flag": self.flag, "withheld": self.withheld,
                 "mistake": self.mistake, "mistakes": list(self.mistakes), "kind": self.kind,
                 "evidence": list(self.evidence)}
+
+
+def item_kind(item: dict) -> str:
+    """The kind of one report item as the grader wrote it (``item["kind"]``); :data:`PASSED` for a
+    full-credit item; :data:`UNCLASSIFIED` for a failed item written before verdicts carried their
+    kind (read back from an older report: never guessed from its message)."""
+    if item.get("ok"):
+        return PASSED
+    kind = item.get("kind")
+    return kind if isinstance(kind, str) and kind.strip() else UNCLASSIFIED
+
+
+def failed_items(items: dict) -> str:
+    """One cell of the grades sheet: each failed item of a report as ``grade_id: kind`` (with the
+    named mistake's catalogue name in brackets), joined with `` | ``, in report order; ``""`` when
+    every item earned its points.  ``items``: the report's ``{grade_id: item}``."""
+    out = []
+    for gid, item in items.items():
+        if not isinstance(item, dict) or item.get("ok"):
+            continue
+        mistake = item.get("mistake")
+        out.append(f"{gid}: {item_kind(item)}" + (f" ({mistake})" if isinstance(mistake, str) and mistake else ""))
+    return " | ".join(out)

@@ -14,17 +14,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .grade_report import error_report, write_report
 from .intake import SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, safe_text, take
-from .spec import printed_learner_ids
+from .by_hand import submitted_learner_ids
 
 #: Kernelspec names a submission may carry: Jupyter's default and the course's own kernel
 #: ("Python 3 (attnlab)", installed by scripts/setup.sh); the one home of this list.
 ACCEPTED_KERNELS = ("python3", "attnlab")
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
-#: notebook, which the student controls).
+#: notebook, which the student controls): ``tampered`` cells, ``notes`` on what was ignored, and
+#: ``learner_ids``, the ids the submission's outputs record as data (used only to flag by-hand
+#: numbers that fit another id, see ``by_hand.submitted_learner_ids``).
 _VERIFIED: dict[tuple[str, str, str], dict] = {}
-#: Learner ids the submission's own outputs printed (VerifySubmission -> SandboxGrade), used only
-#: to flag by-hand numbers that fit another id (see ``spec.printed_learner_ids``).
-_LEARNER_IDS: dict[tuple[str, str, str], list[str]] = {}
 
 
 class SubmissionError(Exception):
@@ -120,8 +119,8 @@ class VerifySubmission(NbGraderPreprocessor):
                 tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
             elif rm.get("locked") and cell.source != rcell.source:
                 tampered[gid] = "its locked source was edited"
-        _VERIFIED[key] = {"tampered": tampered, "notes": notes}
-        _LEARNER_IDS[key] = printed_learner_ids(nb)  # read before ClearOutput empties the outputs
+        # the learner ids are read before ClearOutput empties the outputs
+        _VERIFIED[key] = {"tampered": tampered, "notes": notes, "learner_ids": submitted_learner_ids(nb)}
 
 
 def check_kernel(nb) -> str | None:

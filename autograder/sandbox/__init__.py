@@ -1,4 +1,4 @@
-"""Host side of the sandbox: starts ``zygote.py`` in fresh namespaces and sends it jobs.
+"""Host side of the sandbox: starts the zygote (``zygote.py``) in fresh namespaces and sends it jobs.
 
 See ``autograder/SECURITY.md`` for the threat model.  One :class:`Sandbox` serves many
 submissions (one grading worker = one sandbox).
@@ -16,7 +16,7 @@ Three mechanisms, strongest first; :func:`choose_mechanism` takes the first that
   nested as for ``userns``.
 * ``landlock`` -- only when pinned: a Kubernetes pod that is itself the sandbox (one submission,
   no egress, no capabilities; ``autograder/podjob.py`` checks that first).  No namespaces; each
-  check confines itself with Landlock (files, TCP, signals; ``zygote._landlock``).
+  check confines itself with Landlock (files, TCP, signals; ``confine.landlock``).
 """
 from __future__ import annotations
 
@@ -29,27 +29,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-ZYGOTE = Path(__file__).with_name("zygote.py")
+from .confine import landlock_abi as _landlock_abi
+from .wire import encode_frame
+from .zygote import BOOTSTRAP, MODULES
+
+HERE = Path(__file__).parent
 
 
-def zygote_definitions(*names: str) -> dict:
-    """Top-level functions and constants of ``zygote.py`` (``PREAMBLE``, ``_plain``), taken by source:
-    the script reads its configuration at import, and the sandbox must not import course code, so
-    code that runs the same steps in the grader's own process reads them from here (one home)."""
-    import ast
-    tree = ast.parse(ZYGOTE.read_text(encoding="utf-8"))
-    nodes = [n for n in tree.body
-             if isinstance(n, ast.Import)
-             or (isinstance(n, ast.FunctionDef) and n.name in names)
-             or (isinstance(n, ast.Assign) and any(getattr(t, "id", None) in names for t in n.targets))]
-    ns: dict = {}
-    exec(compile(ast.Module(nodes, []), str(ZYGOTE), "exec"), ns)
-    missing = set(names) - set(ns)
-    if missing:
-        raise KeyError(f"zygote.py defines no {sorted(missing)}")
-    return {name: ns[name] for name in names}
+def sandbox_sources() -> list[list[str]]:
+    """``[[name, source], ...]`` of the sandbox's modules (:data:`autograder.sandbox.zygote.MODULES`),
+    the first frame the zygote reads: inside the sandbox the repository is hidden, so its code
+    travels as text (and is the same code the grader imports from this package)."""
+    return [[name, (HERE / f"{name}.py").read_text(encoding="utf-8")] for name in MODULES]
+
+
 #: Inside the sandbox only the operating system's top-level directories stay visible
-#: (``zygote.VISIBLE_TOP``: ``/usr``, ``/etc``, ``/lib``, ...); everything else is an empty
+#: (``confine.DEFAULT_VISIBLE``: ``/usr``, ``/etc``, ``/lib``, ...); everything else is an empty
 #: tmpfs, and the Python installation and the venv are mounted back read-only.  ``hide``
 #: paths (the course root, the gradebook) are hidden as well, wherever they are.
 #: Sandbox uids (``root`` mechanism) are ``BASE_UID + 16 * pid + slot``: unique per grading
@@ -85,10 +80,9 @@ class SandboxUnavailable(RuntimeError):
 
 
 def _command(mechanism: str, config: dict) -> list[str]:
-    """The command line that starts ``zygote.py`` (or ``argv`` of a probe) under ``mechanism``."""
-    # bwrap builds a fresh root without the repository: the zygote is passed as source text
-    code = ["-c", ZYGOTE.read_text()] if mechanism == "bwrap" else [str(ZYGOTE)]
-    py = [sys.executable, "-I", *code, json.dumps(config)]
+    """The command line that starts the zygote under ``mechanism``: ``python -I -c BOOTSTRAP CONFIG``
+    (the sandbox's modules follow on stdin, :func:`sandbox_sources`)."""
+    py = [sys.executable, "-I", "-c", BOOTSTRAP, json.dumps(config)]
     return _wrap(mechanism, py, config.get("hide", []), config.get("keep", []))
 
 
@@ -99,7 +93,7 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
     if mechanism == "userns":
         return ["unshare", "--user", "--map-root-user", "--mount", "--net", "--pid", "--fork",
                 "--mount-proc", "--kill-child", "--propagation", "private", *argv]
-    if mechanism == "landlock":  # no wrapper: each check confines itself (zygote._landlock)
+    if mechanism == "landlock":  # no wrapper: each child confines itself (confine.landlock)
         return list(argv)
     if mechanism == "bwrap":
         cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
@@ -112,7 +106,7 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
             elif os.path.isdir(path):
                 cmd += ["--ro-bind", path, path]
         cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(64 * 2**20), "--tmpfs", "/tmp",
-                "--size", str(2**20), "--tmpfs", "/dev/shm"]  # as zygote.isolate_filesystem's tmpfs
+                "--size", str(2**20), "--tmpfs", "/dev/shm"]  # as confine.isolate_filesystem's tmpfs
 
         def inside(path, parent):
             return path == parent or path.startswith(parent.rstrip("/") + "/")
@@ -142,8 +136,8 @@ def _wrap(mechanism: str, argv: list[str], hide=(), keep=()) -> list[str]:
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version for this process (0: none, or refused by seccomp);
-    ``zygote.landlock_abi``, the one the checks use."""
-    return zygote_definitions("landlock_abi", "_libc", "_LL_CREATE")["landlock_abi"]()
+    :func:`autograder.sandbox.confine.landlock_abi`, the one the checks use."""
+    return _landlock_abi()
 
 
 def _probe(mechanism: str) -> str | None:
@@ -213,7 +207,7 @@ def sandbox_support() -> str | None:
 
 
 #: ``pids.max`` of a grading worker's cgroup (zygote, job process, item, helpers; each check
-#: itself may not create a thread or process, see ``zygote.spawn_item``).
+#: itself may not create a thread or process, see ``procs.spawn_child``).
 CGROUP_PIDS = 64
 
 
@@ -283,11 +277,6 @@ def _course_code() -> list[str]:
     return paths
 
 
-def _frame(obj) -> bytes:
-    data = json.dumps(obj).encode()
-    return struct.pack(">Q", len(data)) + data
-
-
 class Sandbox:
     """A long-lived sandbox server.  ``run(job)`` returns the zygote's reply dict.
 
@@ -328,6 +317,11 @@ class Sandbox:
         self.proc = subprocess.Popen(_command(self.mechanism, config), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/",
                                      start_new_session=True, env=_ENV, preexec_fn=join)
+        try:
+            self.proc.stdin.write(encode_frame(sandbox_sources()))
+            self.proc.stdin.flush()
+        except OSError:  # it died at once: its stderr says why (below)
+            pass
         hello = self._read()
         if not hello or not hello.get("ready"):
             try:
@@ -356,15 +350,15 @@ class Sandbox:
     def run(self, job: dict, deadline: float | None = None) -> dict:
         """Run one job (all checks of one submission); raises if the sandbox died or hung.
 
-        ``deadline`` (seconds) defaults to every check's timeout plus a margin; past it the
-        sandbox is killed (a fresh one is started for the next submission).
+        ``deadline`` (seconds) defaults to the cells' and every check's timeout plus a margin; past
+        it the sandbox is killed (a fresh one is started for the next submission).
         """
         import select
         if self.proc.poll() is not None:
             raise RuntimeError("sandbox process is not running")
         if deadline is None:
-            deadline = (float(job.get("timeout", 10)) + 5) * max(1, len(job.get("checks", []))) + 30
-        self.proc.stdin.write(_frame(job))
+            deadline = (float(job.get("timeout", 10)) + 5) * (len(job.get("checks", [])) + 1) + 30
+        self.proc.stdin.write(encode_frame(job))
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], deadline)
         if not ready:
@@ -377,6 +371,8 @@ class Sandbox:
         return reply
 
     def close(self) -> None:
+        """Stop the zygote (closing its stdin; killed after 5 s), remove the worker's cgroup and the
+        checks' private folder.  Safe to call twice; never raises."""
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.close()

@@ -38,18 +38,12 @@ def softmax(x, dim=-1):
 
 def build_class(root: Path) -> None:
     from autograder.tests import qa
-    from autograder.spec import ByHandCheck
     sp = qa.spec(A)
     for student, cases in CLASS.items():
         nb = qa.reference_submission(A, student)
         for name in cases:
-            w = sp.wrong[name]
             assert qa.mistake_differs(A, student, name), f"{name} gives {student} the right numbers"
-            if w.mistake:
-                check = next(c for c in sp.checks if isinstance(c, ByHandCheck) and c.cell == w.cell)
-                qa.cell(nb, w.cell).source = check.literal_for(student, w.mistake)
-            else:
-                qa.cell(nb, w.cell).source = w.source.strip() + "\n"
+            nb = qa.apply_case(nb, sp.wrong[name], A, student)
         qa.write(root, student, A, nb)
     qa.write(root, "hal", A, qa.release_notebook(A))  # submitted the untouched stub
     nb = qa.reference_submission(A, "lou")

@@ -140,6 +140,7 @@ def laptop_id_submission(assignment: str, graded_as: str, ran_as: str):
     import os
     from unittest import mock
 
+    from attnlab.identity import LEARNER_MIME
     from attnlab.practice.problem import learner_note
     nb = reference_submission(assignment, graded_as)
     for check in spec(assignment).checks:
@@ -147,5 +148,7 @@ def laptop_id_submission(assignment: str, graded_as: str, ran_as: str):
             cell(nb, check.cell).source = check.literal_for(ran_as)
     with mock.patch.dict(os.environ, {"ATTNLAB_LEARNER": ran_as}):
         note = learner_note()  # what the setup cell printed on the student's machine
-    cell(nb, "setup").outputs = [nbformat.v4.new_output("stream", name="stdout", text=note + "\n")]
+    # what the setup cell wrote on the student's machine: the printed note and the id as data
+    cell(nb, "setup").outputs = [nbformat.v4.new_output("stream", name="stdout", text=note + "\n"),
+                                 nbformat.v4.new_output("display_data", data={LEARNER_MIME: {"learner_id": ran_as}})]
     return nb

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import csv
+import os
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -309,8 +311,32 @@ def attacked_class(tmp_path_factory):
     for gid in ("scores_by_hand", "weights_by_hand", "output_by_hand"):
         qa.cell(copy_nb, gid).source = qa.cell(honest, gid).source
     qa.write(root, "copycat", A, copy_nb)
-    summary = grade(root, A, jobs=2, feedback=True, progress=False, item_timeout=3)
+    # every execution of a grading.py during the run, by process (the workers are forked)
+    from unittest import mock
+
+    from autograder import spec as spec_module
+    loads = tmp_path_factory.mktemp("spec-loads") / "spec-loads.txt"
+    real = spec_module._load_spec
+
+    def counted(path):
+        with open(loads, "a") as fh:
+            fh.write(f"{os.getpid()}\t{path}\n")
+        return real(path)
+    with mock.patch.object(spec_module, "_load_spec", counted):
+        summary = grade(root, A, jobs=2, feedback=True, progress=False, item_timeout=3)
+    summary.spec_loads = loads
     return root, summary, {r["student"]: r for r in summary.reports}
+
+
+def test_each_grading_spec_is_loaded_once_per_run(attacked_class):
+    """grading.py is executed once per grading run (at most once per process: the run's parent, whose
+    load the forked workers share), never once per submission."""
+    _, summary, _ = attacked_class
+    rows = [line.split("\t") for line in summary.spec_loads.read_text().splitlines()]
+    pids = [pid for pid, _ in rows]
+    assert 1 <= len(rows) <= 1 + 2 and len(set(pids)) == len(pids), rows  # the parent + at most one per worker
+    assert {Path(p).name for _, p in rows} == {"grading.py"}
+    assert len(summary.reports) > 3 * len(rows)
 
 
 pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-2")]
@@ -372,6 +398,9 @@ def test_csv_and_feedback(attacked_class):
     assert rows["malformed"]["status"] == "error" and rows["malformed"]["score"] == ""
     assert rows["honest"]["status"] == "graded" and float(rows["honest"]["score"]) == 9.0
     assert rows["fused"]["status"] == "flagged" and rows["fused"]["flags"]
+    # the verdict's kind, as the grader made it, reaches the sheet
+    from autograder import verdict as V
+    assert V.LIBRARY in rows["fused"]["failed_items"] and rows["honest"]["failed_items"] == ""
     html = (root / "feedback" / "fused" / A / f"{A}.html").read_text()
     assert "library" in html or "scaled_dot_product_attention" in html
     for secret in ("BEGIN HIDDEN TESTS", "Graded outside your kernel", "v_scores.answer"):

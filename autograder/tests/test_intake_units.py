@@ -234,17 +234,22 @@ def test_any_python_kernel_is_accepted_with_a_note():
 
 
 def test_any_result_from_the_pipe_ends_as_that_items_verdict():
-    """zygote.item_result never raises: a forged or broken result (deeply nested JSON, not JSON,
-    the wrong shape) is one crashed item with a reason; a valid one gets the watch's record."""
-    from autograder.sandbox import zygote_definitions
-    item_result = zygote_definitions("item_result", "_json_depth", "_ended", "MAX_RESULT_DEPTH")["item_result"]
+    """wire.check_result never raises: a forged or broken result (deeply nested JSON, not JSON,
+    the wrong shape) is one crashed item with a reason; a valid one gets the watch's record, and
+    an operation of the answer cells counts against the checks that forbid it only."""
+    from autograder.sandbox.wire import check_result, ended, watch_records
+    check = {"forbid_ops": ["aten.bmm", "aten._softmax"]}
     for data in [b'{"trials": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}",
                  b'{"trials": [{"value": ' + b"[" * 200 + b"]" * 200 + b"}]}",
                  b"[" * 1_000_000, b"\xff\xfe{", b'{"trials": ["x"]}', b'{"cell_errors": [7]}', b"42"]:
-        res = item_result(data, b"", 0)
+        res = check_result(data, {}, 0, check)
         assert res["status"] == "crashed" and "nothing was compared" in res["error"], (data[:40], res)
-    ok = item_result(b'{"status": "ok", "cell_errors": [], "trials": [{"status": "ok", "forbidden_ops": []}, {}]}',
-                     b"1\taten._softmax.default\nc\taten.bmm.default\n", 0)
-    assert ok["trials"][0]["forbidden_ops"] == ["aten.bmm.default"]
+    records = watch_records(b"3.1\taten._softmax.default\nc\taten.bmm.default\nc\taten.mm.default\n"
+                            b"2.0\taten.bmm.default\nnonsense\n")
+    data = b'{"status": "ok", "cell_errors": [], "trials": [{"status": "ok", "forbidden_ops": []}, {}]}'
+    ok = check_result(data, records, 3, check, records["c"])
+    assert ok["trials"][0]["forbidden_ops"] == ["aten.bmm.default"]  # the child's own claim is replaced
     assert ok["trials"][1]["forbidden_ops"] == ["aten._softmax.default", "aten.bmm.default"]
-    assert item_result(b"", b"", 9)["status"] in ("crashed", "timeout")
+    # a check that forbids nothing: the cells' operations do not count against it
+    assert check_result(data, records, 3, {"forbid_ops": []}, records["c"])["trials"][0]["forbidden_ops"] == []
+    assert ended(9)["status"] in ("crashed", "timeout")

@@ -45,23 +45,51 @@ def _parse(html: str) -> _Tags:
     return p
 
 
-def test_named_mistake_reads_the_structured_field_and_both_messages():
-    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known "
-                                 "mistake: no 1/√d_k scale"}) == "no 1/√d_k scale"
-    assert report.named_mistake({"ok": False, "message": "`scores`: Not quite: it looks like you left out "
-                                 "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides"}) == "left out the 1/√d_k scale"
-    # a function check naming a catalogued misconception by its words: the title, as by hand
-    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known mistake: "
-                                 "you left out the 1/√d_k scale. Eq. 1 of Vaswani et al. divides QKᵀ by √d_k; "
-                                 "without it the scores grow"}) == "left out the 1/√d_k scale"
-    # a structured field wins over the message; catalogue names get their catalogue title
+def test_named_mistake_reads_only_the_verdicts_field():
+    """The mistake is a field of the verdict; the message text is never parsed for one."""
     assert report.named_mistake({"ok": False, "mistake": "no_scale", "message": "whatever"}) == \
-        "left out the 1/√d_k scale"
+        "left out the 1/√d_k scale"  # a catalogue name gets its catalogue title
     assert report.named_mistake({"ok": False, "mistake": "mask applied after the softmax"}) == \
         "mask applied after the softmax"
-    assert report.named_mistake({"ok": True, "message": "matches a known mistake: x"}) is None
-    assert report.named_mistake({"ok": False, "message": "softmax: values differ from the reference on "
-                                 "random inputs (max abs error 0.6)"}) is None
+    assert report.named_mistake({"ok": True, "mistake": "no_scale"}) is None
+    # the words an older grader wrote, without the field: no guess
+    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known "
+                                 "mistake: no 1/√d_k scale"}) is None
+    assert report.named_mistake({"ok": False, "message": "`scores`: Not quite: it looks like you left out "
+                                 "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides"}) is None
+
+
+def test_the_grades_sheet_carries_each_failed_items_verdict(course):
+    """``failed_items`` of grades.csv is written from the verdict fields (kind, named mistake), and an
+    item of an older grader without a kind says so."""
+    from autograder import verdict as V
+    items = json.loads((course / "reports" / A / "jon.json").read_text())["items"]
+    cell = V.failed_items(items)
+    assert "test_attention_scores: named mistake (scale_by_dk)" in cell
+    assert "test_sdpa: wrong values (no known mistake)" in cell and "test_softmax" not in cell
+    assert V.failed_items({"t": {"ok": False, "message": "timed out: 5 s"}}) == f"t: {V.UNCLASSIFIED}"
+    assert V.failed_items({"t": {"ok": True}}) == ""
+
+
+def test_reports_of_an_older_grader_are_not_guessed_from_their_words(course):
+    """Items written before verdicts carried their kind are 'not classified', whatever their message
+    says, and the page says which reports they are and to grade again."""
+    from autograder import verdict as V
+    folder = course / "reports" / A
+    for name in ("cam", "hal"):
+        rep = json.loads((folder / f"{name}.json").read_text())
+        for item in rep["items"].values():
+            for key in ("kind", "mistake", "mistakes", "evidence"):
+                item.pop(key, None)
+        (folder / f"{name}.json").write_text(json.dumps(rep))
+    assert report.failure_kind({"ok": False, "message": "timed out: did not finish within 5 s"}) == V.UNCLASSIFIED
+    rep = report.build(course, A)
+    items = {st.grade_id: st for st in rep.items}
+    assert "cam" not in [s for who in items["test_attention_scores"].mistakes.values() for s in who]
+    assert [s for s, _ in items["test_attention_scores"].failures[V.UNCLASSIFIED]] == ["cam", "hal"]
+    assert [s for s, _ in items["test_softmax"].failures[V.UNCLASSIFIED]] == ["hal"]
+    assert any("2 report(s) (cam, hal)" in p and "grade the assignment again" in p for p in rep.problems)
+    assert "grade the assignment again" in report.render(rep)
 
 
 def test_the_class_as_graded(course):
@@ -77,12 +105,12 @@ def test_the_class_as_graded(course):
         assert st.outcomes["not graded"] == ["max"]
     # ranked: the most frequent named mistake first, with who made it
     first = rep.ranked_mistakes()[0]
-    assert first[1:] == ("no 1/√d_k scale", ["cam", "dee"])
+    assert first[1:] == ("left out the 1/√d_k scale", ["cam", "dee"])
     scores = items["test_attention_scores"]
-    assert scores.ranked_mistakes() == [("no 1/√d_k scale", ["cam", "dee"]),
+    assert scores.ranked_mistakes() == [("left out the 1/√d_k scale", ["cam", "dee"]),
                                         ("divided by d_k instead of √d_k", ["jon"])]
-    assert dict(items["test_sdpa"].mistakes) == {"no 1/√d_k scale": ["cam", "dee"],
-                                                 "mask applied after the softmax": ["eli"]}
+    assert dict(items["test_sdpa"].mistakes) == {"left out the 1/√d_k scale": ["cam", "dee"],
+                                                 "applied the mask after the softmax": ["eli"]}
     assert dict(items["test_scores_by_hand"].mistakes) == {"left out the 1/√d_k scale": ["dee"]}
     assert dict(items["test_weights_by_hand"].mistakes) == {"took the softmax over the wrong axis": ["fay"]}
     assert dict(items["test_output_by_hand"].mistakes) == {"multiplied Aᵀ V instead of A V": ["jon"]}
@@ -103,10 +131,10 @@ def test_the_page_shows_figures_mistakes_and_reasons(course):
     assert all(a["src"].startswith("data:image/png;base64,") and a.get("alt") and int(a["width"]) > 300
                for a in imgs)
     text = " ".join(page.text)
-    for needle in ("no 1/√d_k scale", "mask applied after the softmax", "took the softmax over the wrong axis",
+    for needle in ("left out the 1/√d_k scale", "applied the mask after the softmax", "took the softmax over the wrong axis",
                    "not valid notebook JSON", "reference used", "Scaled scores Q Kᵀ / √d_k"):
         assert needle in text, needle
-    assert text.index("no 1/√d_k scale") < text.index("mask applied after the softmax")  # ranked
+    assert text.index("left out the 1/√d_k scale") < text.index("applied the mask after the softmax")  # ranked
 
 
 def test_student_text_is_escaped(course):
@@ -137,14 +165,15 @@ def test_cli_writes_class_html_and_refuses_an_ungraded_assignment(course):
 
 
 def test_unreadable_and_partial_reports_do_not_stop_the_report(course):
+    from autograder import verdict as V
     folder = course / "reports" / A
     (folder / "zed.json").write_text("{ not json")
     (folder / "yan.json").write_text(json.dumps({"status": "graded", "items": {
         "test_softmax": {"ok": False}, "test_sdpa": "garbage"}}))
     rep = report.build(course, A)
-    assert rep.problems == ["zed.json: not readable (JSONDecodeError)"]
+    assert rep.problems[0] == "zed.json: not readable (JSONDecodeError)" and "(yan)" in rep.problems[1]
     items = {st.grade_id: st for st in rep.items}
-    assert "yan" in items["test_softmax"].failures["other"][0]
+    assert "yan" in items["test_softmax"].failures[V.UNCLASSIFIED][0]  # no kind: not guessed
     assert "yan" in items["test_sdpa"].outcomes["not graded"]
     assert "zed.json: not readable" in report.render(rep)
 
@@ -171,8 +200,12 @@ def test_the_report_reads_the_verdicts_kind_not_its_words():
     raws = [{}]
     cases = {
         "timeout": ({"status": "timeout", "error": "did not finish within 5 s"}, V.TIMED_OUT),
-        "raised": ({"status": "ok", "trials": [{"status": "error", "error": "IndexError: shape (2, 3)"}]}, "raised IndexError"),
-        "stub": ({"status": "ok", "trials": [{"status": "error", "error": "NotImplementedError: "}]}, V.NOT_ATTEMPTED),
+        "raised": ({"status": "ok", "trials": [{"status": "error", "error": "IndexError: shape (2, 3)",
+                                                 "exception": "IndexError"}]}, "raised IndexError"),
+        "stub": ({"status": "ok", "trials": [{"status": "error", "error": "NotImplementedError: ",
+                                               "exception": "NotImplementedError"}]}, V.NOT_ATTEMPTED),
+        # the kind comes from the exception's class the sandbox recorded, not from the words
+        "words": ({"status": "ok", "trials": [{"status": "error", "error": "KeyError: a ValueError: text"}]}, V.OTHER),
         "library": ({"status": "ok", "trials": [{"status": "ok", "forbidden_ops": ["changed library: torch.tensor"]}]},
                     V.LIBRARY),
     }

@@ -298,3 +298,58 @@ def test_every_line_of_student_code_runs_under_the_watch(box):
     trial = res["trials"][0]
     assert trial["status"] == "ok" and trial["value"]["__array__"] == [[2.0, 4.0]], res
     assert trial["forbidden_ops"] == [], res
+
+
+def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
+    """A submission's checks share one child (the cells run once: same child token, one cell run), each with its
+    own time bound; a check that crashes the child, loops past its bound or forges a result ends as
+    that check's verdict only, and the checks after it run in a fresh child (cells run again there).
+    A library replaced during one check is recorded for every later check of that child too; the
+    gradient mode and default dtype an earlier check changed are back as the cells left them."""
+    sb, _ = box
+    cells = [["count", "import os\nRUNS = []\nRUNS.append(1)\nCHILD = os.urandom(8).hex()\n"]]
+    ident = "__result__ = [CHILD, len(RUNS)]"
+    checks = [{"id": "a", "extract": ident, "trials": [{}]},
+              {"id": "b", "extract": ident + "\ntorch.tanh = torch.sigmoid\ntorch.set_grad_enabled(False)\n"
+                                             "torch.set_default_dtype(torch.float64)\ntorch.manual_seed(7)", "trials": [{}]},
+              {"id": "c", "extract": "__result__ = [CHILD, len(RUNS)] if torch.is_grad_enabled() and "
+                                    "torch.get_default_dtype() == torch.float32 else 'state leaked'", "trials": [{}, {}]},
+              {"id": "crash", "extract": "os._exit(0)", "trials": [{}]},
+              {"id": "d", "extract": ident, "trials": [{}]},
+              {"id": "loop", "extract": "while True:\n    pass", "trials": [{}]},
+              {"id": "forged", "extract": "for fd in range(3, 64):\n    try:\n        os.write(fd, b'\\xff' * 64)\n"
+                                          "    except OSError:\n        pass\nwhile True:\n    pass", "trials": [{}]},
+              {"id": "e", "extract": ident, "trials": [{}]},
+              {"id": "apart", "extract": ident, "trials": [{}], "isolated": True},
+              {"id": "apart2", "extract": ident, "trials": [{}], "isolated": True}]
+    reply = sb.run({"timeout": 2, "mem_mb": 256, "cells": cells, "checks": checks})["results"]
+
+    def seen(gid, t=0):
+        trial = reply[gid]["trials"][t]
+        assert trial["status"] == "ok", reply[gid]
+        child, runs = trial["value"]["__seq__"]
+        return child, runs["__scalar__"]
+    pid_a, runs = seen("a")
+    assert runs == 1 and seen("b")[0] == seen("c")[0] == seen("c", 1)[0] == pid_a  # one child, cells once
+    assert reply["a"]["trials"][0]["forbidden_ops"] == []
+    assert "changed library: torch.tanh" in reply["c"]["trials"][0]["forbidden_ops"], reply["c"]
+    assert reply["crash"]["status"] == "crashed" and "exited" in reply["crash"]["error"], reply["crash"]
+    pid_d, runs_d = seen("d")
+    assert pid_d != pid_a and runs_d == 1  # a fresh child ran the cells again
+    assert reply["loop"]["status"] == "timeout", reply["loop"]
+    assert reply["forged"]["status"] == "crashed" and "nothing was compared" in reply["forged"]["error"]
+    assert seen("e")[0] not in (pid_a, pid_d)
+    # isolated checks: apart from the others, together in a child of their own
+    assert seen("apart")[0] == seen("apart2")[0] not in (pid_a, pid_d, seen("e")[0])
+
+
+def test_cells_that_never_finish_end_every_check_once(box):
+    """An answer cell that loops forever: every check times out, after one bound (not one per check)."""
+    import time
+    sb, _ = box
+    t0 = time.monotonic()
+    reply = sb.run({"timeout": 2, "mem_mb": 256, "cells": [["spin", "while True:\n    pass\n"]],
+                    "checks": [{"id": g, "extract": "__result__ = 1", "trials": [{}], "isolated": g == "d"}
+                               for g in "abcd"]})["results"]
+    assert all(reply[g]["status"] == "timeout" for g in "abcd"), reply
+    assert time.monotonic() - t0 < 2 * 4, "each check waited for the cells again"

@@ -86,9 +86,6 @@ def test_by_hand_variant_is_the_students_own_without_touching_the_environment(mo
 def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monkeypatch):
     """Right numbers for the id the notebook ran under ('alice') while graded as 'stu6': no credit,
     a flag for review that names both ids.  Wrong numbers that fit nobody: no flag."""
-    import nbformat
-    from autograder.spec import printed_learner_ids
-    from attnlab.practice.problem import learner_note
     check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="02/test_scores_by_hand")
     alice = check.variant("alice").answer
     out = check.judge(alice, {"other_learners": ["stu1", "alice", "stu6"]}, "stu6")
@@ -96,10 +93,40 @@ def test_by_hand_numbers_of_another_learner_are_flagged_not_silently_zeroed(monk
     assert check.judge(alice, {"other_learners": ["alice"]}, "alice").ok
     wrong = check.judge([[99.0] * len(alice[0])] * len(alice), {"other_learners": ["alice"]}, "stu6")
     assert not wrong.ok and wrong.flag is None
+
+
+def test_learner_id_crosses_as_data_not_prose(monkeypatch):
+    """The setup cell's ``learner_note()`` publishes the id as a ``display_data`` record of its own
+    MIME type, and the grader reads that record (NFC-normalised: 'é' typed as e + combining accent
+    is the same id); printed prose naming an id is not read at all (it is text the student can
+    write), and a record of the wrong shape is skipped."""
+    import json
+    import unicodedata
+
+    import nbformat
+    from IPython.core.interactiveshell import InteractiveShell
+    from attnlab.identity import LEARNER_MIME, learner_ids_in
+    from attnlab.practice.problem import learner_note
+    from autograder.by_hand import submitted_learner_ids
+    shell = InteractiveShell.instance()
+    published = []
+    monkeypatch.setattr(shell.display_pub, "publish", lambda data, **kw: published.append(data))
+    decomposed = unicodedata.normalize("NFD", "zoé")
+    monkeypatch.setenv("ATTNLAB_LEARNER", decomposed)
+    try:
+        text = learner_note()
+    finally:
+        InteractiveShell.clear_instance()
+    assert published == [{LEARNER_MIME: {"learner_id": unicodedata.normalize("NFC", "zoé")}}]
+    record = nbformat.v4.new_output("display_data", data=json.loads(json.dumps(published[0])))
+    prose = nbformat.v4.new_output("stream", name="stdout", text=text.replace("zo", "mallory-zo") + "\n"
+                                   "By-hand numbers in this notebook are drawn for learner id 'bob'\nlearner: carol\n")
+    odd = nbformat.v4.new_output("display_data", data={LEARNER_MIME: ["not", "an", "object"]})
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(learner_note())")])
-    monkeypatch.setenv("ATTNLAB_LEARNER", "alice")  # the student's laptop id, printed by the setup cell
-    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=learner_note() + "\n")]
-    assert printed_learner_ids(nb) == ["alice"]
+    nb.cells[0].outputs = [prose, odd, record]
+    assert submitted_learner_ids(nb) == learner_ids_in(nb) == ["zoé"]
+    nb.cells[0].outputs = [prose]  # a notebook saved before the record existed: nothing to flag
+    assert submitted_learner_ids(nb) == []
 
 
 def test_sandbox_gpt_matches_attnlab_gpt(monkeypatch):
@@ -204,3 +231,15 @@ def test_a_grading_spec_is_loaded_once_per_process(tmp_path):
     assert load_spec(path) is first
     path.write_text("LOADS = []\nCHECKS = []\nTIMEOUT = 3\n")
     assert load_spec(path) is not first and load_spec(path).timeout == 3.0
+
+
+def test_checks_that_bring_reference_code_into_the_sandbox_run_alone():
+    """A check whose setup builds the grader's GPT (attnlab.nn's own source) is marked to run apart
+    from the others, so that reference code is never in the process while a function that does not
+    use it is graded; the set's other checks are not."""
+    from autograder.sandbox_gpt import GPT_SETUP, builds_reference
+    from autograder.spec import rng_from_urandom
+    jobs = [j[0] for c in qa.spec("08_training_and_decoding").checks if (j := c.jobs(rng_from_urandom())) is not None]
+    marked = [j["id"] for j in jobs if builds_reference(j)]
+    assert marked and all(GPT_SETUP in j["setup"] for j in jobs if j["id"] in marked)
+    assert len(marked) < len(jobs)

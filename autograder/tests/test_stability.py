@@ -21,7 +21,7 @@ import pytest
 
 from attnlab.settings import suite_settings
 from autograder import scan
-from autograder.sandbox import zygote_definitions
+from autograder.sandbox.watch import PREAMBLE, make_plain
 from autograder.sandbox_grade import solution_cells
 from autograder.spec import FunctionCheck, decode
 
@@ -37,8 +37,7 @@ DRAWS = suite_settings().stability_draws
 SLOW_DRAWS = suite_settings().stability_slow_draws
 
 
-_Z = zygote_definitions("make_plain", "PREAMBLE")
-_plain, PREAMBLE = _Z["make_plain"](), _Z["PREAMBLE"]
+_plain = make_plain()
 
 
 def _namespace(nb):

@@ -1,15 +1,11 @@
-"""Which folders a check may read under the ``landlock`` mechanism (``zygote._landlock_paths``)."""
+"""Which folders a check may read under the ``landlock`` mechanism (``confine._landlock_paths``)."""
 from __future__ import annotations
 
-import os
-
-from autograder.sandbox import zygote_definitions
+from autograder.sandbox.confine import _landlock_paths
 
 
 def _paths(allowed, hidden):
-    fn = zygote_definitions("_landlock_paths")["_landlock_paths"]
-    fn.__globals__.setdefault("os", os)
-    return sorted(fn(allowed, hidden))
+    return sorted(_landlock_paths(allowed, hidden))
 
 
 def test_hidden_folders_are_carved_out_and_a_kept_venv_inside_the_repository_stays(tmp_path):

@@ -15,6 +15,7 @@ from typing import Any
 
 from .answers import AnswerFormatError, parse
 from .core import draw, get_skill
+from ..identity import publish_learner_id
 from ..settings import course_settings
 from .seeding import attnlab_home, learner_id, seed_for
 
@@ -66,8 +67,13 @@ def check_form(skill: str, answer: Any) -> str:
 
 
 def learner_note() -> str:
-    """One paragraph: which learner id seeds the by-hand numbers, where it came from, how to set it."""
+    """One paragraph: which learner id seeds the by-hand numbers, where it came from, how to set it.
+
+    In a Jupyter kernel it also publishes the id as data for the grader
+    (:func:`attnlab.identity.publish_learner_id`: an output of MIME type
+    ``application/vnd.attnlab.learner+json``), so the grader never reads it from this text."""
     lid = learner_id()
+    publish_learner_id(lid)
     if (course_settings().learner or "").strip():
         source = "the environment variable ATTNLAB_LEARNER"
     elif (os.environ.get("JUPYTERHUB_USER") or "").strip():
