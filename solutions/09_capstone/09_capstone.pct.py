@@ -519,8 +519,9 @@ print("TinyGPT: visible checks passed")
 # Shakespeare. Next to it, on the very same batches and from the very same starting weights, the library's
 # `attnlab.nn.GPT` trains with the same recipe (paired), so any gap between the two is your model's doing: a correct
 # `TinyGPT` ends within **0.05 nats** of the library (in practice within a few thousandths, rounding only). Both validation
-# losses and both loss curves are shown. The run takes about 10-20 s on a busy 2-core machine (one torch thread: for
-# models this small more threads only wait for each other). It must also end at least **0.4 nats below** the model that
+# losses and both loss curves are shown. The cell took 32 s on a 2-core machine shared with other heavy jobs (load
+# average about 10), less on a quiet one; it runs torch on one thread, since for models this small more threads only
+# wait for each other. It must also end at least **0.4 nats below** the model that
 # knows only the character frequencies (about 3.3 nats; uniform guessing scores 4.17), which it can only do by using
 # the context. Lesson 09's full run (nanoGPT's CPU recipe, 2,000 steps of a larger model) reaches about 1.88.
 #
@@ -607,7 +608,7 @@ print(generate_text(my_gpt, "ROMEO:\n"))
 # of the file. The cell below measures its loss on a slice from much later in the file (other plays, other names),
 # fine-tunes it there for 150 more steps with your `get_batch` and `train_step`, and plots the loss on that text before
 # and during fine-tuning: the curve starts above the first text's validation loss and moves down as the model adapts.
-# Try another slice, more steps or a lower learning rate, and generate again. About 5 s.
+# Try another slice, more steps or a lower learning rate, and generate again. A few seconds to about 15 s.
 
 # %% nbgrader={"grade": false, "grade_id": "finetune", "locked": true, "schema_version": 3, "solution": false}
 second = torch.tensor(tok.encode(text[-24_000:]), dtype=torch.long)  # the end of the file: other plays

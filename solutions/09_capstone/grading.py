@@ -22,11 +22,20 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   train_step without zero_grad through on about 1 slice in 10).  Nothing the student's code
   returns or reports (a loss, the model's own forward) is trusted: a train_step that changes
   nothing leaves initial weights, whatever it claims.  Separation: see ``RUN_CFG``.
-* ``TinyGPT``: the student's assembled model (causal multi-head attention, pre-LN blocks with a GELU
-  FFN, positions, final LayerNorm, tied output layer) is built with fresh sizes, loaded with random
-  weights (large enough that the 1/sqrt(d_k) scale and the causal mask change every logit), and its
-  logits are compared with ``attnlab.nn.GPT`` holding the same weights. Named mistakes are made on
-  the reference model itself (its weights or its block switches), never with a second model.
+* the assembled GPT, three items judged each on its own: ``CausalSelfAttention`` (fresh sizes, one
+  trial of 65-80 positions where a mask sliced from a fixed 16 or 64 table fails), ``Block`` with the
+  course's attention put in place of the student's, and ``TinyGPT`` (logits and loss) with the
+  course's blocks put in place of the student's, all holding the same random weights (large enough
+  that the 1/sqrt(d_k) scale, the causal mask and every LayerNorm change the outputs), compared with
+  ``attnlab.nn`` holding those weights.  Weights are loaded by parameter name, so a registered mask
+  buffer (nanoGPT's way) is no reason to refuse a correct model.  Named mistakes are made on the
+  course's own modules (their weights, their switches, or a function ``attnlab.nn.mha`` calls
+  replaced while it runs), never with a second model; what the sandbox's trial signature shows (an
+  error only on the long trial, an extra ``(V, d_model)`` parameter) names a mistake too.
+* which model the training run trains: the student's ``TinyGPT`` when it computes ``attnlab.nn.GPT``'s
+  logits and loss on a probe with large random weights (else the course's GPT, so that a wrong part
+  is not charged twice), from the course run's initial weights; either way only the weights come back,
+  under ``attnlab.nn.GPT``'s names.
 """
 import contextlib
 import math
@@ -717,6 +726,14 @@ class PartCheck(FunctionCheck):
         return super().judge(value, raw, student)
 
 
+def _models(ref, **switches):
+    """``FunctionCheck.mistakes`` for mistakes made on the course's module by ``ref(switch, **inputs)``:
+    catalogue name -> one switch, or a tuple of switches when one mistake can be made several ways."""
+    def model(switch):
+        return lambda **inp: ref(switch, **inp)
+    return {name: tuple(model(s) for s in sw) if isinstance(sw, tuple) else model(sw) for name, sw in switches.items()}
+
+
 _PART_FORBID = ("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",
                 "multi_head_attention_forward")
 
@@ -765,38 +782,28 @@ CHECKS = [
     PartCheck(
         "test_causal_self_attention", target="CausalSelfAttention", inputs=attention_inputs, trials=3,
         setup=ATTN_SETUP, call="_run_attention(_I)", reference=attention_ref, atol=1e-4, rtol=1e-4,
-        mistakes={"no_scale": lambda **i: attention_ref("no_scale", **i),
-                  "scale_by_d_model": lambda **i: attention_ref("scale_by_d_model", **i),
-                  "scale_by_dk": lambda **i: attention_ref("scale_by_dk", **i),
-                  "missing_causal_mask_gpt": lambda **i: attention_ref("no_causal", **i),
-                  "causal_upper_triangle": lambda **i: attention_ref("causal_upper_triangle", **i),
-                  "reshape_without_transpose": (lambda **i: attention_ref("split_without_transpose", **i),
-                                                lambda **i: attention_ref("both_without_transpose", **i)),
-                  "merge_without_transpose": lambda **i: attention_ref("merge_without_transpose", **i),
-                  "softmax_wrong_axis": (lambda **i: attention_ref("softmax_over_queries", **i),
-                                         lambda **i: attention_ref("softmax_over_heads", **i)),
-                  "keys_projected_with_w_q": lambda **i: attention_ref("keys_projected_with_w_q", **i)},
+        mistakes=_models(attention_ref, no_scale="no_scale", scale_by_d_model="scale_by_d_model",
+                         scale_by_dk="scale_by_dk", missing_causal_mask_gpt="no_causal",
+                         causal_upper_triangle="causal_upper_triangle",
+                         reshape_without_transpose=("split_without_transpose", "both_without_transpose"),
+                         merge_without_transpose="merge_without_transpose",
+                         softmax_wrong_axis=("softmax_over_queries", "softmax_over_heads"),
+                         keys_projected_with_w_q="keys_projected_with_w_q"),
         forbid_attrs=_PART_FORBID),
     PartCheck(
         "test_block", target="Block", inputs=block_inputs, trials=2, setup=BLOCK_SETUP, call="_run_block(_I)",
         reference=block_ref, atol=1e-4, rtol=1e-4,
-        mistakes={"block_post_ln": lambda **i: block_ref("post_ln", **i),
-                  "gpt_ffn_relu": lambda **i: block_ref("relu", **i),
-                  "gelu_tanh_approximation": lambda **i: block_ref("gelu_tanh", **i),
-                  "ffn_no_activation": lambda **i: block_ref("no_activation", **i),
-                  "one_norm_for_both_sublayers": lambda **i: block_ref("one_norm", **i),
-                  "residual_adds_normalised_input": lambda **i: block_ref("residual_adds_normalised", **i),
-                  "ffn_reads_block_input": lambda **i: block_ref("ffn_reads_input", **i)},
+        mistakes=_models(block_ref, block_post_ln="post_ln", gpt_ffn_relu="relu", gelu_tanh_approximation="gelu_tanh",
+                         ffn_no_activation="no_activation", one_norm_for_both_sublayers="one_norm",
+                         residual_adds_normalised_input="residual_adds_normalised",
+                         ffn_reads_block_input="ffn_reads_input"),
         forbid_attrs=_PART_FORBID),
     PartCheck(
         "test_tiny_gpt", target="TinyGPT", inputs=model_inputs, trials=3, setup=MODEL_SETUP, call="_run_model(_I)",
         reference=model_ref, atol=1e-4, rtol=1e-4,
-        mistakes={"forget_position_embedding": lambda **i: model_ref("no_positions", **i),
-                  "positions_off_by_one": lambda **i: model_ref("positions_off_by_one", **i),
-                  "final_layernorm_missing": lambda **i: model_ref("no_final_norm", **i),
-                  "loss_summed": lambda **i: model_ref("loss_summed", **i),
-                  "loss_last_position_only": lambda **i: model_ref("loss_last_position", **i),
-                  "target_shift_two": lambda **i: model_ref("targets_shifted_again", **i)},
+        mistakes=_models(model_ref, forget_position_embedding="no_positions", positions_off_by_one="positions_off_by_one",
+                         final_layernorm_missing="no_final_norm", loss_summed="loss_summed",
+                         loss_last_position_only="loss_last_position", target_shift_two="targets_shifted_again"),
         forbid_attrs=_PART_FORBID),
 ]
 TIMEOUT = 60  # per item; the training run takes 1-4 s on a busy 2-core machine
