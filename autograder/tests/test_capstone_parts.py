@@ -53,12 +53,7 @@ def _raws(check) -> list[dict]:
     return _RAWS[check.grade_id]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as the grader and the sandbox run
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _verdicts(cells):

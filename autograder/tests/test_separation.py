@@ -22,15 +22,7 @@ from .conftest import GRADED
 SEEDS = 40
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """The grader's thread count (``autograder.pipeline``): on tiny tensors a second thread only
-    spins, and on a loaded machine it makes set 09's mistake models ten times slower."""
-    import torch
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def function_checks(assignment):
