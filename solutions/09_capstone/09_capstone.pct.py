@@ -519,9 +519,9 @@ print("TinyGPT: visible checks passed")
 # Shakespeare. Next to it, on the very same batches and from the very same starting weights, the library's
 # `attnlab.nn.GPT` trains with the same recipe (paired), so any gap between the two is your model's doing: a correct
 # `TinyGPT` ends within **0.05 nats** of the library (in practice within a few thousandths, rounding only). Both validation
-# losses and both loss curves are shown. The cell took 32 s on a 2-core machine shared with other heavy jobs (load
-# average about 10), less on a quiet one; it runs torch on one thread, since for models this small more threads only
-# wait for each other. It must also end at least **0.4 nats below** the model that
+# losses and both loss curves are shown. On a 2-core machine the cell took about 5 s when quiet (load average 1.4)
+# and 32 s when shared with other heavy jobs (load average about 10); it runs torch on one thread, since for models
+# this small more threads only wait for each other. It must also end at least **0.4 nats below** the model that
 # knows only the character frequencies (about 3.3 nats; uniform guessing scores 4.17), which it can only do by using
 # the context. Lesson 09's full run (nanoGPT's CPU recipe, 2,000 steps of a larger model) reaches about 1.88.
 #
