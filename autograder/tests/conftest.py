@@ -53,6 +53,17 @@ def qa_class(assignment, root) -> dict[str, str]:
     return cases
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Torch on one thread for a module, as the grader (``autograder.pipeline``) and the sandbox run:
+    on tiny tensors a second thread only spins, ten times slower on a loaded machine."""
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def qa_generated(tmp_path_factory):
     """``(root, {set: generate error})``: every graded set generated into one course folder."""

@@ -31,7 +31,8 @@ UNNAMED = {
     # a storage address taken as a parameter's identity: wrong only where storage has no address (meta)
     "06_transformer_block": ["count_dedupes_by_data_ptr"],
     # a doubled gradient (backward twice): what clipping hides unless a trial leaves the clip inactive
-    "09_capstone": ["step_backward_twice", "step_fakes_the_loss"],
+    # ... and the interface: a TinyGPT that returns the logits alone (no (logits, loss) pair)
+    "09_capstone": ["gpt_returns_logits_only", "step_backward_twice", "step_fakes_the_loss"],
 }
 
 

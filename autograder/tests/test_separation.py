@@ -22,6 +22,9 @@ from .conftest import GRADED
 SEEDS = 40
 
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
 def function_checks(assignment):
     return [c for c in qa.spec(assignment).checks if isinstance(c, FunctionCheck) and c.mistakes]
 

@@ -16,27 +16,29 @@
 # ---
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "intro", "locked": true, "schema_version": 3, "solution": false}
-# # Exercise 09 · Capstone: your own GPT and its training loop
+# # Exercise 09 · Capstone: your own GPT, trained by your own loop
 #
-# In lesson 09 `attnlab.training.train` trained a character-level GPT on Tiny Shakespeare. Here you write the loop's
-# pieces yourself (batches with teacher forcing, one optimisation step with gradient clipping, sampling from the
-# model), then **your** pieces train a small GPT that must reach a validation-loss threshold, and finally you
-# **assemble the GPT itself** from the pieces of exercises 05 and 06 (causal multi-head attention, the feed-forward
-# network, pre-LN blocks) and check that it computes exactly what `attnlab.nn.GPT` computes.
+# In lesson 09 `attnlab.training.train` trained a character-level GPT on Tiny Shakespeare. Here you write every piece
+# yourself: batches with teacher forcing, one optimisation step with gradient clipping, sampling, and **the GPT itself**
+# (causal multi-head attention, the pre-LN block, the model with its loss), assembled from the pieces of exercises 05 and
+# 06. Then **your** `get_batch` and `train_step` train **your** `TinyGPT` on Tiny Shakespeare next to the library's GPT on
+# the same batches, you compare the two validation losses and loss curves, and your model writes text with your sampler.
 #
 # * Cells marked *answer* are yours; every other cell is locked.
 # * Run the *check* cell under each answer: for code it tells you right away what is wrong (without giving the answer away); for numbers computed by hand it only says whether your answer can be read. To check your work as the grader does (your numbers, your code on its own inputs), save and run `attnlab check` on this notebook in a terminal (or `from attnlab.check import check; check()` in a cell).
 # * Your by-hand numbers are personal: they come from your learner id, so a classmate's numbers will not match yours.
-# * Graded (14 points): two by-hand answers (1 point each), `get_batch` (2), `train_step` (2), `sample_next_token` (2),
-#   **your assembled GPT** `TinyGPT` (3) and the **training run** (3): when your instructor grades, the grader trains a fresh small GPT for 150 steps on a
-#   slice of Tiny Shakespeare with *your* `get_batch` and `train_step`, runs the same recipe with the course's own
-#   `get_batch` and `train_step`, and your validation loss must end within 0.25 nats of the course's (a correct loop
-#   lands within a few hundredths; a forgotten `zero_grad` about 0.5 to 0.9 nats above). Your other functions also run on fresh inputs you have not seen; `TinyGPT` gets fresh sizes and random weights
-#   and its logits are compared with `attnlab.nn.GPT` holding the same weights.
+# * Graded (17 points): two by-hand answers (1 point each), `get_batch` (2), `train_step` (2), `sample_next_token` (2),
+#   your GPT part by part: `CausalSelfAttention` (2), `Block` (2), `TinyGPT` (2), and the **training run** (3). Your
+#   functions run on fresh inputs you have not seen; each part of your GPT is judged on its own (the grader puts the
+#   course's attention into your `Block` and the course's blocks into your `TinyGPT`, with the same weights), so one
+#   mistake costs one part's points and the feedback names it. For the training run the grader trains your `TinyGPT`
+#   (the course's GPT if your parts are wrong) with your `train_step` on its own batches and measures the validation
+#   loss itself on the weights your step produced.
 # * Write your own code: importing the course library (`attnlab`) in an answer cell, calling the library version of
 #   what you are asked to write, or using `exec`, `eval`, `open`, `os`, `sys` earns no credit. Answer cells may use
-#   `math`, `np`, `torch`, `nn`, `F`, `Tensor` and the functions of earlier answer cells. Inside the grader the model is a GPT with the
-#   same interface as `attnlab.nn.GPT` (`model(x, y) -> (logits, loss)`), so use only that interface.
+#   `math`, `np`, `torch`, `nn`, `F`, `Tensor` and the functions of earlier answer cells. Inside the grader the model
+#   handed to `train_step` is a GPT with the interface of `attnlab.nn.GPT` (`model(x, y) -> (logits, loss)`), so use
+#   only that interface.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false}
 import math
@@ -46,10 +48,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
+import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 
 from attnlab.data import CharTokenizer, load_shakespeare, train_val_split
-from attnlab.nn import GPT, GPTConfig
+from attnlab.nn import GPT, GPTConfig, MultiHeadAttention
 from attnlab.nn import sample_next_token as library_sample
 from attnlab.practice import gate
 from attnlab.practice.problem import check_form, learner_note, show_problem
@@ -212,50 +215,8 @@ print("train_step: visible checks passed")
 # weights are compared with the grader's own step.
 ### END HIDDEN TESTS
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "run_intro", "locked": true, "schema_version": 3, "solution": false}
-# ## Part 4 · The training run
-#
-# Your `get_batch` and `train_step` now train a small GPT (2 layers, `d_model = 32`, context 32 characters) for 150
-# steps of 32 windows with AdamW. This is exactly what the grader does on a slice of the text you have not seen. The
-# bar is lesson 09's second reference loss: the model that knows only the character frequencies (about 3.3 nats;
-# uniform guessing scores 4.17). Your GPT's validation loss must end at least **0.4 nats below** it, which it can only
-# do by using the context. That is this cell's quick check; the grader is stricter: it runs the same recipe with the
-# course's own `get_batch` and `train_step` on the same text and seed, and yours must end within **0.25 nats** of it.
-
-# %% nbgrader={"grade": true, "grade_id": "test_training_run", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-text = load_shakespeare()
-tok = CharTokenizer(text)
-ids = torch.tensor(tok.encode(text[:24_000]), dtype=torch.long)
-train_ids, val_ids = ids[:20_000], ids[20_000:]
-torch.manual_seed(0)
-gpt = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=32, d_model=32, n_heads=2, n_layers=2))
-optimizer = torch.optim.AdamW(gpt.parameters(), lr=6e-3, weight_decay=0.0)
-batch_gen = torch.Generator().manual_seed(0)
-t0 = time.perf_counter()
-losses = [train_step(gpt, optimizer, *get_batch(train_ids, 32, 32, batch_gen)) for _ in range(150)]
-eval_gen = torch.Generator().manual_seed(1)
-with torch.no_grad():
-    gpt.eval()
-    val_loss = sum(gpt(*get_batch(val_ids, 32, 64, eval_gen))[1].item() for _ in range(4)) / 4
-counts = torch.bincount(train_ids, minlength=tok.vocab_size).double() + 1  # character frequencies (add-one)
-frequency_loss = -(counts / counts.sum()).log()[val_ids].mean().item()
-print(f"150 steps in {time.perf_counter() - t0:.1f} s; first training loss {losses[0]:.2f}, last {losses[-1]:.2f}")
-print(f"validation loss {val_loss:.2f}; frequency-only model {frequency_loss:.2f}; gap {frequency_loss - val_loss:.2f} nats")
-assert losses[0] > 3.5, "the first loss should be close to ln 65 ≈ 4.17 for a fresh model: is the loss computed on the right targets?"
-assert val_loss <= frequency_loss - 0.4, \
-    f"the validation loss is only {frequency_loss - val_loss:.2f} nats below the frequency-only model (needs 0.4): " \
-    "check the shift of the targets, zero_grad and optimizer.step()"
-print("training run: visible check passed")
-
-### BEGIN HIDDEN TESTS
-# Graded outside your kernel: the grader trains a fresh small GPT (its own seed and a slice
-# of Tiny Shakespeare you have not seen) for 150 steps with your get_batch and train_step,
-# then measures the validation loss itself; it must be within 0.25 nats of the loss the course's
-# own get_batch and train_step reach on the same slice, seed and steps.
-### END HIDDEN TESTS
-
 # %% [markdown] nbgrader={"grade": false, "grade_id": "sample_intro", "locked": true, "schema_version": 3, "solution": false}
-# ## Part 5 · Sampling
+# ## Part 4 · Sampling
 #
 # Same name, signature and contract as `attnlab.nn.sample_next_token`: with `greedy=True` return the argmax; otherwise
 # divide the logits by `temperature`, apply top-k and then top-p if they are given (as in exercise 08: rewrite them
@@ -314,40 +275,78 @@ print("sample_next_token: visible checks passed")
 # seeds and options, and its tokens are compared with attnlab.nn.sample_next_token.
 ### END HIDDEN TESTS
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "try_it", "locked": true, "schema_version": 3, "solution": false}
-# **Try it (not graded).** The cell below samples 200 characters from the GPT you just trained, with your own sampler.
-# After 150 steps expect word-like fragments and line breaks, not Shakespeare: lesson 09's longer run does much better.
-
-# %% nbgrader={"grade": false, "grade_id": "demo_sample", "locked": true, "schema_version": 3, "solution": false}
-idx = torch.tensor([tok.encode("ROMEO:\n")])
-g = torch.Generator().manual_seed(0)
-with torch.no_grad():
-    for _ in range(200):
-        logits, _ = gpt(idx[:, -32:])
-        idx = torch.cat([idx, sample_next_token(logits[:, -1], temperature=0.8, top_k=10, generator=g)[:, None]], dim=1)
-print(tok.decode(idx[0]))
-
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "assemble_intro", "locked": true, "schema_version": 3, "solution": false}
-# ## Part 6 · Assemble your GPT
+# ## Part 5 · Assemble your GPT
 #
 # Lesson 09's ladder built a GPT up one piece at a time. Now assemble it yourself, from your own pieces: the causal
-# multi-head attention of exercise 05, the feed-forward network and the pre-LN block of exercise 06, and the embeddings
-# and tied output layer of lesson 09. The `__init__` methods are given (they fix the parameter names, so the grader can
-# load weights into your model); write the three `forward` methods. Paste and adapt your earlier code where you have it:
-# an answer cell cannot see another notebook.
+# multi-head attention of exercise 05, the feed-forward network and the pre-LN block of exercise 06, and the embeddings,
+# tied output layer and loss of lesson 09. The `__init__` methods are given (they fix the parameter names, so the grader
+# can load weights into your model); write the three `forward` methods, one cell each. Paste and adapt your earlier code
+# where you have it: an answer cell cannot see another notebook.
 #
 # | module | computes | parameters |
 # |---|---|---|
-# | `CausalSelfAttention` | `split` into `n_heads` heads of width `d_k`, `softmax(Q Kᵀ / √d_k)` with the **causal mask**, `V`, merge heads, `W_O` | `w_q`, `w_k`, `w_v`, `w_o` (with biases) |
+# | `CausalSelfAttention` | split into `n_heads` heads of width `d_k`, `softmax(Q Kᵀ / √d_k)` with the **causal mask**, times `V`, merge the heads, `W_O` | `w_q`, `w_k`, `w_v`, `w_o` (with biases) |
 # | `Block` (pre-LN) | `h = x + attn(norm1(x))`, then `h + w_2(GELU(w_1(norm2(h))))` (exact GELU, `F.gelu`) | `norm1`, `attn`, `norm2`, `w_1`, `w_2` |
-# | `TinyGPT` | token embedding + position embedding (positions `0 .. L-1`), the blocks, final LayerNorm `norm_f`, then the output layer **tied** to the token embedding: `logits = x @ tok_emb.weight.T` | `tok_emb`, `pos_emb`, `blocks`, `norm_f` |
+# | `TinyGPT` | token embedding + position embedding (positions `0 .. L-1`), the blocks, final LayerNorm `norm_f`, then the output layer **tied** to the token embedding: `logits = x @ tok_emb.weight.T`; with targets, the mean cross-entropy | `tok_emb`, `pos_emb`, `blocks`, `norm_f` |
 #
-# `TinyGPT(idx)` returns the logits `(B, L, vocab_size)` for `idx: (B, L)` with `L <= block_size` (no loss, no dropout).
-# With the same weights it must give the logits of `attnlab.nn.GPT(GPTConfig(vocab_size, block_size, d_model, n_heads,
-# n_layers))` (whose `norm3` is your `norm2` and whose `ffn.w_1`, `ffn.w_2` are your `w_1`, `w_2`).
+# `TinyGPT(idx, targets=None)` returns `(logits, loss)` like `attnlab.nn.GPT`: `logits: (B, L, vocab_size)` for
+# `idx: (B, L)` with `L <= block_size`, and `loss` the mean cross-entropy of the logits against `targets: (B, L)`, or
+# `None` without targets (no dropout). That is the interface your `train_step` uses, so Part 6 can train your model.
+# With the same weights it must compute what `attnlab.nn.GPT(GPTConfig(vocab_size, block_size, d_model, n_heads,
+# n_layers))` computes (whose `norm3` is your `norm2`, whose `ffn.w_1`, `ffn.w_2` are your `w_1`, `w_2` and whose
+# `self_attn` is your `attn`).
+#
+# **Graded part by part** (2 points each): each part is judged on its own. The grader runs your `Block` with the course's
+# attention in place of yours, and your `TinyGPT` with the course's blocks, all holding the same weights, so a mistake in
+# one part costs that part's points only, and the feedback names the mistake (a merge without transpose, a missing
+# 1/√d_k, post-LN, positions counted from 1, an untied output layer, ...). The check cells below do the same: your
+# `Block` is checked with the course's attention (`CourseAttention`) in it.
 
-# %% nbgrader={"grade": false, "grade_id": "tiny_gpt", "locked": false, "schema_version": 3, "solution": true}
+# %% nbgrader={"grade": false, "grade_id": "assemble_helpers", "locked": true, "schema_version": 3, "solution": false}
+def tiny_from_gpt(gpt: GPT) -> dict[str, Tensor]:
+    """The parameters of attnlab.nn.GPT `gpt` under TinyGPT's names (the tied output layer IS tok_emb.weight)."""
+    names = {"pos_emb.emb.": "pos_emb.", ".self_attn.": ".attn.", ".ffn.": ".", ".norm3.": ".norm2."}
+    state = {}
+    for key, value in gpt.named_parameters():
+        for old, new in names.items():
+            key = key.replace(old, new)
+        state[key] = value.detach()
+    return state
+
+
+def load_weights(module: nn.Module, state: dict[str, Tensor]) -> None:
+    """Copy `state` into `module`'s parameters by name. Buffers (e.g. a causal-mask table you registered) are
+    left as they are; a name your module lacks raises KeyError: keep the __init__ methods as given."""
+    params = dict(module.named_parameters())
+    with torch.no_grad():
+        for name, value in state.items():
+            if name not in params:
+                raise KeyError(f"your module has no parameter {name!r}: keep the __init__ as given")
+            params[name].copy_(value)
+
+
+class CourseAttention(nn.Module):
+    """attnlab.nn.MultiHeadAttention used as causal self-attention: x (B, L, d_model) -> (B, L, d_model)."""
+
+    def __init__(self, mha: nn.Module) -> None:
+        super().__init__()
+        self.mha = mha
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.mha(x, is_causal=True)[0]
+
+
+def trained_looking(module: nn.Module) -> nn.Module:
+    """`module` with noise added to its weights: weights of a trained-looking model, not the tiny initial ones."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return module
+
+
+# %% nbgrader={"grade": false, "grade_id": "causal_self_attention", "locked": false, "schema_version": 3, "solution": true}
 class CausalSelfAttention(nn.Module):
     """Causal multi-head self-attention ``(B, L, d_model) -> (B, L, d_model)`` (Vaswani et al. 2017, §3.2.2).
 
@@ -373,6 +372,43 @@ class CausalSelfAttention(nn.Module):
         ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "test_causal_self_attention", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+torch.manual_seed(0)
+course_attn = trained_looking(MultiHeadAttention(12, 3)).eval()
+my_attn = CausalSelfAttention(12, 3).eval()
+load_weights(my_attn, dict(course_attn.named_parameters()))  # the same names: w_q, w_k, w_v, w_o
+x = torch.randn(2, 7, 12)  # (B, L, d_model), 3 heads of d_k = 4
+with torch.no_grad():
+    out, expected = my_attn(x), course_attn(x, is_causal=True)[0]
+    changed = x.clone()
+    changed[:, 4:] += torch.randn(2, 3, 12)  # change positions 4..6 only
+    early = my_attn(changed)[:, :4]
+assert isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 7, 12), \
+    f"CausalSelfAttention(x) must return (B, L, d_model) = (2, 7, 12), got {getattr(out, 'shape', type(out))}"
+assert torch.allclose(early, out[:, :4], atol=1e-5), \
+    "changing positions 4..6 changed the outputs at positions 0..3: query i may attend to keys j <= i only (the causal mask)"
+assert torch.allclose(out, expected, atol=1e-4), \
+    f"your attention differs from attnlab.nn.MultiHeadAttention(x, is_causal=True) with the same weights (max abs " \
+    f"difference {(out - expected).abs().max():.3g}): check the head split (view as (B, L, H, d_k), then transpose(1, 2)), " \
+    "the 1/√d_k scale, the softmax over the keys (dim=-1) and the merge (transpose back, then reshape)"
+with torch.no_grad():
+    long_x = torch.randn(1, 100, 12)
+    try:
+        long_out = my_attn(long_x)
+    except (RuntimeError, IndexError) as err:
+        raise AssertionError(f"on 100 positions your attention raised {type(err).__name__}: build the mask for the "
+                             "length L of x (a table of fixed size breaks on longer sequences)") from None
+    assert torch.allclose(long_out, course_attn(long_x, is_causal=True)[0], atol=1e-4), \
+        "on 100 positions your attention differs from the course's: build the mask for the length L of x"
+print("CausalSelfAttention: visible checks passed")
+
+### BEGIN HIDDEN TESTS
+# Graded outside your kernel: CausalSelfAttention gets fresh sizes (2-4 heads, up to 80 positions) and random
+# weights; its output is compared with attnlab.nn.MultiHeadAttention(is_causal=True) holding the same weights,
+# and a wrong output is matched against known mistakes to name yours.
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "block", "locked": false, "schema_version": 3, "solution": true}
 class Block(nn.Module):
     """Pre-LN decoder block without cross-attention (GPT-2): ``x + attn(LN(x))``, then ``+ FFN(LN(.))``."""
 
@@ -389,12 +425,37 @@ class Block(nn.Module):
         ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "test_block", "locked": true, "points": 2, "schema_version": 3, "solution": false}
+torch.manual_seed(1)
+course_gpt = trained_looking(GPT(GPTConfig(vocab_size=5, block_size=6, d_model=12, n_heads=3, n_layers=1))).eval()
+my_block = Block(12, 3).eval()
+load_weights(my_block, {k[len("blocks.0."):]: v for k, v in tiny_from_gpt(course_gpt).items() if k.startswith("blocks.0.")})
+my_block.attn = CourseAttention(course_gpt.blocks[0].self_attn)  # your Block is checked on its own
+x = torch.randn(2, 6, 12)
+with torch.no_grad():
+    out, expected = my_block(x), course_gpt.blocks[0](x, is_causal=True)
+assert isinstance(out, torch.Tensor) and tuple(out.shape) == (2, 6, 12), \
+    f"Block(x) must return (B, L, d_model) = (2, 6, 12), got {getattr(out, 'shape', type(out))}"
+assert torch.allclose(out, expected, atol=1e-4), \
+    f"your Block differs from the course's pre-LN block with the same weights and the course's attention inside (max " \
+    f"abs difference {(out - expected).abs().max():.3g}): normalise each sub-layer's input and add its output to the " \
+    "un-normalised stream (x, then h), norm1 before attention and norm2 before the feed-forward, exact GELU (F.gelu)"
+print("Block: visible checks passed")
+
+### BEGIN HIDDEN TESTS
+# Graded outside your kernel: Block gets fresh sizes and random weights, with the course's attention in place of
+# yours; its output is compared with attnlab.nn.GPT's block holding the same weights, and a wrong output is
+# matched against known mistakes (post-LN, ReLU or tanh-GELU, one LayerNorm for both sub-layers, ...).
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "tiny_gpt", "locked": false, "schema_version": 3, "solution": true}
 class TinyGPT(nn.Module):
     """Decoder-only language model in the layout of ``attnlab.nn.GPT`` (GPT-2, Radford et al. 2019).
 
-    ``forward(idx: (B, L) long) -> logits (B, L, vocab_size)``, ``L <= block_size``: token embedding
-    + learned position embedding, ``n_layers`` pre-LN blocks, final LayerNorm, output layer tied to
-    the token embedding.
+    ``forward(idx: (B, L) long, targets: (B, L) long | None) -> (logits (B, L, vocab_size), loss)``,
+    ``L <= block_size``: token embedding + learned position embedding, ``n_layers`` pre-LN blocks, final
+    LayerNorm, output layer tied to the token embedding; ``loss`` is the mean cross-entropy against
+    ``targets`` (a scalar), or None without targets.
     """
 
     def __init__(self, vocab_size: int, block_size: int, d_model: int, n_heads: int, n_layers: int) -> None:
@@ -403,55 +464,177 @@ class TinyGPT(nn.Module):
         self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
         self.norm_f = nn.LayerNorm(d_model)
 
-    def forward(self, idx: Tensor) -> Tensor:
+    def forward(self, idx: Tensor, targets: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
         ### BEGIN SOLUTION
-        L = idx.shape[1]
+        B, L = idx.shape
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(L, device=idx.device))  # (B, L, d_model)
         for block in self.blocks:
             x = block(x)
-        return self.norm_f(x) @ self.tok_emb.weight.T  # (B, L, V): the tied output layer
+        logits = self.norm_f(x) @ self.tok_emb.weight.T  # (B, L, V): the tied output layer
+        loss = None if targets is None else F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(B * L))
+        return logits, loss
         ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_tiny_gpt", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-def tiny_from_gpt(gpt):
-    """The state of attnlab.nn.GPT `gpt` under TinyGPT's parameter names."""
-    names = {"pos_emb.emb.": "pos_emb.", ".self_attn.": ".attn.", ".ffn.": ".", ".norm3.": ".norm2."}
-    state = {}
-    for key, value in gpt.state_dict().items():
-        if key == "lm_head.weight":
-            continue  # the tied output layer IS tok_emb.weight
-        for old, new in names.items():
-            key = key.replace(old, new)
-        state[key] = value
-    return state
-
-
+# %% nbgrader={"grade": true, "grade_id": "test_tiny_gpt", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 torch.manual_seed(0)
-ref_gpt = GPT(GPTConfig(vocab_size=13, block_size=10, d_model=16, n_heads=4, n_layers=2)).eval()
-with torch.no_grad():
-    for p in ref_gpt.parameters():
-        p.add_(0.3 * torch.randn_like(p))  # weights of a trained-looking model, not the tiny initial ones
+ref_gpt = trained_looking(GPT(GPTConfig(vocab_size=13, block_size=10, d_model=16, n_heads=4, n_layers=2))).eval()
 mine = TinyGPT(vocab_size=13, block_size=10, d_model=16, n_heads=4, n_layers=2).eval()
-mine.load_state_dict(tiny_from_gpt(ref_gpt))
-idx = torch.randint(13, (3, 7))  # L = 7 < block_size
+load_weights(mine, tiny_from_gpt(ref_gpt))
+idx, targets = torch.randint(13, (3, 7)), torch.randint(13, (3, 7))  # L = 7 < block_size
 with torch.no_grad():
-    logits = mine(idx)
-    expected = ref_gpt(idx)[0]
-    changed = idx.clone()
-    changed[:, 4:] = (changed[:, 4:] + 1) % 13  # change the last 3 tokens only
-    early = mine(changed)[:, :4]
+    out, plain = mine(idx, targets), mine(idx)
+    expected, expected_loss = ref_gpt(idx, targets)
+assert isinstance(out, tuple) and len(out) == 2 and isinstance(plain, tuple) and len(plain) == 2, \
+    "TinyGPT(idx, targets) must return the pair (logits, loss), and TinyGPT(idx) the pair (logits, None)"
+logits, loss = out
 assert isinstance(logits, torch.Tensor) and tuple(logits.shape) == (3, 7, 13), \
-    f"TinyGPT(idx) must return the logits (B, L, vocab_size) = (3, 7, 13), got {getattr(logits, 'shape', type(logits))}"
-assert torch.allclose(early, logits[:, :4], atol=1e-5), \
-    "changing tokens 4..6 changed the logits at positions 0..3: the attention must use the causal mask"
+    f"the logits must be (B, L, vocab_size) = (3, 7, 13), got {getattr(logits, 'shape', type(logits))}"
+assert plain[1] is None, "without targets the loss must be None"
 assert torch.allclose(logits, expected, atol=1e-4), \
     f"your logits differ from attnlab.nn.GPT's with the same weights (max abs difference " \
-    f"{(logits - expected).abs().max():.3g}): check the 1/√d_k scale, the head split, pre-LN, GELU, positions and norm_f"
+    f"{(logits - expected).abs().max():.3g}): check the parts' checks above, then the positions (0 .. L-1), norm_f " \
+    "and the tied output layer (x @ tok_emb.weight.T)"
+assert loss is not None, "with targets the loss must not be None: return the mean cross-entropy against the targets"
+assert isinstance(loss, torch.Tensor) and loss.dim() == 0 and torch.allclose(loss, expected_loss, atol=1e-5), \
+    f"your loss is {float(loss):.4g}, attnlab.nn.GPT's {float(expected_loss):.4g}: the mean cross-entropy over all " \
+    "B · L positions, F.cross_entropy(logits.reshape(B * L, V), targets.reshape(B * L)) (the targets are already the " \
+    "next tokens: no second shift)"
+with torch.no_grad():
+    full = torch.randint(13, (2, 10))  # L = block_size
+    assert torch.allclose(mine(full)[0], ref_gpt(full)[0], atol=1e-4), "with L = block_size the logits differ: positions 0 .. L-1"
 print("TinyGPT: visible checks passed")
 
 ### BEGIN HIDDEN TESTS
-# Graded outside your kernel: TinyGPT is built with fresh sizes (several heads, one or two layers,
-# L up to block_size), loaded with random weights, and its logits are compared with those of
-# attnlab.nn.GPT holding the same weights.
+# Graded outside your kernel: TinyGPT is built with fresh sizes (several heads, one or two layers, L up to
+# block_size) and random weights, with the course's blocks in place of yours; its logits and loss are compared
+# with attnlab.nn.GPT holding the same weights, and a wrong result is matched against known mistakes.
 ### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "run_intro", "locked": true, "schema_version": 3, "solution": false}
+# ## Part 6 · Train your own GPT
+#
+# Now your pieces train your model: your `get_batch` draws the windows, your `train_step` trains **your `TinyGPT`**
+# (2 layers, `d_model = 32`, context 32 characters) for 300 steps of 32 windows with AdamW on a slice of Tiny
+# Shakespeare. Next to it, on the very same batches and from the very same starting weights, the library's
+# `attnlab.nn.GPT` trains with the same recipe (paired), so any gap between the two is your model's doing: a correct
+# `TinyGPT` ends within **0.05 nats** of the library (in practice within a few thousandths, rounding only). Both validation
+# losses and both loss curves are shown. On a 2-core machine the cell took about 5 s when quiet (load average 1.4)
+# and 32 s when shared with other heavy jobs (load average about 10); it runs torch on one thread, since for models
+# this small more threads only wait for each other. It must also end at least **0.4 nats below** the model that
+# knows only the character frequencies (about 3.3 nats; uniform guessing scores 4.17), which it can only do by using
+# the context. Lesson 09's full run (nanoGPT's CPU recipe, 2,000 steps of a larger model) reaches about 1.88.
+#
+# The grader does the same with its own batches on a slice of the text you have not seen: it trains your `TinyGPT`
+# (when its parts compute what `attnlab.nn.GPT` computes; otherwise the course's GPT) with your `train_step` for 80
+# steps, loads the weights it produced into `attnlab.nn.GPT` and measures the validation loss itself on text the
+# training never saw. It must be within **0.25 nats** of the course's own `train_step` on the same text, seed and batches.
+
+# %% nbgrader={"grade": true, "grade_id": "test_training_run", "locked": true, "points": 3, "schema_version": 3, "solution": false}
+torch.set_num_threads(1)
+text = load_shakespeare()
+tok = CharTokenizer(text)
+ids = torch.tensor(tok.encode(text[:24_000]), dtype=torch.long)
+train_ids, val_ids = ids[:20_000], ids[20_000:]
+STEPS = 300
+torch.manual_seed(0)
+library_gpt = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=32, d_model=32, n_heads=2, n_layers=2))
+my_gpt = TinyGPT(tok.vocab_size, block_size=32, d_model=32, n_heads=2, n_layers=2)
+load_weights(my_gpt, tiny_from_gpt(library_gpt))  # the same starting weights (GPT-2's initialisation)
+my_opt = torch.optim.AdamW(my_gpt.parameters(), lr=6e-3, weight_decay=0.0)
+library_opt = torch.optim.AdamW(library_gpt.parameters(), lr=6e-3, weight_decay=0.0)
+batch_gen = torch.Generator().manual_seed(0)
+my_losses, library_losses = [], []
+t0 = time.perf_counter()
+for _ in range(STEPS):
+    xb, yb = get_batch(train_ids, 32, 32, batch_gen)  # one batch of your get_batch, for both models
+    my_losses.append(train_step(my_gpt, my_opt, xb, yb))
+    library_losses.append(train_step(library_gpt, library_opt, xb, yb))
+seconds = time.perf_counter() - t0
+eval_gen = torch.Generator().manual_seed(1)
+val_batches = [get_batch(val_ids, 32, 64, eval_gen) for _ in range(4)]  # the same held-out windows for both
+with torch.no_grad():
+    my_gpt.eval()
+    library_gpt.eval()
+    my_val = sum(my_gpt(xv, yv)[1].item() for xv, yv in val_batches) / 4
+    library_val = sum(library_gpt(xv, yv)[1].item() for xv, yv in val_batches) / 4
+counts = torch.bincount(train_ids, minlength=tok.vocab_size).double() + 1  # character frequencies (add-one)
+frequency_loss = -(counts / counts.sum()).log()[val_ids].mean().item()
+plt.figure(figsize=(6, 3))
+plt.plot(my_losses, label="your TinyGPT (your get_batch, train_step)")
+plt.plot(library_losses, "--", label="attnlab.nn.GPT (same batches)")
+plt.axhline(frequency_loss, color="gray", lw=0.8, label="character frequencies only")
+plt.xlabel("step"), plt.ylabel("training loss (nats)"), plt.legend(), plt.tight_layout(), plt.show()
+print(f"{2 * STEPS} steps (two models) in {seconds:.1f} s")
+print(f"validation loss: yours {my_val:.3f}, library {library_val:.3f} (gap {my_val - library_val:+.3f}); "
+      f"frequency-only model {frequency_loss:.2f}")
+assert my_losses[0] > 3.5, "the first loss should be close to ln 65 ≈ 4.17 for a fresh model: is the loss computed on the right targets?"
+assert abs(my_val - library_val) <= 0.05, \
+    f"your TinyGPT ends {my_val - library_val:+.3f} nats from the library's GPT trained on the same batches from the same " \
+    "weights (a correct model is within 0.05): check the TinyGPT cells above"
+assert my_val <= frequency_loss - 0.4, \
+    f"the validation loss is only {frequency_loss - my_val:.2f} nats below the frequency-only model (needs 0.4): " \
+    "check the shift of the targets, zero_grad and optimizer.step()"
+print("training run: visible checks passed")
+
+### BEGIN HIDDEN TESTS
+# Graded outside your kernel: the grader trains your TinyGPT (or, if its parts are wrong, the course's GPT) with
+# your train_step for 80 steps on its own batches of a slice you have not seen, loads the weights into
+# attnlab.nn.GPT and measures the validation loss itself; it must be within 0.25 nats of the course's own
+# train_step on the same slice, seed, batches and steps.
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "try_it", "locked": true, "schema_version": 3, "solution": false}
+# **Try it (not graded).** The cell below generates 300 characters from **your** trained `TinyGPT` with **your**
+# `sample_next_token`. After 300 steps expect word-like fragments, names and line breaks, not Shakespeare: lesson 09's
+# longer run does much better.
+
+# %% nbgrader={"grade": false, "grade_id": "demo_sample", "locked": true, "schema_version": 3, "solution": false}
+def generate_text(model: nn.Module, prompt: str, n: int = 300, seed: int = 0) -> str:
+    """`n` characters after `prompt` from `model` (TinyGPT's interface), drawn with your sample_next_token."""
+    idx = torch.tensor([tok.encode(prompt)])
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _ in range(n):
+            logits, _ = model(idx[:, -32:])  # the last block_size characters
+            idx = torch.cat([idx, sample_next_token(logits[:, -1], temperature=0.8, top_k=10, generator=g)[:, None]], dim=1)
+    return tok.decode(idx[0].tolist())
+
+
+print(generate_text(my_gpt, "ROMEO:\n"))
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "finetune_intro", "locked": true, "schema_version": 3, "solution": false}
+# **Beyond (not graded): fine-tune your model on a second text.** Your model has read only the first 20,000 characters
+# of the file. The cell below measures its loss on a slice from much later in the file (other plays, other names),
+# fine-tunes it there for 150 more steps with your `get_batch` and `train_step`, and plots the loss on that text before
+# and during fine-tuning: the curve starts above the first text's validation loss and moves down as the model adapts.
+# Try another slice, more steps or a lower learning rate, and generate again. A few seconds to about 15 s.
+
+# %% nbgrader={"grade": false, "grade_id": "finetune", "locked": true, "schema_version": 3, "solution": false}
+second = torch.tensor(tok.encode(text[-24_000:]), dtype=torch.long)  # the end of the file: other plays
+second_train, second_val = second[:20_000], second[20_000:]
+second_batches = [get_batch(second_val, 32, 64, torch.Generator().manual_seed(2)) for _ in range(4)]
+
+
+def second_val_loss(model: nn.Module) -> float:
+    """Mean validation loss (nats) of `model` on the second text's held-out windows."""
+    model.eval()
+    with torch.no_grad():
+        loss = sum(model(xv, yv)[1].item() for xv, yv in second_batches) / len(second_batches)
+    model.train()
+    return loss
+
+
+finetune_opt = torch.optim.AdamW(my_gpt.parameters(), lr=3e-3, weight_decay=0.0)
+gen2 = torch.Generator().manual_seed(3)
+curve = [(0, second_val_loss(my_gpt))]
+for step in range(1, 151):
+    train_step(my_gpt, finetune_opt, *get_batch(second_train, 32, 32, gen2))
+    if step % 25 == 0:
+        curve.append((step, second_val_loss(my_gpt)))
+plt.figure(figsize=(6, 3))
+plt.plot(*zip(*curve), marker="o", label="second text, validation")
+plt.axhline(my_val, color="gray", lw=0.8, label="first text, validation (before)")
+plt.xlabel("fine-tuning step"), plt.ylabel("loss (nats)"), plt.legend(), plt.tight_layout(), plt.show()
+print(f"loss on the second text: {curve[0][1]:.3f} before, {curve[-1][1]:.3f} after 150 steps of fine-tuning")
+print(generate_text(my_gpt, "KING:\n", n=200))

@@ -1,6 +1,6 @@
-# breaks: test_tiny_gpt
+# breaks: test_block
 # mistake: block_post_ln
-# %% patch: tiny_gpt
+# %% patch: block
 # - h = x + self.attn(self.norm1(x))  # (B, L, d_model): the residual stream is only added to
 # + h = self.norm1(x + self.attn(x))
 # - return h + self.w_2(F.gelu(self.w_1(self.norm2(h))))
