@@ -24,16 +24,16 @@ check-solutions:      ## fail if a solution notebook is not what its NN_x.pct.py
 	$(PY) scripts/build_solutions.py --check
 
 exercises:            ## regenerate exercises/ from solutions/ with nbgrader
-	$(PY) -m autograder release
+	$(PY) -m attnlab_grader release
 
 check-exercises:      ## fail if exercises/ is stale or was edited by hand
-	$(PY) -m autograder check-release
+	$(PY) -m attnlab_grader check-release
 
 grade:                ## autograde $(SUBMISSIONS)/submitted/*/$(ASSIGNMENT), feedback + grades.csv
-	$(PY) -m autograder grade $(SUBMISSIONS) --assignment $(ASSIGNMENT) --jobs $(JOBS)
+	$(PY) -m attnlab_grader grade $(SUBMISSIONS) --assignment $(ASSIGNMENT) --jobs $(JOBS)
 
 test-autograder:      ## the autograder's own tests (sandbox, attacks, course QA)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q autograder/tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q attnlab_grader/tests
 
 bench:                ## seconds per submission and a class of 100, vs plain nbgrader autograde
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.autograder_bench --students 100 --out autograder/BENCHMARK.md

@@ -42,13 +42,13 @@ class Group:
 
 
 GROUPS = (
-    Group("sandbox", ("autograder/tests/",),
-          exempt=(("user", ("autograder/tests/test_rootless.py",      # already an ordinary user
-                            "autograder/tests/test_mechanisms.py::test_root_",  # needs chown
-                            "autograder/tests/test_postgres.py",
+    Group("sandbox", ("attnlab_grader/tests/",),
+          exempt=(("user", ("attnlab_grader/tests/test_rootless.py",      # already an ordinary user
+                            "attnlab_grader/tests/test_mechanisms.py::test_root_",  # needs chown
+                            "attnlab_grader/tests/test_postgres.py",
                             # the hub writes the LTI launch record as root
-                            "autograder/tests/test_lms.py::test_lms_launch_record_cannot_be_redirected")),)),
-    Group("postgres", ("autograder/tests/test_postgres.py",)),
+                            "attnlab_grader/tests/test_lms.py::test_lms_launch_record_cannot_be_redirected")),)),
+    Group("postgres", ("attnlab_grader/tests/test_postgres.py",)),
     Group("hub", ("tests/hub/",)),
     Group("k8s", ("tests/k8s/",)),
     Group("e2e", ("tests/e2e/",)),

@@ -6,7 +6,7 @@ nbgrader reads this file last (it is in the working directory), after the deploy
 file only supplies DEFAULTS and then re-applies the deployment's files on top. Precedence, highest first:
 
 1. ``ATTNLAB_COURSE`` (CourseDirectory.root), ``ATTNLAB_EXCHANGE`` (Exchange.root), ``ATTNLAB_DB``
-   (CourseDirectory.db_url, the URL ``python -m autograder grade --db`` takes);
+   (CourseDirectory.db_url, the URL ``python -m attnlab_grader grade --db`` takes);
 2. the deployment's nbgrader config files (e.g. ``c.Exchange.root = "/srv/nbgrader/exchange"`` in
    ``/etc/jupyter/nbgrader_config.py``, ``c.CourseDirectory.root`` in an instructor's ``~/.jupyter``);
 3. these defaults: the course folder ``autograder/course`` (git-ignored), assignment sources read from
@@ -14,7 +14,7 @@ file only supplies DEFAULTS and then re-applies the deployment's files on top. P
    folder exists, else a private one in ``COURSE/.exchange`` (one person on one machine).
 
 The grading engine's settings (preprocessors, course id ``attnlab``) come from
-``autograder/nbgrader_config.py``; a deployment may override the course id too. See autograder/README.md.
+``attnlab_grader/nbgrader_config.py``; a deployment may override the course id too. See autograder/README.md.
 """
 import os
 import sys
@@ -30,7 +30,7 @@ from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader  # 
 from attnlab.settings import grader_settings  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets
-load_subconfig(os.path.join(_here, "autograder", "nbgrader_config.py"))  # noqa: F821
+load_subconfig(os.path.join(_here, "attnlab_grader", "nbgrader_config.py"))  # noqa: F821
 
 
 def _deployment_config() -> Config:
@@ -73,8 +73,8 @@ elif "Exchange.root" not in _deployed:
         c.Exchange.root = os.path.join(c.CourseDirectory.root, ".exchange")
 
 # A PostgreSQL (or other SQLAlchemy) gradebook instead of COURSE/gradebook.db: the same URL that
-# `python -m autograder grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
+# `python -m attnlab_grader grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
 # grading pipeline share one gradebook. postgresql://... means the psycopg 3 driver.
 if _settings.db:
-    from autograder.course import normalize_db_url
+    from attnlab_grader.course import normalize_db_url
     c.CourseDirectory.db_url = normalize_db_url(_settings.db)

@@ -1,11 +1,11 @@
 """Autograder benchmark: seconds per submission and a class of N, this pipeline vs plain ``nbgrader autograde``.
 
-``make bench`` runs it from the repository root (it needs ``autograder.tests.qa``, which is not installed):
+``make bench`` runs it from the repository root (it needs ``attnlab_grader.tests.qa``, which is not installed):
 
     .venv/bin/python -m benchmarks.autograder_bench --students 100 --baseline-students 20 --out autograder/BENCHMARK.md
 
 Both graders get the same submissions (reference solutions and the QA wrong implementations, cycled) of
-one assignment. Ours: ``autograder.pipeline.grade`` with ``--jobs`` workers (feedback and CSV included).
+one assignment. Ours: ``attnlab_grader.pipeline.grade`` with ``--jobs`` workers (feedback and CSV included).
 Baseline: nbgrader's stock ``autograde`` (kernel execution, default preprocessors, one process, as nbgrader
 runs it), on ``--baseline-students`` submissions, extrapolated linearly to N when fewer.
 """
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from benchmarks import markdown_log
 
-from autograder.course import REPO, _quiet_imports, solutions_dir
-from autograder.pipeline import grade
-from autograder.tests import qa
+from attnlab_grader.course import REPO, _quiet_imports, solutions_dir
+from attnlab_grader.pipeline import grade
+from attnlab_grader.tests import qa
 
 
 def make_class(root: Path, assignment: str, n: int) -> list[str]:

@@ -1,12 +1,12 @@
 """Grade a synthetic class across all ten exercise sets: submissions per second and peak memory.
 
-Run from the repository root (it needs ``autograder.tests.qa``, which is not installed):
+Run from the repository root (it needs ``attnlab_grader.tests.qa``, which is not installed):
 
     .venv/bin/python -m benchmarks.grade_class --students 1000 --jobs 2 --out benchmarks/RESULTS.md
 
 ``--students`` submissions are spread evenly over the ten sets (or those named by ``--sets``); each is a copy of the reference
 solution, an honest alternative (``honest/*.py``) or a realistic wrong implementation
-(``wrong/*.py``), cycled.  Everything is graded by ``autograder.pipeline.grade_many`` in ONE session
+(``wrong/*.py``), cycled.  Everything is graded by ``attnlab_grader.pipeline.grade_many`` in ONE session
 (one gradebook, ``--jobs`` workers, each keeping its sandbox), without feedback HTML.  Reported:
 wall time, submissions per second, the median and slowest worker time per submission of each set,
 and the peak resident memory of the grader process and of its largest worker (``ru_maxrss``).
@@ -22,10 +22,10 @@ from pathlib import Path
 
 from benchmarks import markdown_log
 
-from autograder.course import REPO
-from autograder.pipeline import grade_many
-from autograder.tests import qa
-from autograder.tests.conftest import GRADED
+from attnlab_grader.course import REPO
+from attnlab_grader.pipeline import grade_many
+from attnlab_grader.tests import qa
+from attnlab_grader.tests.conftest import GRADED
 
 
 def make_class(root: Path, n: int, sets=GRADED) -> dict[str, int]:

@@ -109,7 +109,7 @@ if ! stamp_ok "$ENV" "$want"; then
   # (pyproject maps autograder/ and data/ into the package: the grader and Tiny Shakespeare ship too)
   mkdir -p "$HUB_HOME/src" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/autograder" \
     "$ROOT/data" "$HUB_HOME/src/"
-  rm -rf "$HUB_HOME/src/autograder/tests"
+  rm -rf "$HUB_HOME/src/attnlab_grader/tests"
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long

@@ -26,10 +26,10 @@ import pytest
 
 from attnlab.check import (CheckError, SelfCheckMode, _model_answer, find_assignment, load_policy,
                            run_check)
-from autograder.course import EXERCISES, REPO, solutions_dir
-from autograder.spec import load_spec
-from autograder.tests import qa, rootless
-from autograder.tests.conftest import needs_sandbox
+from attnlab_grader.course import EXERCISES, REPO, solutions_dir
+from attnlab_grader.spec import load_spec
+from attnlab_grader.tests import qa, rootless
+from attnlab_grader.tests.conftest import needs_sandbox
 
 SOLUTIONS = solutions_dir()
 A = "01_routing_and_soft_lookup"

@@ -107,7 +107,7 @@ def test_the_scan_fails_naming_file_line_and_variable():
         "nbgrader_config.py": f'import os\nif os.environ.get("{PREFIX}SANDBOX"):\n    pass\n',
         "conftest.py": f'import os\nP = os.environ.get("{PREFIX}TEST_PROFILE")\n',
         "tests/test_t.py": f'import os\nos.environ["X"] = "1"\nassert os.environ["{PREFIX}LEARNER"] == "a"\n',
-        "autograder/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
+        "attnlab_grader/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
     }
     with tempfile.TemporaryDirectory(prefix="attnlab-envscan-") as tmp:  # mode 0700
         project = Path(tmp)

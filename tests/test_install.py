@@ -30,7 +30,7 @@ def test_the_package_list_names_every_package_of_the_library_and_the_grader():
 
 
 def test_python_m_autograder_still_works_in_the_clone():
-    r = subprocess.run([sys.executable, "-m", "autograder", "paths"], cwd=ROOT, capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "attnlab_grader", "paths"], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"solutions        {ROOT / 'solutions'}" in r.stdout
@@ -74,14 +74,14 @@ def test_a_non_editable_install_runs_attnlab_grade_with_its_config_solutions_and
     r = _run([grade, "--help"], cwd=work, env=env)
     for word in ("grade", "release", "paths", "--solutions", "ATTNLAB_SOLUTIONS"):
         assert word in r.stdout, r.stdout
-    where = _run([py, "-c", "import autograder, attnlab; print(autograder.__file__); print(attnlab.__file__)"],
+    where = _run([py, "-c", "import attnlab_grader, attnlab; print(attnlab_grader.__file__); print(attnlab.__file__)"],
                  cwd=work, env=env).stdout.split()
     assert all(Path(p).is_relative_to(site) for p in where), where  # the installed copies, not the clone
 
     r = subprocess.run([grade, "paths"], cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stdout + r.stderr  # no solutions without a clone: says how to give them
     assert "(MISSING)" in r.stdout and "--solutions DIR or set ATTNLAB_SOLUTIONS" in r.stderr
-    assert f"nbgrader config  {site / 'autograder' / 'nbgrader_config.py'}\n" in r.stdout
+    assert f"nbgrader config  {site / 'attnlab_grader' / 'nbgrader_config.py'}\n" in r.stdout
     assert f"data             {site / 'attnlab' / '_data' / 'tinyshakespeare' / 'input.txt'}\n" in r.stdout
 
     solutions = tmp_path / "srv" / "solutions"  # e.g. /srv/attnlab/solutions, instructors only

@@ -33,7 +33,7 @@ def test_a_new_gradebook_records_alembics_head_without_alembic_on_path(tmp_path,
     import sqlite3
     import sys
 
-    from autograder.course import _quiet_imports
+    from attnlab_grader.course import _quiet_imports
     _quiet_imports()
     from nbgrader.api import Gradebook
     from nbgrader.dbutil import _temp_alembic_ini
@@ -55,7 +55,7 @@ def test_solutions_flag_reaches_the_command_without_touching_the_environment(tmp
 
     from click.testing import CliRunner
 
-    from autograder.__main__ import cli
+    from attnlab_grader.__main__ import cli
     flag, env = tmp_path / "flag", tmp_path / "env"
     flag.mkdir()
     env.mkdir()

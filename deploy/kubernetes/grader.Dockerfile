@@ -34,4 +34,4 @@ ENV PATH=/opt/venv/bin:$PATH ATTNLAB_CLONE=/opt/attnlab ATTNLAB_SOLUTIONS=/opt/a
 USER 10001:10001
 WORKDIR /home/grader
 ENTRYPOINT ["tini", "--"]
-CMD ["python", "-m", "autograder.podjob", "--help"]
+CMD ["python", "-m", "attnlab_grader.podjob", "--help"]

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
-from autograder.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.spec import ByHandCheck, FunctionCheck
 
 A = "02_scaled_dot_product_attention"
 

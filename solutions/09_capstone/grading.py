@@ -3,7 +3,7 @@
 Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
 The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
 training run is built there from ``GPT_SETUP`` (``attnlab.nn.GPT``'s own source, shipped by
-autograder/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
+attnlab_grader/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
 travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
 
 * ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
@@ -47,8 +47,8 @@ from torch import nn
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, GPTConfig, MultiHeadAttention
 from attnlab.nn import sample_next_token as ref_sample
-from autograder.sandbox_gpt import GPT_SETUP
-from autograder.spec import ByHandCheck, FunctionCheck, Outcome, mistake_outcome
+from attnlab_grader.sandbox_gpt import GPT_SETUP
+from attnlab_grader.spec import ByHandCheck, FunctionCheck, Outcome, mistake_outcome
 
 A = "09_capstone"
 TOLERANCE = 0.25  # nats above the grader's reference run on the same slice, seed and steps

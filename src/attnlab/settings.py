@@ -35,7 +35,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PREFIX = "ATTNLAB_"
 
-#: who reads a variable: the course library and notebooks, the grader (``autograder``, the nbgrader
+#: who reads a variable: the course library and notebooks, the grader (``attnlab_grader``, the nbgrader
 #: configs), the JupyterHub / Kubernetes recipes, the setup scripts, the test suite.
 Reader = Literal["course", "grader", "hub", "setup", "tests"]
 
@@ -86,7 +86,7 @@ class CourseSettings(_Settings):
 
 
 class GraderSettings(_Settings):
-    """What the grader (``autograder``, the course's ``nbgrader_config.py``) reads from ``ATTNLAB_*``."""
+    """What the grader (``attnlab_grader``, the course's ``nbgrader_config.py``) reads from ``ATTNLAB_*``."""
 
     solutions: Path | None = _field(None, "path", ("grader",),
                                     "The course's solutions/ folder (grading specs, source notebooks); "
@@ -114,7 +114,7 @@ class GraderSettings(_Settings):
 
 
 class SuiteSettings(_Settings):
-    """What the test suite (``conftest.py``, ``tests/``, ``autograder/tests/``) reads from ``ATTNLAB_*``."""
+    """What the test suite (``conftest.py``, ``tests/``, ``attnlab_grader/tests/``) reads from ``ATTNLAB_*``."""
 
     test_profile: str | None = _field(None, "str", ("tests",),
                                       "Test profile whose required groups must not skip (root or user).",

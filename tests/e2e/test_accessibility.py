@@ -12,7 +12,7 @@ lessons     every lesson notebook opened in JupyterLab, as a learner first sees 
             JupyterLab's own menus, side bars and code editor, which the course does not make;
 lesson 02   run top to bottom (Run All Cells): the same check on its outputs (figures drawn by
             ``attnlab.viz``, the slider, the mastery card);
-report      the class report of a graded class (``python -m autograder report``), the whole page;
+report      the class report of a graded class (``python -m attnlab_grader report``), the whole page;
 card        the mastery card: axe on the card; then keyboard only -- Tab reaches the answer
             field, typed text and Space on Check give feedback, Tab reaches Next and Space
             gives a fresh problem; the feedback text wraps (no horizontal overflow) at 1280 px
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 BLOCKING = ("serious", "critical")  # axe impacts that fail a page
 LESSON02 = "lessons/02_scaled_dot_product_attention.ipynb"
-REPORT_COURSE = "autograder/tests/fixtures/class_report"
+REPORT_COURSE = "attnlab_grader/tests/fixtures/class_report"
 REPORT_ASSIGNMENT = "02_scaled_dot_product_attention"
 CARD, ANSWER, CHECK, NEXT, FEEDBACK = (".attnlab-card", ".attnlab-answer", ".attnlab-check",
                                        ".attnlab-next", ".attnlab-feedback")
@@ -93,8 +93,8 @@ def test_every_lesson_has_no_serious_accessibility_violation(lab, lab_server, pa
 def test_class_report_has_no_serious_accessibility_violation(lab_server, page, axe, artifacts_dir):
     course = lab_server.root / REPORT_COURSE
     if not course.is_dir():
-        pytest.skip(f"e2e: {REPORT_COURSE} is not in the repository (autograder/tests/make_report_fixture.py)")
-    out = subprocess.run([sys.executable, "-m", "autograder", "report", str(course), "--assignment",
+        pytest.skip(f"e2e: {REPORT_COURSE} is not in the repository (attnlab_grader/tests/make_report_fixture.py)")
+    out = subprocess.run([sys.executable, "-m", "attnlab_grader", "report", str(course), "--assignment",
                           REPORT_ASSIGNMENT], cwd=lab_server.root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"autograder report failed:\n{out.stdout}\n{out.stderr[-2000:]}"
     html = course / "reports" / REPORT_ASSIGNMENT / "class.html"

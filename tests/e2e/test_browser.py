@@ -8,7 +8,7 @@ student    lesson 02 runs (Run > Run All Cells), its attention heatmap is an ima
            and moves the progress bar on a right one, and after a page reload and a kernel
            restart the progress is still there; exercise 03_masks: type the causal_mask
            solution, run the visible tests, they pass, and after a reload the edit is kept;
-instructor /formgrader lists the course's assignments; ``python -m autograder report`` renders the
+instructor /formgrader lists the course's assignments; ``python -m attnlab_grader report`` renders the
            class report of a graded class of set 02 and JupyterLab shows it (figures loaded, the
            named mistakes ranked, flagged/errored submissions with reasons, student text escaped).
 
@@ -348,15 +348,15 @@ def instructor_formgrader_lists_assignments(lab, lab_server, steps, page):
             f"{source}: it must point c.CourseDirectory.source_directory at the repo's solutions/")
 
 
-REPORT_COURSE = "autograder/tests/fixtures/class_report"  # a class of set 02 graded by the pipeline
+REPORT_COURSE = "attnlab_grader/tests/fixtures/class_report"  # a class of set 02 graded by the pipeline
 REPORT_ASSIGNMENT = "02_scaled_dot_product_attention"
 
 
 def instructor_class_report(lab, lab_server, steps, page):
-    """``python -m autograder report`` on a graded class, then the page opened from JupyterLab."""
-    course = need(lab_server, REPORT_COURSE, "autograder/tests/make_report_fixture.py")
+    """``python -m attnlab_grader report`` on a graded class, then the page opened from JupyterLab."""
+    course = need(lab_server, REPORT_COURSE, "attnlab_grader/tests/make_report_fixture.py")
     with steps("instructor renders the class report", screenshot=False):
-        out = subprocess.run([sys.executable, "-m", "autograder", "report", str(course), "--assignment",
+        out = subprocess.run([sys.executable, "-m", "attnlab_grader", "report", str(course), "--assignment",
                               REPORT_ASSIGNMENT], cwd=lab_server.root, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, f"autograder report failed:\n{out.stdout}\n{out.stderr[-2000:]}"
         html = course / "reports" / REPORT_ASSIGNMENT / "class.html"

@@ -151,7 +151,7 @@ def main() -> int:
         out["server_start_s"] = sorted(starts.values())
         repo = k.settings()["ATTNLAB_GIT_SYSTEM_CONFIG"].rsplit("/", 1)[0] + "/lessons.git"
         mem = {"server_only": [], "exercise_open": [], "exercise_and_lesson_open": []}
-        from autograder.tests import qa
+        from attnlab_grader.tests import qa
         for u in students:
             mem["server_only"].append(pss_mib(u))
             hub.server(k, u, "POST", "assignments/fetch", "fetch", data={"course_id": course, "assignment_id": A})
@@ -175,7 +175,7 @@ def main() -> int:
             qa.write(course_dir, sid, A, nb)
         subprocess.run(["chown", "-R", f"{grader}:{grader}", str(course_dir / "submitted")], check=True)
         t0 = time.monotonic()
-        r = subprocess.run(["runuser", "-l", grader, "-c", f'cd "$ATTNLAB_CLONE" && python -m autograder grade '
+        r = subprocess.run(["runuser", "-l", grader, "-c", f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader grade '
                             f'~/course --assignment {A} --db "$ATTNLAB_DB" --jobs {args.jobs}'],
                            capture_output=True, text=True, timeout=3600)
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

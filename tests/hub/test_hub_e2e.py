@@ -299,7 +299,7 @@ def terminal(k: Klass, user: str, prefix: str, command: str, timeout: float = 60
 
 
 def submission(user: str):
-    from autograder.tests import qa
+    from attnlab_grader.tests import qa
     return qa.reference_submission(A, user) if SUBMISSION[user] is None else \
         qa.wrong_submission(A, user, SUBMISSION[user])
 
@@ -399,7 +399,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
     # -- collect, grade (the documented command, the grader's login shell), feedback, report
     assert formgrader(k, "POST", f"assignment/{A}/collect", "collect").get("success")
     t0 = time.monotonic()
-    graded = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m autograder grade ~/course --assignment {A} '
+    graded = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader grade ~/course --assignment {A} '
                           f'--db "$ATTNLAB_DB" --jobs 2')
     k.timings["grading_s_2_submissions"] = round(time.monotonic() - t0, 1)
     assert graded.returncode == 0, f"grade failed:\n{(graded.stdout + graded.stderr)[-3000:]}"
@@ -411,7 +411,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
         server(k, u, "POST", "assignments/fetch_feedback", "fetch feedback",
                data={"course_id": COURSE, "assignment_id": A})
         assert server(k, u, "GET", f"api/contents/{A}/feedback", "list feedback").json()["content"], u
-    r = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m autograder report ~/course --assignment {A}', timeout=300)
+    r = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader report ~/course --assignment {A}', timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
 
     # -- as a student, every protected file is unreadable (each exists: root reads it)
@@ -439,7 +439,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
     for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
-    # data, not code: the course environment's own modules (e.g. autograder/instructor/gradebook_init.py)
+    # data, not code: the course environment's own modules (e.g. attnlab_grader/instructor/gradebook_init.py)
     # are readable by design; a gradebook file, a grades sheet or a solution is not
     r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
                 "-name", "solutions", "-o", "-name", "gradebook*.db*", "-o", "-name", "grades*.csv", ")")

@@ -1,7 +1,7 @@
 """Which folders a check may read under the ``landlock`` mechanism (``confine._landlock_paths``)."""
 from __future__ import annotations
 
-from autograder.sandbox.confine import _landlock_paths
+from attnlab_grader.sandbox.confine import _landlock_paths
 
 
 def _paths(allowed, hidden):

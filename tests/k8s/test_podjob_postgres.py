@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import landlock_abi
-from autograder.tests.test_postgres import postgres  # noqa: F401 - the server fixture
+from attnlab_grader.sandbox import landlock_abi
+from attnlab_grader.tests.test_postgres import postgres  # noqa: F401 - the server fixture
 
 A = "02_scaled_dot_product_attention"
 STUDENTS = {"ada": ("honest", "einsum_scores", 9.0), "bo": ("wrong", "scores_no_scale", 5.0)}
@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading-2"),
 
 
 def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # noqa: F811
-    from autograder import podjob
-    from autograder.tests import qa
+    from attnlab_grader import podjob
+    from attnlab_grader.tests import qa
     base = Path(tempfile.mkdtemp(prefix="attnlab-k8s-pg-"))
     try:
         root = base / "course"
@@ -38,7 +38,7 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
             make = qa.honest_submission if kind == "honest" else qa.wrong_submission
             qa.write(root, student, A, make(A, student, case))
         assert podjob.prepare(root, A, postgres) == sorted(STUDENTS)
-        code = ("import sys; from autograder import podjob\n"
+        code = ("import sys; from attnlab_grader import podjob\n"
                 "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], 10)\n"
                 "print(r['student'], r['status'], r.get('score'))")
         procs = [subprocess.Popen([sys.executable, "-c", code, str(root), A, str(i), postgres],
@@ -52,7 +52,7 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
         assert graded == {s: f"graded {want}" for s, (_, _, want) in STUDENTS.items()}
         assert not (root / "gradebook.db").exists(), "the grades went to SQLite, not PostgreSQL"
         csv_path = base / "grades.csv"
-        podjob_finish = [sys.executable, "-m", "autograder.podjob", "finish", str(root), "-a", A,
+        podjob_finish = [sys.executable, "-m", "attnlab_grader.podjob", "finish", str(root), "-a", A,
                          "--db", postgres, "--csv", str(csv_path)]
         res = subprocess.run(podjob_finish, capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr

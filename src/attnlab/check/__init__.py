@@ -1,7 +1,7 @@
 """``attnlab check NOTEBOOK``: grade your own copy of an exercise notebook with the grader's judgement.
 
 In a clone of the course (self-paced), the check runs the autograder itself on a private,
-temporary nbgrader course (:func:`autograder.pipeline.grade`, in a folder only you can read,
+temporary nbgrader course (:func:`attnlab_grader.pipeline.grade`, in a folder only you can read,
 removed afterwards): the same grading spec (``solutions/<set>/grading.py``), the same sandbox, the
 same fresh random trial inputs compared with the ``attnlab.nn`` reference, your own by-hand numbers
 (from your learner id) and the same named mistakes.  It reads your notebook as last saved, never
@@ -84,13 +84,13 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = "Your instructor limited self-checking to the visible checks." if allowed is SelfCheckMode.VISIBLE \
             else "Only the visible checks were asked for (--visible)."
         return _visible(path, report, why)
-    from autograder.course import solutions_dir
+    from attnlab_grader.course import solutions_dir
     folder = solutions_dir()
     spec = folder / name / "grading.py"
     if not os.access(spec, os.R_OK) or not os.access(folder / name / f"{name}.ipynb", os.R_OK):
         return _visible(path, report, f"This environment has no grading spec for {name} (a graded class keeps "
                                       "them with the instructor).")
-    from autograder.sandbox import SandboxUnavailable, sandbox_support
+    from attnlab_grader.sandbox import SandboxUnavailable, sandbox_support
     why_not = sandbox_support()
     if why_not:
         return _visible(path, report, f"The grader's checks need a sandbox this machine cannot build ({why_not})")
@@ -113,7 +113,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
 
 def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
     """Grade a copy of ``path`` in a private temporary nbgrader course with the autograder's pipeline."""
-    from autograder.pipeline import grade
+    from attnlab_grader.pipeline import grade
     name, who = report.assignment, report.learner
     code_stub, text_stub = _stubs()
     here = os.getcwd()

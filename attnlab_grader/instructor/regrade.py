@@ -1,0 +1,273 @@
+"""Regrade requests: a student asks, per graded item, with a reason; graders see a queue; every
+change is recorded (:mod:`attnlab_grader.instructor.history`) and announced on re-release.
+
+Student side (in their JupyterLab terminal): ``attnlab-grade regrade-request ASSIGNMENT ITEM
+--reason TEXT`` writes one small JSON file into the course's regrade inbox in the exchange,
+``EXCHANGE/<course>/regrade/`` -- a folder students may write into but not list or read (mode
+0733 with the sticky bit, like nbgrader's ``inbound``), so a request is private.  The student id
+is the requester's login (``JUPYTERHUB_USER`` or the Unix user); when the inbox is read, the
+file's owner must be that user (or the course owner), so nobody can file a request in another
+student's name.
+
+Grader side: ``attnlab-grade regrade-queue COURSE`` moves the inbox into the gradebook table
+``attnlab_regrade_request`` (checked: the item must have a grade; otherwise the request is
+kept as ``refused`` with the reason) and prints the queue; ``attnlab-grade regrade COURSE
+-a A -s S --item ITEM --score N --reason TEXT`` changes the grade (the history records who,
+when, old → new, why) and resolves the open requests for that item.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import pwd
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Column, DateTime, Integer, String, Text, select
+
+from .history import Base, actor, ensure_tables, now, reason
+
+ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+MAX_REASON = 2000
+INBOX = "regrade"
+
+
+class RegradeError(ValueError):
+    """A regrade request or change that cannot be made; the message says why and what to do."""
+
+
+class RegradeRequest(Base):
+    """One student's request for one item (table ``attnlab_regrade_request``)."""
+    __tablename__ = "attnlab_regrade_request"
+    id = Column(Integer, primary_key=True, autoincrement=True)
+    assignment = Column(String(128), nullable=False, index=True)
+    student = Column(String(128), nullable=False, index=True)
+    item = Column(String(128), nullable=False)
+    reason = Column(Text, nullable=False)
+    filed_at = Column(DateTime, nullable=False)
+    status = Column(String(16), nullable=False, default="open")  #: open, refused, resolved
+    note = Column(Text, nullable=False, default="")             #: why refused / how resolved
+    closed_by = Column(String(128), nullable=True)
+    closed_at = Column(DateTime, nullable=True)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request as filed by a student (the inbox file's content)."""
+    student: str
+    assignment: str
+    item: str
+    reason: str
+    filed_at: dt.datetime
+
+
+def check_request(assignment: str, item: str, text: str) -> None:
+    """Raise :class:`RegradeError` unless the ids look like ids and the reason is 1..2000 chars."""
+    if not ID_RE.match(assignment or ""):
+        raise RegradeError(f"assignment {assignment!r} is not an assignment name (e.g. 03_masks)")
+    if not ID_RE.match(item or ""):
+        raise RegradeError(f"item {item!r} is not an item id: use the id shown in your feedback, "
+                           "e.g. test_softmax")
+    if not (text or "").strip():
+        raise RegradeError("say why you ask for a regrade: --reason 'my answer ... because ...'")
+    if len(text) > MAX_REASON:
+        raise RegradeError(f"the reason is {len(text)} characters; keep it under {MAX_REASON}")
+
+
+def inbox(exchange_root: str | os.PathLike, course_id: str) -> Path:
+    """``EXCHANGE/<course>/regrade``."""
+    return Path(exchange_root) / course_id / INBOX
+
+
+def make_inbox(exchange_root: str | os.PathLike, course_id: str) -> Path:
+    """Create the inbox: students may drop files but not list or read them (0733 + sticky bit)."""
+    path = inbox(exchange_root, course_id)
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o1733)
+    return path
+
+
+def file_request(exchange_root: str | os.PathLike, course_id: str, assignment: str, item: str,
+                 text: str, student: str | None = None) -> Path:
+    """Student side: drop a request into the inbox; returns the file written.  Raises
+    :class:`RegradeError` for a malformed request or a missing inbox (the course takes no
+    requests yet)."""
+    check_request(assignment, item, text)
+    student = student or actor()
+    box = inbox(exchange_root, course_id)
+    if not box.is_dir():
+        raise RegradeError(f"this course takes no regrade requests yet ({box} does not exist); "
+                           "ask your instructor")
+    stamp = now()
+    name = f"{student}+{assignment}+{stamp:%Y%m%dT%H%M%S}+{secrets.token_hex(4)}.json"
+    body = json.dumps({"student": student, "assignment": assignment, "item": item,
+                       "reason": text.strip(), "filed_at": stamp.isoformat()})
+    tmp = box / f".{name}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(body)
+    os.replace(tmp, box / name)
+    return box / name
+
+
+MAX_FILE = 16 * 1024
+
+
+def _read_small(path: Path) -> str:
+    """The text of an inbox file: a regular file (never a link, pipe or device: students write
+    into the inbox), at most 16 KiB.  Raises ``ValueError`` saying what it is instead."""
+    import stat
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_FILE:
+            raise ValueError(f"larger than {MAX_FILE // 1024} KiB")
+        return os.read(fd, MAX_FILE).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
+def _owner_ok(path: Path, student: str) -> bool:
+    st = path.lstat()
+    if st.st_uid == os.geteuid():  # filed by the course owner (on a student's behalf)
+        return True
+    try:
+        return pwd.getpwuid(st.st_uid).pw_name == student
+    except KeyError:
+        return False
+
+
+def _gradebook(db_url):
+    from nbgrader.api import Gradebook
+
+    from ..course import _quiet_imports, normalize_db_url
+    _quiet_imports()  # nbgrader runs `alembic` from this environment when it creates a gradebook
+    return Gradebook(normalize_db_url(db_url) or db_url, "attnlab")
+
+
+def _has_grade(gb, req: Request) -> bool:
+    from nbgrader.api import MissingEntry
+    try:
+        grade = gb.find_grade(req.item, req.assignment, req.assignment, req.student)
+    except MissingEntry:
+        return False
+    return grade.auto_score is not None or grade.manual_score is not None
+
+
+def ingest(exchange_root, course_id: str, db_url: str) -> list[dict]:
+    """Move every request from the inbox into the gradebook (each file is removed once stored).
+
+    A request for an item without a grade is stored as ``refused`` with the reason; so is a file
+    that is not a request, or one filed in another student's name.  Returns what was added."""
+    box = inbox(exchange_root, course_id)
+    files = sorted(box.glob("*.json")) if box.is_dir() else []
+    added: list[dict] = []
+    if not files:
+        return added
+    with _gradebook(db_url) as gb:
+        ensure_tables(gb.db.connection())
+        for path in files:
+            try:
+                data = json.loads(_read_small(path))
+                req = Request(str(data["student"]), str(data["assignment"]), str(data["item"]),
+                              str(data["reason"]), dt.datetime.fromisoformat(data["filed_at"]))
+                check_request(req.assignment, req.item, req.reason)
+                if not _owner_ok(path, req.student):
+                    status, note = "refused", "filed by another user in this student's name"
+                elif not _has_grade(gb, req):
+                    status, note = "refused", (f"item {req.item} of {req.assignment} has no grade yet for "
+                                               f"{req.student}: ask again once your feedback shows a score for it")
+                else:
+                    status, note = "open", ""
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                req = Request(path.name.split("+")[0][:128], "?", "?", "", now())
+                status, note = "refused", f"not a readable regrade request ({type(err).__name__}: {err})"
+            row = RegradeRequest(assignment=req.assignment, student=req.student, item=req.item,
+                                 reason=req.reason, filed_at=req.filed_at, status=status, note=note,
+                                 closed_by=None if status == "open" else "attnlab",
+                                 closed_at=None if status == "open" else now())
+            gb.db.add(row)
+            gb.db.flush()
+            added.append({c.name: getattr(row, c.name) for c in RegradeRequest.__table__.columns})
+            gb.db.commit()
+            path.unlink()
+    return added
+
+
+def queue(db_url: str, status: str | None = "open", assignment: str | None = None) -> list[dict]:
+    """Requests in the gradebook as dicts (``status`` None: all), oldest first."""
+    with _gradebook(db_url) as gb:
+        ensure_tables(gb.db.connection())
+        q = select(RegradeRequest.__table__).order_by(RegradeRequest.id)
+        if status:
+            q = q.where(RegradeRequest.status == status)
+        if assignment:
+            q = q.where(RegradeRequest.assignment == assignment)
+        return [dict(r._mapping) for r in gb.db.execute(q)]
+
+
+def change_grade(db_url: str, assignment: str, student: str, item: str, score: float, why: str,
+                 who: str | None = None) -> tuple[float | None, float]:
+    """Set ``item``'s manual score (points) for ``student``, recorded in the history with ``why``;
+    open requests for that item are resolved.  Returns (old score, new score).  Raises
+    :class:`RegradeError` for an unknown item or student, a score outside 0..max points, or no
+    reason."""
+    from nbgrader.api import MissingEntry
+    if not (why or "").strip():
+        raise RegradeError("say why the grade changes: --reason TEXT (the student sees it)")
+    with _gradebook(db_url) as gb:
+        ensure_tables(gb.db.connection())
+        try:
+            grade = gb.find_grade(item, assignment, assignment, student)
+        except MissingEntry:
+            raise RegradeError(f"{student} has no graded item {item!r} in {assignment}; check the ids "
+                               "with 'attnlab-grade regrade-queue' or the feedback") from None
+        if not 0 <= score <= grade.max_score:
+            raise RegradeError(f"{item} is worth 0..{grade.max_score:g} points; {score:g} is outside that")
+        old = grade.score if (grade.auto_score is not None or grade.manual_score is not None) else None
+        with reason(why.strip(), who):
+            grade.manual_score = float(score)
+            grade.needs_manual_grade = False  # as formgrader does when a score is entered
+            rows = gb.db.execute(select(RegradeRequest).where(
+                RegradeRequest.assignment == assignment, RegradeRequest.student == student,
+                RegradeRequest.item == item, RegradeRequest.status == "open")).scalars().all()
+            for row in rows:
+                was = "—" if old is None else f"{old:g}"
+                row.status, row.note = "resolved", f"{was} → {score:g}: {why.strip()}"
+                row.closed_by, row.closed_at = who or actor(), now()
+            gb.db.commit()
+    return old, float(score)
+
+
+def write_page(root: str | os.PathLike, db_url: str) -> Path:
+    """The graders' page ``COURSE/reports/regrade-queue.html``: open requests (oldest first),
+    then the requests closed and every grade change recorded, newest first."""
+    import html
+
+    from .history import changes
+    esc = html.escape
+    every = queue(db_url, None)
+    open_rows = "".join(f"<tr><td>#{r['id']}</td><td>{r['filed_at']:%Y-%m-%d %H:%M}</td><td>{esc(r['student'])}</td>"
+                        f"<td>{esc(r['assignment'])}</td><td><code>{esc(r['item'])}</code></td><td>{esc(r['reason'])}</td></tr>"
+                        for r in every if r["status"] == "open")
+    closed = "".join(f"<li>#{r['id']} {esc(r['student'])}/{esc(r['assignment'])} <code>{esc(r['item'])}</code>: "
+                     f"<strong>{r['status']}</strong> — {esc(r['note'])} (asked: {esc(r['reason'])})</li>"
+                     for r in reversed(every) if r["status"] != "open")
+    hist = "".join(f"<li>{esc(c.text())}</li>" for c in reversed(changes(db_url)))
+    page = ("<!doctype html><meta charset='utf-8'><title>Regrade queue</title><h1>Regrade queue</h1>"
+            f"<p>Generated {now():%Y-%m-%d %H:%M} UTC by <code>attnlab-grade regrade-queue</code>. Resolve a request with "
+            "<code>attnlab-grade regrade COURSE -a A -s S --item ITEM --score N --reason TEXT</code>.</p>"
+            "<h2>Open</h2>" + (f"<table border=1 cellpadding=4><tr><th>#</th><th>filed (UTC)</th><th>student</th>"
+                               f"<th>assignment</th><th>item</th><th>reason</th></tr>{open_rows}</table>"
+                               if open_rows else "<p>No open request.</p>")
+            + f"<h2>Closed</h2><ul>{closed or '<li>none</li>'}</ul>"
+            + f"<h2>Grade history (newest first)</h2><ul>{hist or '<li>no change recorded</li>'}</ul>")
+    path = Path(root) / "reports" / "regrade-queue.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,58 @@
+"""nbgrader configuration for attnlab (loaded by ``python -m attnlab_grader`` and, through the
+thin ``nbgrader_config.py`` at the repository root, by formgrader/the nbgrader CLI).
+
+The order of the steps is declared here (ANCHORS G13): nbgrader's own sanitize and
+autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place of
+``Execute``; feedback additionally strips hidden tests::
+
+    sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
+               OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
+    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AttnlabLatePenalties,
+               CheckCellMetadata, AutogradeOutcome        (SandboxGrade replaces Execute;
+               AutogradeOutcome fails a run that could not grade: attnlab_grader/instructor/outcome.py)
+
+One step per module: ``attnlab_grader/verify.py``, ``attnlab_grader/sandbox_grade.py``; every setting is
+a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths``,
+``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
+"""
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
+                                    ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
+
+from attnlab_grader.export import AttnlabCsvExport
+from attnlab_grader.instructor import history
+from attnlab_grader.instructor.deadlines import AttnlabLatePenalties, LatePolicy
+from attnlab_grader.instructor.outcome import AutogradeOutcome
+from attnlab_grader.instructor.release import CurrentReleaseFeedback
+from attnlab_grader.sandbox_grade import SandboxGrade
+from attnlab_grader.verify import VerifySubmission
+
+c = get_config()  # noqa: F821 - provided by traitlets when this file is loaded
+
+c.CourseDirectory.course_id = "attnlab"
+# Files next to a source notebook that must never reach students (grading spec, caches, the
+# notebook's text source NN_x.pct.py: scripts/build_solutions.py).
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "grading.py", "wrong", "honest",  # + the QA cases (tests only)
+                            "*.pct.py"]
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
+                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades,
+                                       AttnlabLatePenalties, CheckCellMetadata, AutogradeOutcome]
+# Deadlines (attnlab_grader/instructor/deadlines.py): nbgrader's late-penalty step and plugin, after
+# copying the student's extension onto the submission; the policy is per assignment in the gradebook.
+c.AssignLatePenalties.plugin_class = LatePolicy
+# "Release feedback" first regenerates feedback from the current grades (never stale scores) and
+# adds a notice of changed grades (attnlab_grader/instructor/release.py, history.py).
+c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
+history.install()  # every grade change (formgrader, regrade, rubric) is recorded in the gradebook
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests,
+                                    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
+c.LimitOutput.max_lines = 200
+# `nbgrader export` writes COURSE/grades.csv with status, flags and reasons (attnlab_grader/export.py)
+c.ExportApp.plugin_class = AttnlabCsvExport
+# What the grader reads from a submission folder (attnlab_grader/intake.py); e.g. a smaller cap:
+# c.SubmissionIntake.max_notebook_bytes = 10 * 2**20

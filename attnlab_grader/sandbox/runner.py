@@ -1,0 +1,134 @@
+"""The submission's child in the sandbox: runs the student's cells once, then the checks in turn.
+
+:func:`run_checks` is the body of the one unprivileged process a submission gets (forked by
+:mod:`attnlab_grader.sandbox.procs`, already confined and limited).  It never returns.
+
+What it sends (:mod:`attnlab_grader.sandbox.wire`): on the result pipe, one frame when the cells have
+run (``{"cells": true}``), then one frame per check, in order (``{"check": i, "status",
+"cell_errors", "trials"}``); on the watch pipe, every forbidden operation as it runs.  The job
+process times each check from the frame before it, so a check that loops, crashes or kills the
+process ends as that check's verdict only, and the checks after it get a fresh child.
+
+Every line of student code runs under a watch: the cells under the union of the checks' forbidden
+operations (the job process counts a cell's operation against each check that forbids it), each
+check's trials under that check's own.  The grader's own steps (setup, extraction, turning the value
+into plain data) use references taken before any student code ran.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from .watch import PREAMBLE, library_changes, library_snapshot, make_plain, make_watch
+from .wire import write_frame
+
+
+def _errors(e: BaseException, keep_frames: bool) -> dict:
+    """``{"error", "exception", "traceback"?}`` of an exception raised by student code (a cell) or a
+    trial: ``exception`` is the class name, the field the grader classifies by (never the text)."""
+    import traceback
+    if keep_frames:
+        tb = traceback.format_exception(type(e), e, e.__traceback__)
+        return {"error": f"{type(e).__name__}: {e}"[:500], "exception": type(e).__name__[:100],
+                "traceback": "".join(tb[-3:])[-1500:]}
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith("<cell ")]
+    where = f" (in {frames[-1].filename[1:-1]}, line {frames[-1].lineno})" if frames else ""
+    return {"error": f"{type(e).__name__}: {e}"[:600] + where, "exception": type(e).__name__[:100]}
+
+
+def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None) -> None:
+    """Run ``job["cells"]``, then the checks ``job["checks"][i]`` for ``i`` in ``indices``; write the
+    frames described in the module docstring to ``wfd`` and the watch records to ``efd``.  Never
+    returns (``os._exit``).
+
+    A forbidden library operation is written to ``efd`` *when it runs*, so the job process holds the
+    record: nothing the student's code does afterwards (clearing a list, forging the result pipe,
+    exiting) can take it back.  ``snapshot``: the zygote's :func:`library_snapshot`, taken before
+    any job (shared by fork)."""
+    import builtins
+    import random
+
+    import numpy as np
+    import torch
+    where = "c"  # read by _record through its closure: no object here for student code to find and clear
+
+    def _record(name):  # no in-process de-duplication: nothing here for student code to pre-fill
+        os.write(efd, f"{where}\t{name[:200]}\n".encode())  # raises if the channel was closed
+
+    # Taken before any student code runs.
+    plain = make_plain()
+    grader_ns = {"__name__": "__grader__"}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), grader_ns)
+    grader_builtins = dict(vars(builtins))
+    snap = snapshot or library_snapshot()
+    # process-wide state each check starts from (as the cells left it): the random generators, the
+    # gradient mode and the default dtype (an earlier check's code may have changed any of them)
+    state_get = (torch.get_rng_state, np.random.get_state, random.getstate, torch.is_grad_enabled,
+               torch.get_default_dtype)
+    state_set = (torch.set_rng_state, np.random.set_state, random.setstate, torch.set_grad_enabled,
+               torch.set_default_dtype)
+    write, setprofile, exit_, base_exception = write_frame, sys.setprofile, os._exit, BaseException
+    checks = job["checks"]
+    reported: set = set()
+
+    def _changed(tag):  # the library replaced or deleted under us: recorded like a forbidden op
+        for name in library_changes(snap):
+            if name not in reported:
+                reported.add(name)
+                os.write(efd, f"{tag}\tchanged library: {name[:200]}\n".encode())
+
+    def _watched(watch, profile, code, ns):
+        with watch():
+            setprofile(profile)
+            try:
+                exec(code, ns)
+            finally:
+                setprofile(None)
+
+    ns = {"__name__": "__main__"}
+    exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
+    union = tuple(sorted({f for i in indices for f in checks[i].get("forbid_ops", ())}))
+    watch, profile = make_watch(union, _record)
+    cell_errors = []
+    for cell_id, source in job["cells"]:
+        try:
+            _watched(watch, profile, compile(source, f"<cell {cell_id}>", "exec"), ns)
+        except base_exception as e:  # noqa: BLE001 - student code may raise anything
+            cell_errors.append({"cell": cell_id, **_errors(e, True)})
+    _changed("c")
+    start = [get() for get in state_get]
+    write(wfd, {"cells": True})
+    for i in indices:
+        check = checks[i]
+        out = {"check": i, "status": "ok", "cell_errors": cell_errors, "trials": []}
+        try:
+            for state, put in zip(start, state_set):  # each check starts from the state the cells left
+                put(state)
+            reported.clear()  # a change made during an earlier check is reported for this one too
+            _changed(f"{i}.0")
+            watch, profile = make_watch(check.get("forbid_ops", ()), _record)
+            for t, inputs in enumerate(check.get("trials", [{}])):
+                trial = {"status": "ok"}
+                where = f"{i}.{t}"
+                try:
+                    # the grader's snippets see the student's definitions, but the preamble's names and
+                    # the builtins as they were before student code ran
+                    run_ns = {k: v for k, v in ns.items() if k not in grader_builtins}
+                    run_ns.update(grader_ns)
+                    run_ns["__builtins__"] = grader_builtins
+                    run_ns["__inputs__"] = inputs
+                    _watched(watch, profile, compile(check.get("setup", ""), "<grader setup>", "exec"), run_ns)
+                    _watched(watch, profile, compile(check["extract"], "<grader extract>", "exec"), run_ns)
+                    trial["value"] = plain(run_ns.get("__result__"))
+                except base_exception as e:  # noqa: BLE001
+                    trial.update(status="error", **_errors(e, False))
+                    trial["memory"] = isinstance(e, MemoryError) or "can't allocate memory" in str(e)
+                _changed(where)
+                out["trials"].append(trial)  # forbidden ops travel on efd only (see wire.check_result)
+                run_ns = None
+        except base_exception as e:  # noqa: BLE001 - the check's own machinery failed: this check only
+            out = {"check": i, "status": "crashed", "error": f"the check could not run to its end "
+                                                             f"({type(e).__name__}: {e})"[:500]}
+        write(wfd, out)
+        out = None
+    exit_(0)

@@ -1,0 +1,124 @@
+"""Set 09's training run is judged on the weights the student's loop produced, measured by the
+grader on held-out text the sandbox never received; nothing the student's code reports counts.
+In process (no sandbox): the verdict function is what the grader runs on the sandbox's value."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnlab_grader.tests import qa
+
+A = "09_capstone"
+
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def run():
+    spec = qa.spec(A)
+    check = spec.check_for("test_training_run")
+    import types
+    grading = types.SimpleNamespace(**check.verdict.__globals__)  # the loaded grading.py's names
+    raw = check.draw(np.random.default_rng(0))[0]
+    return check, grading, raw
+
+
+def _weights(grading, raw, steps):
+    from attnlab.data import get_batch
+    torch.manual_seed(raw["seed"])
+    m = grading._run_model(raw["V"])
+    for mod in m.modules():
+        if isinstance(mod, (torch.nn.Linear, torch.nn.Embedding)):
+            torch.nn.init.normal_(mod.weight, 0.0, 0.02)
+        if isinstance(mod, torch.nn.Linear) and mod.bias is not None:
+            torch.nn.init.zeros_(mod.bias)
+    opt = torch.optim.AdamW(m.parameters(), lr=grading.RUN_CFG["lr"], weight_decay=0.0)
+    gen = torch.Generator().manual_seed(raw["seed"])
+    train = torch.as_tensor(raw["train"])
+    for _ in range(steps):
+        x, y = get_batch(train, grading.RUN_CFG["block"], raw["B"], gen)
+        grading._reference_train_step(m, opt, x, y)
+    return {k: v.detach().double().numpy() for k, v in m.named_parameters()}
+
+
+def test_held_out_text_never_reaches_the_sandbox(run):
+    check, grading, raw = run
+    sent = check.jobs(np.random.default_rng(1))[0]["trials"][0]
+    held_out = grading._ids()[raw["start"] + 20_000:raw["start"] + 24_000]
+    assert set(sent) == {"train", "start", "V", "steps", "B", "seed", "cfg"}
+    assert len(sent["train"]["v"]) == 20_000 and sent["train"]["v"][-50:] != list(held_out[:50])
+
+
+def _sent(weights, model="TinyGPT"):
+    return {"model": model, "weights": weights}
+
+
+def test_reported_numbers_and_untrained_weights_earn_nothing(run):
+    check, grading, raw = run
+    assert not check.judge((0.5, 3.3), raw, "s").ok  # a loss handed back is not a model
+    untrained = _weights(grading, raw, 0)
+    out = check.judge(_sent(untrained), raw, "s")
+    assert not out.ok and "held-out" in out.message, out.message
+    broken = dict(untrained, **{"tok_emb.weight": np.full_like(untrained["tok_emb.weight"], np.nan)})
+    assert not check.judge(_sent(broken), raw, "s").ok
+    assert not check.judge(_sent({k: v for k, v in untrained.items() if k != "norm_f.weight"}), raw, "s").ok
+    assert not check.judge(_sent(untrained, model="mine"), raw, "s").ok  # only the two models the sandbox trains
+
+
+def test_weights_trained_by_the_course_recipe_pass_and_say_which_model_trained(run):
+    check, grading, raw = run
+    grading.reference_run(**raw)
+    key = (raw["start"], raw["seed"], raw["V"], raw["steps"], raw["B"])
+    trained = {k: v.double().numpy() for k, v in grading._REFERENCE_WEIGHTS[key].items()}
+    mine = check.judge(_sent(trained), raw, "s")
+    assert mine.ok and "your TinyGPT trained" in mine.message, mine.message
+    course = check.judge(_sent(trained, model="GPT"), raw, "s")
+    assert course.ok and "the course's GPT" in course.message, course.message
+
+
+def _sandbox_namespace(grading, case=None):
+    """RUN_SETUP executed as the sandbox executes it (after the answer cells; attnlab not used by
+    them): the reference solution's answer cells, or those of the QA case ``wrong/<case>.py``."""
+    import math
+
+    import torch.nn.functional as F
+    from torch import Tensor, nn
+
+    nb = qa.reference_submission(A, "s") if case is None else qa.wrong_submission(A, "s", case)
+    ns = {"math": math, "np": np, "torch": torch, "nn": nn, "F": F, "Tensor": Tensor}
+    for gid in ("train_step", "causal_self_attention", "block", "tiny_gpt"):
+        exec(qa.cell(nb, gid).source, ns)  # noqa: S102 - the QA's own answer cells
+    exec(grading.RUN_SETUP, ns)  # noqa: S102 - the spec's sandbox setup
+    return ns
+
+
+def _inputs(raw, steps):
+    return dict(raw, steps=steps, train=torch.as_tensor(raw["train"]), cfg=dict(raw["cfg"]))
+
+
+def test_the_sandbox_trains_the_learners_tinygpt_when_it_is_right(run):
+    """The learner's own TinyGPT (the reference solution's) passes the probe and is what trains; the
+    weights come back under attnlab.nn.GPT's names and, after a few steps, equal the course run's
+    (same initial weights, same batches: the learner's model computes the same thing)."""
+    check, grading, raw = run
+    ns = _sandbox_namespace(grading)
+    inp = _inputs(raw, 3)
+    assert ns["_student_model"](inp) is not None
+    sent = ns["_grader_run"](inp)
+    assert sent["model"] == "TinyGPT"
+    assert set(sent["weights"]) == set(dict(grading._run_model(raw["V"]).named_parameters()))
+    course = _weights(grading, raw, 3)
+    for name, value in sent["weights"].items():
+        np.testing.assert_allclose(value.double().numpy(), course[name], atol=2e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("case", ["gpt_untied_head", "gpt_no_scale", "gpt_returns_logits_only"])
+def test_the_sandbox_trains_the_course_gpt_when_the_learners_model_is_wrong(run, case):
+    """A wrong TinyGPT (an extra output layer, a missing scale, no loss) fails the probe, so the
+    learner's train_step is judged on the course's GPT: a wrong model part is not charged twice."""
+    check, grading, raw = run
+    ns = _sandbox_namespace(grading, case)
+    assert ns["_student_model"](_inputs(raw, 1)) is None
+    assert ns["_grader_run"](_inputs(raw, 1))["model"] == "GPT"
