@@ -17,7 +17,7 @@ from attnlab.settings import DIRECT_READERS, PLATFORM_VARIABLES, PREFIX
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the areas of project code the scan must see (a file list missing one of them is a broken scan)
-AREAS = ("src/", "autograder/", "deploy/", "scripts/", "benchmarks/", "lessons/src/", "solutions/",
+AREAS = ("src/", "attnlab_grader/", "deploy/", "scripts/", "benchmarks/", "lessons/src/", "solutions/",
          "nbgrader_config.py", "conftest.py", "tests/")
 
 
