@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the dependency locks constraints/py<X.Y>.txt with a resolver (uv), one per supported
-# Python, each valid from X.Y.0 on:
+# Python, each valid from X.Y.0 on, for the base install and every extra (grader, dev) together:
 #   bash scripts/lock.sh              # every Python in SUPPORTED
 #   bash scripts/lock.sh 3.12         # one version (fails, saying so, when no torch CPU wheel exists for it)
 # A lock exists only for a Python that has a torch $TORCH CPU wheel where pip looks (PIP_FIND_LINKS,
@@ -34,7 +34,7 @@ echo "torch==$TORCH+cpu" > "$tmp/torch-cpu.txt"
 for v in "${versions[@]}"; do
   out="constraints/py$v.txt"
   [ ! -f "$out" ] || cp "$out" "$tmp/lock.txt"   # the current pins, as preferences
-  if ! "$UV" pip compile pyproject.toml --extra dev --quiet --python-version "$v" \
+  if ! "$UV" pip compile pyproject.toml --all-extras --quiet --python-version "$v" \
        --python-platform x86_64-manylinux_2_28 -c "$tmp/torch-cpu.txt" "${src[@]}" ${upgrade[@]+"${upgrade[@]}"} \
        --custom-compile-command "bash scripts/lock.sh $v" --no-emit-index-url --no-emit-find-links \
        -o "$tmp/lock.txt"; then

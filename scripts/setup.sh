@@ -2,10 +2,14 @@
 # Idempotent course setup: .venv in the repo, the dependency lock for its Python
 # (constraints/py<X.Y>.txt, made by scripts/lock.sh), torch's CPU build, attnlab in editable mode,
 # the "attnlab" Jupyter kernel, nbgrader's extensions. Works for any user who owns the clone.
-# Re-running is fast: it only reinstalls when pyproject.toml or the lock changed.
-#   bash scripts/setup.sh             set up (or check that .venv is up to date)
-#   bash scripts/setup.sh --dry-run   pick the Python and its lock, create .venv, and let pip resolve
-#                                     everything without installing (what would be installed)
+# Re-running is fast: it only reinstalls when pyproject.toml or the lock changed, or an extra is new.
+#   bash scripts/setup.sh                     a learner's environment (the base install: the course,
+#                                             `attnlab check`, JupyterLab); what start.sh runs
+#   bash scripts/setup.sh --extras grader     + what an instructor's grading needs (PostgreSQL
+#                                             gradebook, similarity, LTI); --extras grader,dev is
+#                                             everything (./test.sh); extras are pyproject.toml's
+#   bash scripts/setup.sh --dry-run [--extras LIST]   pick the Python and its lock, create .venv, and
+#                                             let pip resolve without installing (what would be installed)
 # Interpreter: .venv's if it exists, else $ATTNLAB_PYTHON, else the first of python3.X (X with a lock)
 # and python3 on PATH that has a lock. Linux gets torch's +cpu build (PyPI's Linux torch is the CUDA
 # one): from pip's configuration (find-links / index) or ATTNLAB_TORCH_INDEX (e.g. PyTorch's CPU index).
@@ -14,9 +18,23 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.attnlab-setup-stamp"
-DRY=0; [ "${1:-}" != "--dry-run" ] || DRY=1
-
 die() { echo "attnlab setup: $*" >&2; exit 1; }
+DRY=0 EXTRAS=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY=1 ;;
+    --extras) [ $# -ge 2 ] || die "--extras needs a list, e.g. --extras grader,dev"; EXTRAS="$2"; shift ;;
+    --extras=*) EXTRAS="${1#--extras=}" ;;
+    *) die "unknown option '$1'; use --extras LIST (grader, dev) and/or --dry-run." ;;
+  esac
+  shift
+done
+[ -z "$EXTRAS" ] || known="$(sed -n '/^\[project.optional-dependencies\]/,/^\[/s/^\([a-z][a-z0-9_-]*\) = \[.*/\1/p' pyproject.toml | paste -sd, -)"
+for e in ${EXTRAS//,/ }; do
+  case ",$known," in *",$e,"*) ;; *) die "there is no extra '$e'; pyproject.toml has: $known." ;; esac
+done
+EXTRAS="$(echo "${EXTRAS//,/ }" | tr ' ' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"
+target="."; [ -z "$EXTRAS" ] || target=".[$EXTRAS]"
 supported() { (cd constraints && ls py*.txt) | sed 's/^py//; s/\.txt$//' | sort -V | paste -sd/ -; }
 # "3.11.2" for a working interpreter, nothing (and non-zero) otherwise
 py_version() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
@@ -62,10 +80,15 @@ fi
 LOCK="$(lock_of "$V")"
 TORCH="$(grep '^torch==' "$LOCK" | cut -d= -f3)"
 
+# The stamp: the hash of what was installed from, then the extras installed with it (one a line).
 want="$(cat pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)"
-if [ "$DRY" = 0 ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] &&
+have_extras=""
+if [ -f "$STAMP" ] && [ "$(head -1 "$STAMP")" = "$want" ]; then have_extras="$(tail -n +2 "$STAMP" | paste -sd, -)"; fi
+missing_extras=""
+for e in ${EXTRAS//,/ }; do case ",$have_extras," in *",$e,"*) ;; *) missing_extras+="$e " ;; esac; done
+if [ "$DRY" = 0 ] && [ -f "$STAMP" ] && [ "$(head -1 "$STAMP")" = "$want" ] && [ -z "$missing_extras" ] &&
    "$VENV/bin/python" -c 'import attnlab' 2>/dev/null; then
-  echo "attnlab setup: environment is up to date (.venv, Python $V, $LOCK)"
+  echo "attnlab setup: environment is up to date (.venv, Python $V, $LOCK${have_extras:+, extras $have_extras})"
   exit 0
 fi
 
@@ -88,7 +111,7 @@ quiet() { grep -v -e "^WARNING: Location" -e "^WARNING: Skipping .* due to inval
 if [ "$DRY" = 1 ]; then
   echo "attnlab setup: dry run: resolving $LOCK + $torch_req for Python $V (nothing is installed)"
   "${pip[@]}" install --dry-run --ignore-installed -c "$LOCK" ${extra[@]+"${extra[@]}"} \
-    "$torch_req" -e ".[dev]" 2> >(quiet) | grep -e "^Would install" -e "^ERROR" ||
+    "$torch_req" -e "$target" 2> >(quiet) | grep -e "^Would install" -e "^ERROR" ||
     die "pip could not resolve $LOCK for Python $V (above)."
   exit 0
 fi
@@ -98,8 +121,8 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
   echo "attnlab setup: installing $torch_req (CPU build)"
   "${pip[@]}" install --quiet --no-deps ${extra[@]+"${extra[@]}"} "$torch_req" 2> >(quiet) || die "$no_torch"
 fi
-echo "attnlab setup: installing the pinned dependencies ($LOCK); the first run takes a few minutes"
-"${pip[@]}" install --quiet -c "$LOCK" ${extra[@]+"${extra[@]}"} -e ".[dev]" 2> >(quiet)
+echo "attnlab setup: installing the pinned dependencies ($LOCK${EXTRAS:+; extras $EXTRAS}); the first run takes a few minutes"
+"${pip[@]}" install --quiet -c "$LOCK" ${extra[@]+"${extra[@]}"} -e "$target" 2> >(quiet)
 
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name attnlab \
   --display-name "Python 3 (attnlab)" >/dev/null
@@ -108,4 +131,5 @@ echo "attnlab setup: installing the pinned dependencies ($LOCK); the first run t
 "$VENV/bin/jupyter" server extension enable --sys-prefix nbgrader >/dev/null 2>&1 || true
 
 "$VENV/bin/python" -c 'import attnlab, torch, sys; print(f"attnlab setup: done (Python {sys.version.split()[0]}, attnlab {attnlab.__version__}, torch {torch.__version__})")'
-echo "$want" > "$STAMP"
+# extras installed earlier from the same pyproject and lock are still there
+{ echo "$want"; echo "${have_extras//,/ } ${EXTRAS//,/ }" | tr ' ' '\n' | sed '/^$/d' | sort -u; } > "$STAMP"
