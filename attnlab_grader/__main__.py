@@ -13,8 +13,10 @@ import click
 
 from attnlab.settings import grader_default
 
+from .extras import GraderGroup
 
-@click.group()
+
+@click.group(cls=GraderGroup)
 @click.option("--solutions", type=click.Path(file_okay=False), default=grader_default("solutions"),
               show_default="$ATTNLAB_SOLUTIONS",
               help="The course's solutions/ folder (grading specs and source notebooks). Default: the clone's; "

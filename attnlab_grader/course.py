@@ -116,9 +116,9 @@ def check_gradebook(db_url: str | None) -> None:
         engine = create_engine(url, connect_args={"connect_timeout": 10}
                                if url.get_backend_name() == "postgresql" else {})
     except (NoSuchModuleError, ImportError) as e:
-        raise GradebookUnavailable(f"no driver for gradebook URL {shown}: {e}. attnlab installs "
-                                   "psycopg 3: write the URL as postgresql://... or "
-                                   "postgresql+psycopg://...") from None
+        raise GradebookUnavailable(f"no driver for gradebook URL {shown}: {e}. The grader's packages "
+                                   "(pip install 'attnlab[grader]') bring psycopg 3: install them and write "
+                                   "the URL as postgresql://... or postgresql+psycopg://...") from None
     try:
         with engine.connect() as conn:
             conn.execute(text("select 1"))
