@@ -5,7 +5,8 @@
 #   proxy/       configurable-http-proxy from npm, pinned by deploy/jupyterhub/proxy/package-lock.json
 #   course-env/  the shared course environment every user's server runs in: Debian's python3
 #                (a Python every user can execute; a pyenv under /root is not), attnlab installed
-#                non-editable with the course's constraints.txt, plus jupyterhub-singleuser and
+#                non-editable with the course's constraints.txt and the grader's extras (the formgrader
+#                service grades in this environment too), plus jupyterhub-singleuser and
 #                nbgitpuller (deploy/jupyterhub/requirements-singleuser.txt); its defaults are what a
 #                student may see: nbgrader's formgrader, create-assignment and course list are off
 #   grader-jupyter/  a Jupyter config path that turns them back on, for the formgrader service only
@@ -106,14 +107,14 @@ if ! stamp_ok "$ENV" "$want"; then
   say "installing the course environment into $ENV with $("$PY" --version 2>&1) (once, a few minutes; log: $log)"
   rm -rf "$ENV" "$HUB_HOME/src"
   # a non-editable install from a copy of the package sources (students need no clone)
-  # (pyproject maps autograder/ and data/ into the package: the grader and Tiny Shakespeare ship too)
-  mkdir -p "$HUB_HOME/src" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/autograder" \
+  # (pyproject maps attnlab_grader/ and data/ into the package: the grader and Tiny Shakespeare ship too)
+  mkdir -p "$HUB_HOME/src" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/attnlab_grader" \
     "$ROOT/data" "$HUB_HOME/src/"
   rm -rf "$HUB_HOME/src/attnlab_grader/tests"
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long
-    if ! pipq timeout 300 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src" \
+    if ! pipq timeout 300 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src[grader]" \
          -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1; then
       # the lock may not resolve on an unusual Python; keep the pins that matter to grading
       # and let pip pick the rest (the note is shown by the hub test).
@@ -121,7 +122,7 @@ if ! stamp_ok "$ENV" "$want"; then
       say "$note"
       grep -iE '^(torch|numpy|nbgrader|jupyterlab|notebook|jupyter[-_]server|ipykernel|nbformat|nbconvert|nbclient|matplotlib|ipywidgets)==' \
         "$PINS" > "$HUB_HOME/core-constraints.txt"
-      pipq "$ENV/bin/pip" install -c "$HUB_HOME/core-constraints.txt" "$HUB_HOME/src" \
+      pipq "$ENV/bin/pip" install -c "$HUB_HOME/core-constraints.txt" "$HUB_HOME/src[grader]" \
         -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1 || note="FAILED"
     fi
     if [ "$note" != "FAILED" ] && "$ENV/bin/python" -c 'import attnlab, torch, nbgrader, jupyterhub, nbgitpuller' >>"$log" 2>&1; then

@@ -1,10 +1,11 @@
 # The students' image (one pod per student, Zero to JupyterHub: z2jh-values.yaml singleuser.image).
 # Build from the repository root:
 #   docker build -f deploy/kubernetes/singleuser.Dockerfile -t registry.example.edu/attnlab-singleuser:2026.11 .
-# The course environment from the project's locks (constraints/py3.11.txt, torch 2.13.0 CPU), plus
+# A learner's course environment (attnlab's base install: no grader extras) from the project's locks
+# (constraints/py3.11.txt, torch 2.13.0 CPU), plus
 # jupyterhub-singleuser (same JupyterHub as the hub) and nbgrader's student extensions with the
 # course's exchange settings.  The lessons are copied into /opt/attnlab/public and into each home
-# on start (singleuser.lifecycleHooks).  NOT in this image: solutions/, grading specs, the grader.
+# on start (singleuser.lifecycleHooks).  NOT in this image: solutions/, grading specs, the grader's instructor dependencies.
 FROM docker.io/library/python:3.11-slim-bookworm
 
 ARG NB_USER=jovyan
@@ -16,7 +17,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends git tini \
 COPY pyproject.toml README.md /opt/attnlab/src-tree/
 COPY constraints/py3.11.txt /opt/attnlab/constraints.txt
 COPY src /opt/attnlab/src-tree/src
-COPY autograder /opt/attnlab/src-tree/autograder
+COPY attnlab_grader /opt/attnlab/src-tree/attnlab_grader
 COPY data /opt/attnlab/src-tree/data
 COPY deploy/jupyterhub/requirements-singleuser.txt /opt/attnlab/requirements-singleuser.txt
 RUN python -m venv /opt/venv \
