@@ -20,7 +20,7 @@ import os
 import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
-if _here not in sys.path:  # config files are exec'd by Jupyter; make the autograder package importable
+if _here not in sys.path:  # config files are exec'd by Jupyter; make the attnlab_grader package importable
     sys.path.insert(0, _here)
 
 from jupyter_core.paths import jupyter_config_path  # noqa: E402

@@ -13,7 +13,7 @@ from attnlab.settings import grader_settings  # the course environment's attnlab
 settings = grader_settings()
 CLONE = str(settings.clone)  # the course repository, read-only
 if CLONE not in sys.path:
-    sys.path.insert(0, CLONE)  # the autograder package (grading steps)
+    sys.path.insert(0, CLONE)  # the attnlab_grader package (grading steps)
 
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(CLONE, "attnlab_grader", "nbgrader_config.py"))  # noqa: F821
