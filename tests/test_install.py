@@ -52,6 +52,15 @@ def test_the_package_list_names_every_package_of_the_library_and_the_grader():
     assert (ROOT / "data" / "tinyshakespeare" / "input.txt").is_file()
 
 
+def test_no_file_names_the_grader_by_the_import_name_it_gave_up():
+    """The name autograder belongs to another PyPI project: the grader's code lives in attnlab_grader/, and
+    no file imports it, runs it with -m or points to its files under the old name (the folder autograder/
+    holds only the grader's docs and the course folder). The check is the renaming script's own."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "rename_grader.py"), "--check"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"run python3 scripts/rename_grader.py:\n{r.stdout}{r.stderr}"
+
+
 def test_python_m_attnlab_grader_works_in_the_clone():
     r = subprocess.run([sys.executable, "-m", "attnlab_grader", "paths"], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
