@@ -162,6 +162,10 @@ def test_the_grader_only_packages_are_the_grader_extra_and_the_base_install_need
     grader = {canonicalize_name(Requirement(r).name) for r in project["optional-dependencies"]["grader"]}
     assert grader == set(GRADER_ONLY.values())
     assert not base & grader
+    # what attnlab-grade reads back from the installed metadata to say what is missing
+    from attnlab_grader.extras import grader_requirements, missing_grader_packages
+    assert {canonicalize_name(n) for n in grader_requirements()} == grader
+    assert missing_grader_packages() == []  # this environment is ./test.sh's: every extra installed
     # and nothing the learner's install pulls in brings one back
     pulled = {canonicalize_name(d.metadata["Name"]) for d in _closure(())}
     assert not pulled & grader, sorted(pulled & grader)
