@@ -33,7 +33,7 @@ c.CourseDirectory.course_id = "attnlab"
 # Files next to a source notebook that must never reach students (grading spec, caches, the
 # notebook's text source NN_x.pct.py: scripts/build_solutions.py).
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
-                            "grading.py", "wrong", "honest",  # + the QA cases (tests only)
+                            "grading.py", "grading_*.py", "wrong", "honest",  # + the QA cases (tests only)
                             "*.pct.py"]
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

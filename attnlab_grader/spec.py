@@ -16,9 +16,11 @@ test grade_ids it must break) and ``honest/*.py`` (correct work written differen
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -200,6 +202,34 @@ def load_spec(path: str | os.PathLike) -> AssignmentSpec:
     if key not in _SPECS:
         _SPECS[key] = _load_spec(path)
     return _SPECS[key]
+
+
+def load_sibling(grading_file: str | os.PathLike, name: str):
+    """The module ``<name>.py`` in the folder of the grading spec ``grading_file`` (a spec too large
+    for one file keeps parts of itself there, named ``grading_*.py`` so that nbgrader never releases
+    them), loaded once per process and per version of the file: a second call returns the same module,
+    caches and all, until the file changes (as :func:`load_spec` reloads a changed spec).
+
+    Raises ``FileNotFoundError`` naming the file when it does not exist.
+    """
+    path = Path(grading_file).resolve().with_name(f"{name}.py")
+    if not path.is_file():
+        raise FileNotFoundError(f"{grading_file} needs {path.name} next to it, and it is missing: "
+                                "copy the whole solutions/<set>/ folder")
+    stat = path.stat()
+    version = hashlib.sha256(f"{path}\0{stat.st_mtime_ns}\0{stat.st_size}".encode()).hexdigest()[:16]
+    mod_name = f"_attnlab_grading_{path.parent.name}_{name}_{version}"
+    if mod_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[mod_name]
+            raise
+    return sys.modules[mod_name]
 
 
 def _load_spec(path: Path) -> AssignmentSpec:

@@ -39,6 +39,7 @@ def test_release_hides_solutions_and_hidden_tests(assignment):
     for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", ".answer  # instructor copy"):
         assert marker not in text, f"{marker!r} leaked into exercises/{assignment}"
     assert not (EXERCISES / assignment / "grading.py").exists()
+    assert not list((EXERCISES / assignment).glob("grading_*.py")), "a part of the grading spec was released"
     nb = json.loads(text)
     assert all(c.get("outputs", []) == [] for c in nb["cells"])
     assert nb["metadata"]["kernelspec"]["name"] == "python3"

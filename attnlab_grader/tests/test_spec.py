@@ -233,6 +233,28 @@ def test_a_grading_spec_is_loaded_once_per_process(tmp_path):
     assert load_spec(path) is not first and load_spec(path).timeout == 3.0
 
 
+def test_a_spec_in_several_files_loads_each_part_once_and_says_which_is_missing(tmp_path):
+    """A grading spec split into ``grading_*.py`` siblings: each sibling is executed once per process
+    (its caches shared by every submission), again when it changes, and a missing one is named."""
+    import os
+
+    from attnlab_grader.spec import load_sibling, load_spec
+    folder = tmp_path / "01_x"
+    folder.mkdir()
+    (folder / "grading_part.py").write_text("RUNS = []\nRUNS.append(1)\nVALUE = 1\n")
+    (folder / "grading.py").write_text("from attnlab_grader.spec import load_sibling\n"
+                                       "part = load_sibling(__file__, 'grading_part')\nCHECKS = []\n")
+    first = load_sibling(folder / "grading.py", "grading_part")
+    assert load_sibling(folder / "grading.py", "grading_part") is first and first.RUNS == [1]
+    assert load_spec(folder / "grading.py") is not None
+    assert load_sibling(folder / "grading.py", "grading_part") is first, "loading the spec ran its part again"
+    (folder / "grading_part.py").write_text("VALUE = 2\n")
+    os.utime(folder / "grading_part.py", ns=(1, 1))
+    assert load_sibling(folder / "grading.py", "grading_part").VALUE == 2
+    with pytest.raises(FileNotFoundError, match="grading_gone.py"):
+        load_sibling(folder / "grading.py", "grading_gone")
+
+
 def test_checks_that_bring_reference_code_into_the_sandbox_run_alone():
     """A check whose setup builds the grader's GPT (attnlab.nn's own source) is marked to run apart
     from the others, so that reference code is never in the process while a function that does not

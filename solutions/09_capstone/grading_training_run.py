@@ -1,0 +1,238 @@
+"""Exercise 09's training run (see grading.py): the student's ``train_step`` trains a GPT in the
+sandbox on the grader's batches; only the weights come back, and the grader measures their held-out
+loss against the course's own run.  Loaded by grading.py with ``attnlab_grader.spec.load_sibling``;
+never released to students (nbgrader ignores ``grading_*.py``).
+"""
+import numpy as np
+import torch
+from torch import nn
+
+from attnlab.data import CharTokenizer, load_shakespeare
+from attnlab.nn import GPT, GPTConfig
+from attnlab_grader.spec import Outcome, load_sibling
+
+PARTS_SETUP = load_sibling(__file__, "grading_gpt_parts").PARTS_SETUP
+
+TOLERANCE = 0.25  # nats above the grader's reference run on the same slice, seed and steps
+STEPS = 80
+BATCH = 32
+
+
+# ------------------------------------------------------------------ training run
+#: The recipe: a one-layer GPT (block 32, d_model 32, 2 heads) trained for STEPS AdamW steps of
+#: BATCH windows.  Measured on 7 slices, paired with the course's run (held-out loss 2.52-2.76,
+#: the character-frequency model ~3.3): no clipping or clipping before backward (right enough:
+#: another trajectory) -0.02 to +0.09; no zero_grad +0.50 to +0.70; targets shifted by two +0.41
+#: to +0.73 nats above the course's run; TOLERANCE sits between.
+RUN_CFG = {"block": 32, "d_model": 32, "heads": 2, "layers": 1, "lr": 8e-3}
+RUN_SETUP = PARTS_SETUP + '''
+def _grader_batch(data, L, B, gen):
+    # the course's get_batch (attnlab.data.get_batch), drawing from gen exactly as it does
+    starts = torch.randint(len(data) - L, (B,), generator=gen)  # (B,)
+    windows = data.unfold(0, L + 1, 1).index_select(0, starts)  # (B, L + 1)
+    return windows[:, :-1].long().contiguous(), windows[:, 1:].long().contiguous()
+
+
+def _into_tiny(tiny, course):
+    # copy the course GPT's parameters into TinyGPT by name; every parameter on both sides
+    src = dict(course.named_parameters())
+    mine = dict(tiny.named_parameters())
+    names = {}
+    for name in mine:
+        gpt = name
+        for a, b in _TO_GPT_PAIRS:
+            gpt = gpt.replace(a, b)
+        names[name] = gpt
+    if sorted(names.values()) != sorted(src) or any(mine[n].shape != src[g].shape for n, g in names.items()):
+        raise ValueError("TinyGPT's parameters are not attnlab.nn.GPT's")
+    with torch.no_grad():
+        for n, g in names.items():
+            mine[n].copy_(src[g])
+    return names
+
+
+def _student_model(I):
+    # your TinyGPT when it computes attnlab.nn.GPT's logits and loss on a probe with large random
+    # weights (every part shows there); else None and the course's GPT is trained
+    C = I["cfg"]
+    try:
+        gen = torch.Generator().manual_seed(I["seed"] + 7)
+        course = _GraderGPT(I["V"], C["block"], C["d_model"], C["heads"], C["layers"]).eval()
+        with torch.no_grad():
+            for name, p in course.named_parameters():
+                base = (1.0 if name.endswith("weight") else 0.0) if "norm" in name else 0.0
+                p.copy_(base + (0.3 if "norm" in name else 0.5) * torch.randn(p.shape, generator=gen))
+        tiny = TinyGPT(I["V"], C["block"], C["d_model"], C["heads"], C["layers"]).eval()
+        _into_tiny(tiny, course)
+        idx = torch.randint(I["V"], (2, C["block"]), generator=gen)
+        y = torch.randint(I["V"], (2, C["block"]), generator=gen)
+        with torch.no_grad():
+            want, want_loss = course(idx, y)
+            got, got_loss = tiny(idx, y)
+            plain = tiny(idx[:, :5])
+        right = (isinstance(got, torch.Tensor) and got.shape == want.shape
+                 and torch.allclose(got, want, rtol=1e-3, atol=1e-3)
+                 and isinstance(got_loss, torch.Tensor) and abs(float(got_loss) - float(want_loss)) < 1e-3
+                 and isinstance(plain, tuple) and plain[1] is None)
+        return TinyGPT(I["V"], C["block"], C["d_model"], C["heads"], C["layers"]) if right else None
+    except Exception:
+        return None
+
+
+def _grader_run(I):
+    C = I["cfg"]
+    torch.manual_seed(I["seed"])
+    m = _GraderGPT(I["V"], C["block"], C["d_model"], C["heads"], C["layers"])
+    for mod in m.modules():
+        if isinstance(mod, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(mod.weight, 0.0, 0.02)
+        if isinstance(mod, nn.Linear) and mod.bias is not None:  # the tied output layer has none
+            nn.init.zeros_(mod.bias)
+    tiny = _student_model(I)
+    names = None
+    if tiny is not None:
+        names = _into_tiny(tiny, m)  # the same initial weights as the course's run
+        m = tiny
+    m.train()
+    opt = torch.optim.AdamW(m.parameters(), lr=C["lr"], weight_decay=0.0, foreach=True)
+    gen = torch.Generator().manual_seed(I["seed"])
+    train = I["train"]
+    for _ in range(I["steps"]):
+        x, y = _grader_batch(train, C["block"], I["B"], gen)
+        train_step(m, opt, x, y, grad_clip=1.0)
+    # only the weights leave the sandbox (under attnlab.nn.GPT's names): the grader loads them into
+    # attnlab.nn.GPT and measures the loss itself, on text the sandbox never saw
+    weights = {(names[n] if names else n): p.detach().clone() for n, p in m.named_parameters()}
+    return {"model": "TinyGPT" if names else "GPT", "weights": weights}
+'''
+_TEXT = {}
+#: One draw of the training text and seed per grading process (from the first grading-time
+#: generator that asks): every submission a worker grades trains on the same slice, so the
+#: course's own run on it is done once per process, not once per submission.
+_RUN_DRAW = {}
+_REFERENCE = {}
+_REFERENCE_WEIGHTS = {}  # the course run's trained parameters, by the same key (for the QA tests)
+
+
+def _ids():
+    if "ids" not in _TEXT:
+        text = load_shakespeare()
+        _TEXT["ids"] = np.array(CharTokenizer(text).encode(text), dtype=np.int64)
+    return _TEXT["ids"]
+
+
+def run_inputs(rng):
+    """The training slice (20 000 characters) and seed; the 4 000 characters after the slice are
+    the grader's held-out text and are never sent to the sandbox."""
+    ids = _ids()
+    if "draw" not in _RUN_DRAW:
+        _RUN_DRAW["draw"] = (int(rng.integers(0, len(ids) - 24_000)), int(rng.integers(1 << 30)))
+    start, seed = _RUN_DRAW["draw"]
+    return {"train": ids[start:start + 20_000], "start": start, "V": int(ids.max()) + 1, "steps": STEPS,
+            "B": BATCH, "seed": seed, "cfg": dict(RUN_CFG)}
+
+
+def _run_model(V):
+    c = RUN_CFG
+    return GPT(GPTConfig(V, c["block"], c["d_model"], c["heads"], c["layers"]))
+
+
+def held_out_loss(model, start, seed):
+    """Mean next-token cross-entropy (nats) of ``model`` on 256 windows of the held-out text after
+    the training slice, drawn with the grader's own generator."""
+    ids = torch.as_tensor(_ids()[start + 20_000:start + 24_000])
+    T = RUN_CFG["block"]
+    gen = torch.Generator().manual_seed(seed + 1)
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for _ in range(4):
+            s = torch.randint(len(ids) - T - 1, (64,), generator=gen)
+            o = torch.arange(T)
+            total += model(ids[s[:, None] + o], ids[s[:, None] + o + 1])[1].item()
+    return total / 4
+
+
+def _reference_train_step(model, optimizer, x, y, grad_clip=1.0):
+    """The exercise's train_step as the course writes it (the reference solution)."""
+    optimizer.zero_grad(set_to_none=True)
+    _, loss = model(x, y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    return loss.item()
+
+
+def reference_run(start, seed, V, steps=STEPS, B=BATCH, **_):
+    """``(held-out loss, character-frequency loss)`` of the course's own ``get_batch``
+    (:func:`attnlab.data.get_batch`) and train_step on the same recipe, slice and seed, on
+    ``attnlab.nn.GPT`` in the grader; computed once per (slice, seed) in a process."""
+    key = (start, seed, V, steps, B)
+    if key not in _REFERENCE:
+        from attnlab.data import get_batch
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as in the sandbox: the same numbers
+        try:
+            torch.manual_seed(seed)
+            m = _run_model(V)
+            for mod in m.modules():
+                if isinstance(mod, (nn.Linear, nn.Embedding)):
+                    nn.init.normal_(mod.weight, 0.0, 0.02)
+                if isinstance(mod, nn.Linear) and mod.bias is not None:
+                    nn.init.zeros_(mod.bias)
+            m.train()
+            opt = torch.optim.AdamW(m.parameters(), lr=RUN_CFG["lr"], weight_decay=0.0, foreach=True)
+            gen = torch.Generator().manual_seed(seed)
+            train = torch.as_tensor(_ids()[start:start + 20_000])
+            for _ in range(steps):
+                x, y = get_batch(train, RUN_CFG["block"], B, gen)
+                _reference_train_step(m, opt, x, y, grad_clip=1.0)
+            ref = held_out_loss(m, start, seed)
+            _REFERENCE_WEIGHTS[key] = {k: v.detach().clone() for k, v in m.named_parameters()}
+        finally:
+            torch.set_num_threads(threads)
+        ids = _ids()
+        counts = np.bincount(ids[start:start + 20_000], minlength=V).astype(np.float64) + 1
+        unigram = float(-np.log(counts / counts.sum())[ids[start + 20_000:start + 24_000]].mean())
+        _REFERENCE[key] = (ref, unigram)
+    return _REFERENCE[key]
+
+
+def run_verdict(value, **raw):
+    """Judge the weights the student's loop produced: loaded into ``attnlab.nn.GPT`` here, measured
+    on held-out text the sandbox never saw; nothing the student's code reports is used."""
+    model = _run_model(raw["V"])
+    params = dict(model.named_parameters())
+    if not isinstance(value, dict) or set(map(str, value)) != {"model", "weights"}:
+        return "the training run did not leave the model's parameters in place (the grader reads them after the run)"
+    which, value = value["model"], value["weights"]
+    if which not in ("TinyGPT", "GPT") or not isinstance(value, dict) or set(map(str, value)) != set(params):
+        return "the training run did not leave the model's parameters in place (the grader reads them after the run)"
+    state = {}
+    for name, p in params.items():
+        v = value[name]
+        if not isinstance(v, np.ndarray) or v.shape != tuple(p.shape) or not np.isfinite(v).all():
+            return (f"after the training run the parameter {name} is not a finite tensor of shape "
+                    f"{tuple(p.shape)} (the training diverged or replaced it)")
+        state[name] = torch.as_tensor(v, dtype=torch.float32)
+    state["lm_head.weight"] = state["tok_emb.weight"]  # tied, as in the model the sandbox trained
+    model.load_state_dict(state)
+    val = held_out_loss(model, raw["start"], raw["seed"])
+    ref_val, unigram = reference_run(**raw)
+    trained = (_YOUR_MODEL if which == "TinyGPT" else _COURSE_MODEL)
+    if val <= ref_val + TOLERANCE:
+        return Outcome(True, f"training run: {trained} trained by your train_step for {STEPS} steps on the grader's "
+                             f"batches reaches a held-out loss of {val:.2f}, measured by the grader on the weights it "
+                             f"produced; the course's run on the same text, seed and batches: {ref_val:.2f}")
+    return (f"after {STEPS} training steps of {trained} with your train_step (on the course's batches) the loss on "
+            f"held-out text is {val:.2f} (measured by the grader on the weights your step produced); the course's "
+            f"train_step reaches {ref_val:.2f} on the same text, seed, batches and steps (the character-frequency "
+            f"model: {unigram:.2f}), and yours must be within {TOLERANCE} of that: check zero_grad, backward, "
+            "the clipping and optimizer.step()")
+
+
+#: Which model the sandbox trained (it trains the student's TinyGPT when it computes what attnlab.nn.GPT
+#: computes on a probe; otherwise the course's GPT, so that a wrong model part is not charged twice).
+_YOUR_MODEL = "your TinyGPT"
+_COURSE_MODEL = ("the course's GPT (your TinyGPT did not compute attnlab.nn.GPT's logits and loss on the grader's "
+                 "probe, so your train_step was judged on the course's model; see the TinyGPT items)")
