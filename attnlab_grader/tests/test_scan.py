@@ -73,9 +73,19 @@ HONEST = {
     "annotated_answer": "scores: list = [[1.0, 2.0]]",
 }
 
+#: replacing a library object's attribute through an alias: the scan follows the binding
+BYPASSES |= {
+    "tensor_method": "Tensor.detach = lambda self: self",
+    "tensor_through_variable": "T = torch.Tensor\nT.detach = lambda self: self",
+    "from_import_class": "from torch import Tensor as T\nT.tolist = lambda self: [1]",
+    "annotated_module_alias": "m: Any = torch\nm.softmax = None",
+    "private_through_variable": "t = torch\nx = t._C",
+}
+
 
 @pytest.mark.parametrize("name", sorted(BYPASSES))
 def test_bypass_is_flagged(name):
+    """Each way of reaching a forbidden library object or replacing one (aliases included) is flagged."""
     assert scan.suspicious([("c", BYPASSES[name])], ALLOWED), name
 
 
@@ -91,12 +101,19 @@ def test_the_sandbox_runs_what_was_scanned():
     assert set(errors) == {"b", "c"} and "was not run" in errors["b"]["error"]
 
 
+def _reference_and_cases(assignment, kind):
+    """The reference submission of ``assignment`` and one submission per QA case of ``kind``
+    (``"wrong"`` or ``"honest"``)."""
+    spec = qa.spec(assignment)
+    make = qa.wrong_submission if kind == "wrong" else qa.honest_submission
+    return [qa.reference_submission(assignment, "ref")] + \
+        [make(assignment, kind[0], name) for name in getattr(spec, kind)]
+
+
 @pytest.mark.parametrize("assignment", GRADED)
 def test_course_solutions_and_qa_mistakes_are_never_flagged(assignment):
     spec = qa.spec(assignment)
-    subs = [qa.reference_submission(assignment, "ref")] + \
-        [qa.wrong_submission(assignment, "w", name) for name in spec.wrong]
-    for nb in subs:
+    for nb in _reference_and_cases(assignment, "wrong"):
         assert scan.suspicious(solution_cells(nb), spec.allowed_imports) == []
 
 
@@ -138,18 +155,6 @@ def test_reference_use_ignores_locals_and_unrelated_code():
     assert scan.reference_use([("c", src)], "sdpa", SDPA) == []
 
 
-ALIASED_MONKEYPATCH = {
-    "tensor_method": "Tensor.detach = lambda self: self",
-    "tensor_through_variable": "T = torch.Tensor\nT.detach = lambda self: self",
-    "from_import_class": "from torch import Tensor as T\nT.tolist = lambda self: [1]",
-    "annotated_module_alias": "m: Any = torch\nm.softmax = None",
-    "private_through_variable": "t = torch\nx = t._C",
-}
-
-
-@pytest.mark.parametrize("name", sorted(ALIASED_MONKEYPATCH))
-def test_scan_follows_aliases_of_library_objects(name):
-    assert scan.suspicious([("c", ALIASED_MONKEYPATCH[name])], ALLOWED), name
 
 
 def test_scan_is_bounded_in_size_and_time():
@@ -175,9 +180,7 @@ def test_scan_is_bounded_in_size_and_time():
 def test_reference_use_never_flags_the_reference_or_honest_alternatives(assignment):
     """Following bindings must not make honest code look like a library call."""
     spec = qa.spec(assignment)
-    subs = [qa.reference_submission(assignment, "ref")] + \
-        [qa.honest_submission(assignment, "h", name) for name in spec.honest]
-    for nb in subs:
+    for nb in _reference_and_cases(assignment, "honest"):
         cells = solution_cells(nb)
         for check in spec.checks:
             if getattr(check, "forbid_attrs", ()):

@@ -640,17 +640,24 @@ def _(d):
 _NBYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
+def _memory_slips(mistakes: dict, right: int, B: int, b: int) -> dict:
+    """``mistakes`` with the two slips every memory count shares: the batch forgotten (when B > 1)
+    and 4 bytes a number assumed whatever the dtype (when it is not 4)."""
+    if B > 1:
+        mistakes["forget_batch"] = right // B
+    if b != 4:
+        mistakes["bytes_fixed_float32"] = right // b * 4
+    return mistakes
+
+
 @oracle("kv_cache_bytes")
 def _(d):
     n, dm, h, L, B, b = d["n_layers"], d["d_model"], d["n_heads"], d["L"], d["B"], _NBYTES[d["dtype"]]
     right = 2 * n * B * L * dm * b
     mistakes = {"kv_forget_factor_two": right // 2, "forget_layers": right // n, "bytes_as_numbers": right // b,
                 "kv_times_heads": right * h}
-    if B > 1:
-        mistakes["forget_batch"] = right // B
-    if b != 4:
-        mistakes["bytes_fixed_float32"] = right // b * 4
-    return Oracle(right, mistakes, also_right=[f"2 * {n} * {B} * {L} * {dm} * {b}", f"{right} bytes"])
+    return Oracle(right, _memory_slips(mistakes, right, B, b),
+                  also_right=[f"2 * {n} * {B} * {L} * {dm} * {b}", f"{right} bytes"])
 
 
 @oracle("attention_memory")
@@ -658,11 +665,7 @@ def _(d):
     B, H, L, b = d["B"], d["H"], d["L"], _NBYTES[d["dtype"]]
     right = B * H * L * L * b
     mistakes = {"scores_forget_heads": right // H, "bytes_as_numbers": right // b, "scores_linear_in_length": right // L}
-    if B > 1:
-        mistakes["forget_batch"] = right // B
-    if b != 4:
-        mistakes["bytes_fixed_float32"] = right // b * 4
-    return Oracle(right, mistakes, also_right=[f"{B}·{H}·{L}^2·{b}", f"{right:,} B"])
+    return Oracle(right, _memory_slips(mistakes, right, B, b), also_right=[f"{B}·{H}·{L}^2·{b}", f"{right:,} B"])
 
 
 @oracle("attention_flops")
