@@ -1,0 +1,1 @@
+"""attnlab's grader: nbgrader steps that grade exercise notebooks in a sandbox (``attnlab-grade``)."""

@@ -39,6 +39,7 @@ class ByHandCheck:
     forbid_attrs: tuple[str, ...] = ()
 
     def jobs(self, rng: np.random.Generator):
+        """None: a by-hand answer is read from the notebook statically, never run in the sandbox."""
         return None  # read statically, never run
 
     def variant(self, student: str):

@@ -49,6 +49,7 @@ class GraderGroup(click.Group):
     packages are missing ends with one sentence saying what to install (exit status 1), not a traceback."""
 
     def invoke(self, ctx: click.Context):
+        """Run the command; a missing grader-only package ends in one sentence naming the extra to install (exit 1)."""
         try:
             return super().invoke(ctx)
         except ModuleNotFoundError as err:

@@ -92,6 +92,8 @@ def _reason(log: str) -> str:
 
 @dataclass
 class Summary:
+    """What one grading run did: every submission's report, the wall time (s), the grades CSV written,
+    an error that stopped the run before grading, and the sandbox in force."""
     reports: list[GradeReport] = field(default_factory=list)
     wall_s: float = 0.0
     csv: Path | None = None
@@ -100,6 +102,7 @@ class Summary:
 
     @property
     def graded(self):
+        """Reports of submissions that were graded (flagged ones included)."""
         return [r for r in self.reports if r["status"] in ("graded", "flagged")]
 
     @property
@@ -109,13 +112,16 @@ class Summary:
 
     @property
     def failed(self):
+        """Reports of submissions that could not be graded (status "error")."""
         return [r for r in self.reports if r["status"] == "error"]
 
     @property
     def flagged(self):
+        """Reports of submissions graded but flagged for an instructor's review."""
         return [r for r in self.reports if r["status"] == "flagged"]
 
     def text(self) -> str:
+        """The run in lines for the terminal: the counts, then each failed, kept and flagged submission."""
         out = [f"graded {len(self.graded)}, failed {len(self.failed)}, flagged for review "
                f"{len(self.flagged)} (of {len(self.reports)} submissions, {self.wall_s:.1f} s)"]
         for r in self.failed:

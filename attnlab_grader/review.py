@@ -30,6 +30,7 @@ class Cleared:
     csv: list[Path] = field(default_factory=list)
 
     def text(self, student: str) -> str:
+        """One line for the instructor: how many flags of ``student`` were cleared and the credit restored."""
         from .intake import safe_text
         out = [f"cleared {len(self.flags)} flag(s) of {safe_text(student)}; credit restored: "
                + (", ".join(f"{g} (+{p:g})" for g, p in self.restored.items()) or "none")]

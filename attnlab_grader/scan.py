@@ -90,6 +90,7 @@ _ATTNLAB = "imports attnlab (the reference library) instead of writing the code"
 
 @dataclass
 class Finding:
+    """One suspicious construct the static scan found: the cell's grade id, the line in it, and what it is."""
     cell: str
     line: int
     what: str

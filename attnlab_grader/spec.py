@@ -120,6 +120,8 @@ class FunctionCheck:
                  "forbid_ops": list(self.forbid_ops)}, raws)
 
     def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+        """Compare the sandbox's ``value`` with the reference on the trial inputs ``raw`` (within ``rtol``/``atol``);
+        on a mismatch, name the first catalogue mistake whose model gives ``value``."""
         expected = self.reference(**raw)
         msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
         if msg is None:
@@ -170,6 +172,8 @@ def takes_trial(inputs: Callable) -> bool:
 
 @dataclass
 class AssignmentSpec:
+    """One exercise set's grading spec as loaded from its ``grading.py``: its checks (one per graded
+    cell), its QA cases (``wrong/``, ``honest/``), the per-item time limit (s) and memory limit (MB)."""
     name: str
     checks: list
     wrong: dict[str, Case]
@@ -181,6 +185,7 @@ class AssignmentSpec:
                                         "einops")
 
     def check_for(self, grade_id: str):
+        """The check of the graded cell ``grade_id``, or None when the spec has none."""
         for c in self.checks:
             if c.grade_id == grade_id:
                 return c

@@ -58,6 +58,8 @@ class VerifySubmission(NbGraderPreprocessor):
     enabled = True
 
     def preprocess(self, nb, resources):
+        """Check ``nb`` against the released notebook (see the class docstring); a per-submission error is
+        written to the student's report and raised as ``SubmissionError``, so nbgrader grades nothing."""
         info = resources["nbgrader"]
         coursedir = CourseDirectory(config=self.config)
         release = Path(coursedir.format_path(coursedir.release_directory, ".", info["assignment"])) \

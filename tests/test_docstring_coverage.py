@@ -25,6 +25,17 @@ def test_attnlab_public_names_are_documented():
         "\n".join(missing)
 
 
+def test_grader_public_names_are_documented():
+    """The grader's package (its tests left out) meets the same bar as the course library."""
+    root = ROOT / "attnlab_grader"
+    names = docstring_coverage.public_names(root, exclude=(root / "tests",))
+    assert len(names) > 250
+    missing = [f"{n.qualname} ({n.path}:{n.line})" for n in names if not n.documented]
+    pct = docstring_coverage.coverage(names)
+    assert pct >= REQUIRED, f"{pct:.1f} % of attnlab_grader's public names documented (< {REQUIRED} %); missing:\n" + \
+        "\n".join(missing)
+
+
 def test_the_count_follows_all_private_names_and_methods(tmp_path, capsys):
     pkg = tmp_path / "pkg"
     (pkg / "_private").mkdir(parents=True)
