@@ -59,7 +59,7 @@ MECHANISMS = ("root", "userns", "bwrap")
 #: ``attnlab_grader.podjob`` has checked (deploy/kubernetes/README.md), never a default.
 PINNED_ONLY = ("landlock",)
 #: Top-level entries of ``/`` that stay visible in the sandbox (the operating system: programs,
-#: shared libraries, configuration).  Everything else at the top level (``/work``, ``/root``,
+#: shared libraries, configuration).  Everything else at the top level (``/data``, ``/root``,
 #: ``/home``, ``/tmp``, ``/opt``, ``/srv``, ``/var``, ``/mnt``, a checkout at ``/check``, ...)
 #: is an empty tmpfs: an allowlist, so a repository or course in an unexpected place is hidden too.
 VISIBLE_TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc")

@@ -78,7 +78,7 @@ def test_bwrap_view_hides_the_course_but_keeps_a_venv_inside_it():
         assert tmpfs and keep and tmpfs[0] < keep[0]
     assert "--unshare-all" in cmd and "--die-with-parent" in cmd
     assert cmd[cmd.index("--") + 1:] == ["python"]
-    for top in ("/work", "/root", "/home", "/tmp/x"):
+    for top in ("/data", "/root", "/home", "/tmp/x"):
         assert top not in cmd
 
 
