@@ -378,7 +378,7 @@ def instructor_class_report(lab, lab_server, steps, page):
     with steps("instructor sees the named mistakes ranked and the flagged submissions"):
         rows = doc.locator("table.mistakes tr")
         first = rows.nth(1).text_content() or ""
-        assert "no 1/√d_k scale" in first and "cam, dee" in first, f"first named mistake row: {first!r}"
+        assert "left out the 1/√d_k scale" in first and "cam, dee" in first, f"first named mistake row: {first!r}"
         review = doc.locator("table.review").text_content() or ""
         assert "not valid notebook JSON" in review and "reference used" in review, review[:500]
         # a student's exception text is shown as text, never as markup
