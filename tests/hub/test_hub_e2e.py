@@ -477,13 +477,14 @@ def test_installed_class_each_role_over_http(klass: Klass):
     info = grader_site.stat()
     assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (0, pwd.getpwnam(GRADER).pw_gid, 0o750), \
         f"{grader_site}: uid {info.st_uid} gid {info.st_gid} mode {oct(info.st_mode)}"
-    dists = {canonicalize_name(p.name.rsplit("-", 1)[0]) for p in grader_site.glob("*.dist-info")}
+    dists = {canonicalize_name(p.name.removesuffix(".dist-info").rsplit("-", 1)[0])
+             for p in grader_site.glob("*.dist-info")}
     assert grader_extra() <= dists, f"grader-site lacks {grader_extra() - dists}"
     probe = [str(COURSE_ENV / "bin" / "python"), "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]
     for env in ([], ["env", f"PYTHONPATH={grader_site}"]):
         r = as_user(st, *env, *probe)
         assert r.returncode == 0 and not r.stdout.strip(), f"{st} ({' '.join(env) or 'plain'}): {r.stdout}{r.stderr}"
-    out = terminal(k, st, f"/user/{st}", "python -c 'import psycopg' 2>&1 | tail -n 1")
+    out = terminal(k, st, f"/user/{st}", f"{COURSE_ENV}/bin/python -c 'import psycopg' 2>&1 | tail -n 1")
     assert "No module named 'psycopg'" in out, out[-800:]
     r = grader_shell(shlex.join(["python", "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]))
     assert r.returncode == 0 and r.stdout.count("IMPORTED") == len(GRADER_IMPORTS) and \
