@@ -5,10 +5,14 @@
 #   proxy/       configurable-http-proxy from npm, pinned by deploy/jupyterhub/proxy/package-lock.json
 #   course-env/  the shared course environment every user's server runs in: Debian's python3
 #                (a Python every user can execute; a pyenv under /root is not), attnlab installed
-#                non-editable with the course's constraints.txt and the grader's extras (the formgrader
-#                service grades in this environment too), plus jupyterhub-singleuser and
-#                nbgitpuller (deploy/jupyterhub/requirements-singleuser.txt); its defaults are what a
-#                student may see: nbgrader's formgrader, create-assignment and course list are off
+#                non-editable with the course's constraints.txt (a learner's install: no grader-only
+#                package), plus jupyterhub-singleuser and nbgitpuller
+#                (deploy/jupyterhub/requirements-singleuser.txt); its defaults are what a student may
+#                see: nbgrader's formgrader, create-assignment and course list are off
+#   grader-site/ the distributions attnlab's [grader] extra adds to course-env (read from pyproject
+#                by pip, at the same pins), installed flat for PYTHONPATH; root-only (0700):
+#                deploy/jupyterhub/install.sh copies it into each class, readable by its grader
+#                account only, and puts it on PYTHONPATH for the formgrader service and the grader
 #   grader-jupyter/  a Jupyter config path that turns them back on, for the formgrader service only
 # Idempotent: each part is rebuilt only when its pin files changed (a stamp holds their hash).
 # Never fails the test run: tests/hub skips, naming what is missing, when this could not install.
@@ -99,13 +103,50 @@ fi
 pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
 PINS="$ROOT/constraints/py$pyver.txt"
 [ -f "$PINS" ] || PINS="$ROOT/constraints.txt"
-want="$(cat "$ROOT/pyproject.toml" "$PINS" "$DEPLOY/requirements-singleuser.txt" \
-        "$DEPLOY/nbgrader_config_global.py" \
-        | sha256sum | cut -d' ' -f1)"
+# (the layout line: a change of what goes where rebuilds existing installs)
+want="$({ echo "layout 2: course-env base only, grader-site the [grader] extra"
+          cat "$ROOT/pyproject.toml" "$PINS" "$DEPLOY/requirements-singleuser.txt" \
+              "$DEPLOY/nbgrader_config_global.py"; } | sha256sum | cut -d' ' -f1)"
 ENV="$HUB_HOME/course-env"
-if ! stamp_ok "$ENV" "$want"; then
+GS="$HUB_HOME/grader-site"
+
+# grader_site CONSTRAINTS: the distributions "attnlab[grader]" needs beyond what course-env holds
+# (pip resolves the extra from pyproject against the installed environment and reports what it would
+# add), installed into $GS without dependencies (the report is the whole closure) at those versions
+grader_site() {
+  local report="$HUB_HOME/.grader-report.json" adds
+  rm -rf "$GS" "$report" && mkdir -m 700 "$GS" || return 1
+  pipq timeout 300 "$ENV/bin/pip" install --dry-run --report "$report" -c "$1" "$HUB_HOME/src[grader]" \
+    >>"$log" 2>&1 || return 1
+  adds="$("$ENV/bin/python" - "$report" <<'PY'
+import json, sys
+for item in json.load(open(sys.argv[1]))["install"]:
+    meta = item["metadata"]
+    if meta["name"].lower() != "attnlab":  # the package itself is course-env's
+        print(f"{meta['name']}=={meta['version']}")
+PY
+)" || return 1
+  rm -f "$report"
+  if [ -n "$adds" ]; then
+    # shellcheck disable=SC2086
+    pipq timeout 300 "$ENV/bin/pip" install --target "$GS" --no-deps -c "$1" $adds >>"$log" 2>&1 || return 1
+  fi
+  # every requirement of the extra is found with $GS on the path, and the gradebook's driver loads
+  PYTHONPATH="$GS" "$ENV/bin/python" - >>"$log" 2>&1 <<'PY' || return 1
+import importlib.metadata as md
+import re
+extra = [r for r in md.requires("attnlab") or [] if re.search(r"extra\s*==\s*.grader.", r)]
+assert extra, "attnlab declares no [grader] extra"
+for req in extra:
+    md.version(re.match(r"[A-Za-z0-9_.\-]+", req).group(0))
+import psycopg  # noqa: E402,F401
+PY
+  chmod 700 "$GS"
+}
+
+if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
   say "installing the course environment into $ENV with $("$PY" --version 2>&1) (once, a few minutes; log: $log)"
-  rm -rf "$ENV" "$HUB_HOME/src"
+  rm -rf "$ENV" "$GS" "$HUB_HOME/src"
   # a non-editable install from a copy of the package sources (students need no clone)
   # (pyproject maps attnlab_grader/ and data/ into the package: the grader and Tiny Shakespeare ship too)
   mkdir -p "$HUB_HOME/src" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/attnlab_grader" \
@@ -114,7 +155,8 @@ if ! stamp_ok "$ENV" "$want"; then
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long
-    if ! pipq timeout 300 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src[grader]" \
+    CONS="$PINS"
+    if ! pipq timeout 300 "$ENV/bin/pip" install -c "$PINS" "$HUB_HOME/src" \
          -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1; then
       # the lock may not resolve on an unusual Python; keep the pins that matter to grading
       # and let pip pick the rest (the note is shown by the hub test).
@@ -122,8 +164,13 @@ if ! stamp_ok "$ENV" "$want"; then
       say "$note"
       grep -iE '^(torch|numpy|nbgrader|jupyterlab|notebook|jupyter[-_]server|ipykernel|nbformat|nbconvert|nbclient|matplotlib|ipywidgets)==' \
         "$PINS" > "$HUB_HOME/core-constraints.txt"
-      pipq "$ENV/bin/pip" install -c "$HUB_HOME/core-constraints.txt" "$HUB_HOME/src[grader]" \
+      CONS="$HUB_HOME/core-constraints.txt"
+      pipq "$ENV/bin/pip" install -c "$CONS" "$HUB_HOME/src" \
         -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1 || note="FAILED"
+    fi
+    if [ "$note" != "FAILED" ] && ! grader_site "$CONS"; then
+      say "the grader's packages (attnlab[grader]) did not install into $GS (see $log)"
+      note="FAILED"
     fi
     if [ "$note" != "FAILED" ] && "$ENV/bin/python" -c 'import attnlab, torch, nbgrader, jupyterhub, nbgitpuller' >>"$log" 2>&1; then
       "$ENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null 2>&1
@@ -131,6 +178,7 @@ if ! stamp_ok "$ENV" "$want"; then
       "$ENV/bin/jupyter" server extension enable --sys-prefix nbgitpuller >/dev/null 2>&1
       mkdir -p "$ENV/etc/jupyter" && cp "$DEPLOY/nbgrader_config_global.py" "$ENV/etc/jupyter/nbgrader_config.py"
       echo "$note" > "$ENV/.attnlab-note"
+      echo "$want" > "$GS/.attnlab-stamp"
       echo "$want" > "$ENV/.attnlab-stamp"
     else
       say "course environment install failed (see $log); the hub test will skip"

@@ -170,7 +170,7 @@ uninstall() {
   for g in "$STAFF_GROUP" "$STUDENTS_GROUP"; do
     made "group $g" && getent group "$g" >/dev/null && { groupdel "$g" || say "could not remove group $g."; }
   done
-  for d in course-env hub proxy src grader-jupyter; do
+  for d in course-env grader-site hub proxy src grader-jupyter; do
     made "env $HUB_HOME/$d" && rm -rf "${HUB_HOME:?}/$d"
   done
   made "env-dir $HUB_HOME" && rmdir "$HUB_HOME" 2>/dev/null || true
@@ -223,11 +223,13 @@ chmod 755 "$SRV"; chmod 700 "$STATE"
 touch "$MANIFEST"; chmod 600 "$MANIFEST"
 
 # the environments: JupyterHub, the proxy, the course environment (pinned; built once)
-for d in "$HUB_HOME" "$HUB_HOME/hub" "$HUB_HOME/proxy" "$HUB_HOME/course-env" "$HUB_HOME/src" "$HUB_HOME/grader-jupyter"; do
+for d in "$HUB_HOME" "$HUB_HOME/hub" "$HUB_HOME/proxy" "$HUB_HOME/course-env" "$HUB_HOME/grader-site" \
+         "$HUB_HOME/src" "$HUB_HOME/grader-jupyter"; do
   [ -e "$d" ] || record "$( [ "$d" = "$HUB_HOME" ] && echo "env-dir $d" || echo "env $d")"
 done
 ATTNLAB_HUB_HOME="$HUB_HOME" bash "$ROOT/scripts/ensure_hub.sh"
-for f in hub/bin/jupyterhub hub/bin/jupyterhub-idle-culler proxy/node_modules/.bin/configurable-http-proxy course-env/.attnlab-stamp; do
+for f in hub/bin/jupyterhub hub/bin/jupyterhub-idle-culler proxy/node_modules/.bin/configurable-http-proxy \
+         course-env/.attnlab-stamp grader-site/.attnlab-stamp; do
   [ -e "$HUB_HOME/$f" ] || die "the environments in $HUB_HOME are incomplete ($f is missing; see the ensure_hub log above); fix that and run install.sh again."
 done
 
@@ -246,6 +248,18 @@ if ! getent passwd "$GRADER" >/dev/null; then
   record "user $GRADER"
 fi
 gpasswd -M "$STAFF,$GRADER" "$STAFF_GROUP" >/dev/null
+
+# the grader's packages (attnlab's [grader] extra: the PostgreSQL driver, copydetect, LTI): not in the
+# course environment students run in, but a copy for this class readable by the grader account only
+# (root-owned, group = the grader's own group, nothing for others), on PYTHONPATH only for the
+# formgrader service and the grader's shell; refreshed from the built one on every run
+GRADER_SITE="$SRV/grader-site"
+rm -rf "$GRADER_SITE.new" && mkdir -m 700 "$GRADER_SITE.new"
+cp -a "$HUB_HOME/grader-site/." "$GRADER_SITE.new/"
+chown -R root:"$(id -gn "$GRADER")" "$GRADER_SITE.new"
+chmod -R u+rwX,g+rX,g-w,o-rwx "$GRADER_SITE.new"
+chmod 750 "$GRADER_SITE.new"
+rm -rf "$GRADER_SITE" && mv "$GRADER_SITE.new" "$GRADER_SITE"
 
 # students' homes: private (their feedback and work are theirs); the old mode comes back at uninstall
 for u in $(split "$STUDENTS"); do
@@ -359,6 +373,7 @@ ATTNLAB_GRADERS=$(join "$GRADERS")
 ATTNLAB_STUDENTS_GROUP=$STUDENTS_GROUP
 ATTNLAB_GRADER_USER=$GRADER
 ATTNLAB_GRADER_HOME=$GH
+ATTNLAB_GRADER_SITE=$GRADER_SITE
 ATTNLAB_EXCHANGE=$SRV/exchange
 ATTNLAB_CLONE=$CLONE
 ATTNLAB_GIT_SYSTEM_CONFIG=$SRV/gitconfig
@@ -377,6 +392,7 @@ EOF
 cat > "$GH/.bashrc" <<EOF
 # written by install.sh
 export PATH="$HUB_HOME/course-env/bin:/usr/local/bin:/usr/bin:/bin"
+export PYTHONPATH="$GRADER_SITE"  # the grader's packages (students' servers do not have them)
 export ATTNLAB_CLONE="$CLONE" ATTNLAB_COURSE="$GH/course" ATTNLAB_COURSE_ID="$COURSE"
 export ATTNLAB_EXCHANGE="$SRV/exchange" ATTNLAB_DB="$DB"
 umask 077

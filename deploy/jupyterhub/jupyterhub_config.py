@@ -8,8 +8,9 @@ starts the hub with them. Production choices:
   nobody is a hub admin;
 * each user's JupyterLab runs as that user (SystemdSpawner when the host runs systemd: memory
   and CPU limits are enforced by cgroups; LocalProcessSpawner otherwise: limits are advisory),
-  from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all), with
-  one BLAS/OpenMP thread per kernel and the hub user name as the learner id;
+  from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all; a learner's
+  install, without the grader-only packages), with one BLAS/OpenMP thread per kernel and the hub
+  user name as the learner id;
 * lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...&urlpath=lab/...``)
   from a repository of the lessons only (no solutions);
 * assignments go through nbgrader's filesystem exchange (``ATTNLAB_EXCHANGE``; install.sh puts it in
@@ -18,6 +19,9 @@ starts the hub with them. Production choices:
   named after the course, as the shared grader account ``grader-<course>``, reachable by the
   members of the hub group ``formgrade-<course>`` and nobody else (no admin rights, no access to
   students' servers, no user list); the gradebook is PostgreSQL where Debian's package is installed;
+  the grader-only packages (attnlab's ``[grader]`` extra: the PostgreSQL driver, copydetect, LTI)
+  are on ``PYTHONPATH`` for this service only (``ATTNLAB_GRADER_SITE``, readable by the grader
+  account only);
 * students' servers hide nbgrader's instructor tools (the course environment's defaults, see
   ``scripts/ensure_hub.sh``); the formgrader service turns them on with its own config path;
 * jupyterhub-idle-culler stops servers idle for ``ATTNLAB_CULL_TIMEOUT`` seconds.
@@ -32,6 +36,7 @@ COURSE_ENV = os.environ.get("ATTNLAB_COURSE_ENV", os.path.join(HUB_HOME, "course
 COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
 GRADER = os.environ.get("ATTNLAB_GRADER_USER", f"grader-{COURSE_ID}")
 GRADER_HOME = os.environ.get("ATTNLAB_GRADER_HOME", f"/home/{GRADER}")
+GRADER_SITE = os.environ.get("ATTNLAB_GRADER_SITE")  # the grader-only packages (install.sh: <class>/grader-site)
 INSTRUCTORS = [u for u in os.environ.get("ATTNLAB_INSTRUCTORS", "").split(",") if u]
 GRADERS = [u for u in os.environ.get("ATTNLAB_GRADERS", "").split(",") if u]
 STAFF = sorted(set(INSTRUCTORS) | set(GRADERS))  # same hub rights: formgrader for this course
@@ -129,7 +134,9 @@ c.JupyterHub.services = [{
                     # nbgrader's formgrader and create-assignment on (students' servers have them off)
                     "JUPYTER_CONFIG_PATH": os.path.join(HUB_HOME, "grader-jupyter"),
                     "ATTNLAB_COURSE": os.path.join(GRADER_HOME, "course"),
-                    "PATH": f"{os.path.join(COURSE_ENV, 'bin')}:/usr/local/bin:/usr/bin:/bin", **PASS_ON},
+                    "PATH": f"{os.path.join(COURSE_ENV, 'bin')}:/usr/local/bin:/usr/bin:/bin", **PASS_ON,
+                    # the grader-only packages: this service (and its kernels, terminals) only
+                    **({"PYTHONPATH": GRADER_SITE} if GRADER_SITE else {})},
     "oauth_no_confirm": True,
 }, {
     # stops users' servers idle for CULL_TIMEOUT seconds (their files stay; a login starts them again)

@@ -220,6 +220,7 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("CPU_LIMIT", "float", "1", ("hub",), "CPU limit of each user's server."),
     _v("GRADER_USER", "str", "grader-<course id>", ("hub",), "System account formgrader runs as."),
     _v("GRADER_HOME", "path", "/home/<grader user>", ("hub", "tests"), "Home of the grader account (holds course/)."),
+    _v("GRADER_SITE", "path", "unset", ("hub", "tests"), "Grader-only packages on formgrader's PYTHONPATH (students lack them)."),
     _v("INSTRUCTORS", "comma list", "empty", ("hub",), "Hub users with the instructor role."),
     _v("GRADERS", "comma list", "empty", ("hub",), "Hub users with the grader role."),
     _v("STUDENTS_GROUP", "str", "attnlab-students", ("hub",), "Hub group of the students."),

@@ -33,7 +33,7 @@ def _load(config: Path, env: dict, monkeypatch):
 
 PROD_ENV = {"ATTNLAB_HUB_HOME": "/opt/attnlab-hub", "ATTNLAB_INSTRUCTORS": "alice", "ATTNLAB_GRADERS": "bob",
             "ATTNLAB_EXCHANGE": "/srv/nbgrader/exchange", "ATTNLAB_DB": "postgresql:///gradebook",
-            "ATTNLAB_CLONE": "/srv/attnlab-attnlab/course-repo"}
+            "ATTNLAB_CLONE": "/srv/attnlab-attnlab/course-repo", "ATTNLAB_GRADER_SITE": "/srv/attnlab-attnlab/grader-site"}
 
 
 def test_hub_config_is_pam_course_env_limits_and_one_formgrader_service(monkeypatch):
@@ -50,6 +50,9 @@ def test_hub_config_is_pam_course_env_limits_and_one_formgrader_service(monkeypa
     service, culler = c.JupyterHub.services
     assert service["name"] == "attnlab" and service["user"] == "grader-attnlab"
     assert service["environment"]["ATTNLAB_DB"] == "postgresql:///gradebook"
+    # the grader-only packages: on the formgrader service's path, never on a student's
+    assert service["environment"]["PYTHONPATH"] == "/srv/attnlab-attnlab/grader-site"
+    assert "PYTHONPATH" not in c.Spawner.environment and "PYTHONPATH" not in c.Spawner.get("env_keep", [])
     assert culler["name"] == "idle-culler" and "--timeout=3600" in culler["command"]
     assert c.JupyterHub.load_groups["formgrade-attnlab"]["users"] == ["alice", "bob"]
     role = next(r for r in c.JupyterHub.load_roles if r["name"] == "formgrade-attnlab")

@@ -10,13 +10,14 @@ even when a check fails.
 c<hex>s1, s2   students: log in with their passwords, get JupyterLab without instructor tools,
                pull the lessons (no solutions) with nbgitpuller, fetch, fill and submit the
                exercise, fetch their feedback; every protected file is then read *as them* and
-               must be refused
+               must be refused, and the grader-only packages cannot be imported or listed
 c<hex>in       the instructor: releases, collects, generates and returns feedback in formgrader;
                checks that formgrader's terminal finds ``python`` and ``nbgrader``
 c<hex>ta       a grader (TA): reaches formgrader, gets 403 on the hub's admin page and user list
                and cannot reach a student's server
 grader-c<hex>  the account install.sh makes; formgrader runs as it and it grades with the
-               documented command in a login shell (as in formgrader's terminal)
+               documented command in a login shell (as in formgrader's terminal), with the
+               grader-only packages (the PostgreSQL driver ...) the students' environment lacks
 =============  =================================================================================
 
 Timings go to ``artifacts/hub/measurements.json`` (figures for planning: ``deploy/SIZING.md``).
@@ -30,6 +31,7 @@ import os
 import pwd
 import re
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -57,6 +59,28 @@ INSTRUCTOR, TA = f"{COURSE}in", f"{COURSE}ta"
 GRADER = f"grader-{COURSE}"
 #: what each student submits: the reference answers, or the reference with one QA mistake
 SUBMISSION = {STUDENTS[0]: None, STUDENTS[1]: "scores_no_scale"}
+#: import names of the distributions attnlab's [grader] extra names (psycopg, copydetect, pylti1p3, pyjwt)
+GRADER_IMPORTS = ("psycopg", "copydetect", "pylti1p3", "jwt")
+
+
+def grader_extra() -> set[str]:
+    """The distributions pyproject's ``[grader]`` extra names (normalized names), read as pip reads them."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["grader"]
+    return {canonicalize_name(Requirement(r).name) for r in extra}
+
+
+#: tries each import (and each distribution's metadata) and prints what it found: nothing, for a student
+PROBE = ("import importlib, importlib.metadata as md, sys\n"
+         "for name in sys.argv[1].split(','):\n"
+         "    try:\n        importlib.import_module(name); print('IMPORTED', name)\n"
+         "    except ImportError:\n        pass\n"
+         "for dist in sys.argv[2].split(','):\n"
+         "    try:\n        md.distribution(dist); print('INSTALLED', dist)\n"
+         "    except md.PackageNotFoundError:\n        pass\n")
 
 
 def _missing() -> str | None:
@@ -356,6 +380,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
     # -- formgrader's terminal finds the course's python and nbgrader (a login shell)
     out = terminal(k, INSTRUCTOR, f"/services/{COURSE}", "command -v python nbgrader")
     assert f"{COURSE_ENV}/bin/python" in out and f"{COURSE_ENV}/bin/nbgrader" in out, out[-800:]
+    # ... and the grader-only packages (the students' environment lacks them; checked below)
+    out = terminal(k, INSTRUCTOR, f"/services/{COURSE}",
+                   f"python -c 'import {', '.join(GRADER_IMPORTS)}' && echo GRADER-$((6*7))-PACKAGES")
+    assert "GRADER-42-PACKAGES" in out, out[-800:]
 
     # -- release: stage the source as the grader, generate + release in formgrader
     r = grader_shell(f'cp -r "$ATTNLAB_CLONE/solutions/{A}" ~/course/source/')
@@ -436,9 +464,31 @@ def test_installed_class_each_role_over_http(klass: Klass):
                                                    for i, p in enumerate(tried)))  # the echoed line has no LEAK7
     assert out.count("Permission denied") >= len(tried), out[-800:]
     assert not [p for i, p in enumerate(tried) if f"LEAK{7 * (i + 1)}" in out], out[-800:]
-    for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home):
+    grader_site = Path(s["ATTNLAB_GRADER_SITE"])
+    for listing in (clone, course, exchange / COURSE / "inbound", exchange / COURSE / "feedback", other_home,
+                    grader_site, HUB_HOME / "grader-site"):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
+
+    # -- the grader-only packages: in the class's grader-site (root-owned, the grader's group, nothing
+    # for others), every distribution of pyproject's [grader] extra; a student's python has none of
+    # them, not even with the folder put on PYTHONPATH by hand, nor in their own server's terminal
+    from packaging.utils import canonicalize_name
+    info = grader_site.stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (0, pwd.getpwnam(GRADER).pw_gid, 0o750), \
+        f"{grader_site}: uid {info.st_uid} gid {info.st_gid} mode {oct(info.st_mode)}"
+    dists = {canonicalize_name(p.name.removesuffix(".dist-info").rsplit("-", 1)[0])
+             for p in grader_site.glob("*.dist-info")}
+    assert grader_extra() <= dists, f"grader-site lacks {grader_extra() - dists}"
+    probe = [str(COURSE_ENV / "bin" / "python"), "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]
+    for env in ([], ["env", f"PYTHONPATH={grader_site}"]):
+        r = as_user(st, *env, *probe)
+        assert r.returncode == 0 and not r.stdout.strip(), f"{st} ({' '.join(env) or 'plain'}): {r.stdout}{r.stderr}"
+    out = terminal(k, st, f"/user/{st}", f"{COURSE_ENV}/bin/python -c 'import psycopg' 2>&1 | tail -n 1")
+    assert "No module named 'psycopg'" in out, out[-800:]
+    r = grader_shell(shlex.join(["python", "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]))
+    assert r.returncode == 0 and r.stdout.count("IMPORTED") == len(GRADER_IMPORTS) and \
+        r.stdout.count("INSTALLED") == len(dists), r.stdout + r.stderr
     # data, not code: the course environment's own modules (e.g. attnlab_grader/instructor/gradebook_init.py)
     # are readable by design; a gradebook file, a grades sheet or a solution is not
     r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
