@@ -153,6 +153,19 @@ def test_blank_set_scores_zero_with_a_reason_per_item_and_a_damaged_file_is_refu
 @pytest.mark.slow
 @needs_sandbox
 @pytest.mark.xdist_group("grading-2")
+def test_a_test_cell_without_answer_cells_of_its_own_is_not_attempted_while_what_it_runs_is_a_stub(tmp_path):
+    """Exercise 09's training run exercises get_batch and train_step, written in earlier cells: on a blank
+    copy it says which stub is left, like every other item, not the NotImplementedError the stub raised."""
+    blank = Path(shutil.copy(EXERCISES / "09_capstone" / "09_capstone.ipynb", tmp_path / "mine.ipynb"))
+    rep = run_check(blank, learner=_uid())
+    run = next(i for i in rep.items if i.grade_id == "test_training_run")
+    assert run.status == "not attempted" and "train_step" in run.message and "stub" in run.message, rep.text()
+    assert all(i.status == "not attempted" for i in rep.items), rep.text()
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.xdist_group("grading-2")
 def test_wrong_work_names_its_mistakes_and_a_crashing_cell_loses_only_its_item(tmp_path):
     base = _uid()  # a learner whose variant makes the by-hand mistake give different numbers
     learner = next(f"{base}-{i}" for i in range(50) if qa.mistake_differs(A, f"{base}-{i}", "by_hand_weights_without_exp"))

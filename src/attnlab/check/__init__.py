@@ -44,8 +44,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cells import (_attempted, _gid, _items_of, _model_answer, _nbg, _read_json, _source, _stubs,  # noqa: F401
-                    _unattempted, _written_cells, find_assignment)
+from .cells import (_attempted, _defining, _gid, _items_of, _model_answer, _nbg, _read_json, _source,  # noqa: F401
+                    _stubs, _unattempted, _written_cells, find_assignment)
 from .policy import CheckError, SelfCheck, SelfCheckMode, load_policy
 from .results import CheckReport, ItemVerdict, WrittenAnswer
 
@@ -136,6 +136,11 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
         if rep.get("status") == "error":  # the whole notebook was refused: say why once
             report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
         answers_of = {_gid(t): a for t, a in _items_of(learner_nb or {"cells": []})}
+        from attnlab_grader.spec import load_spec
+        targets = {c.grade_id: getattr(c, "target", None) for c in load_spec(solutions / name / "grading.py").checks}
+        for gid, target in targets.items():  # a test cell with no answer cells of its own: the cells it runs
+            if not answers_of.get(gid):
+                answers_of[gid] = _defining(learner_nb or {"cells": []}, target)
         raised = _cell_errors(root / "autograded" / who / name / f"{name}.ipynb")
         for test, _ in _items_of(released):
             gid = _gid(test)

@@ -138,3 +138,14 @@ def _model_answer(source_cell_text: str) -> tuple[str, str | None]:
     if len(parts) == 2:
         return parts[0].strip(), re.sub(r"^\*\*Rubric[^*]*\*\*\s*", "", parts[1].strip())
     return body, None
+
+
+def _defining(nb: dict, name: str | None) -> list[dict]:
+    """The answer cells of ``nb`` that define ``name`` (``def name(`` or ``class name``): where a test
+    cell with no answer cells of its own (one that exercises functions written earlier, such as a
+    training run) finds the work it depends on."""
+    if not name:
+        return []
+    pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", re.M)
+    return [c for c in nb.get("cells", []) if _nbg(c).get("solution") and not _nbg(c).get("grade")
+            and pattern.search(_source(c))]
