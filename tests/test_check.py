@@ -95,6 +95,9 @@ def test_the_set_is_found_from_the_name_or_the_setup_cell(tmp_path):
     assert find_assignment(tmp_path / f"{A} (1).ipynb") == A
     renamed = shutil.copy(BLANK, tmp_path / "my work.ipynb")
     assert find_assignment(renamed) == A
+    with_bom = tmp_path / "saved by another editor.ipynb"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + BLANK.read_bytes())  # a byte-order mark, as the grader accepts
+    assert find_assignment(with_bom) == A
     (tmp_path / "other.ipynb").write_text("{}")
     with pytest.raises(CheckError, match="pass --assignment"):
         find_assignment(tmp_path / "other.ipynb")

@@ -25,7 +25,7 @@ def _known_sets() -> list[str]:
 
 def _read_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark some editors write is not an error
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
