@@ -40,7 +40,7 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
         assert podjob.prepare(root, A, postgres) == sorted(STUDENTS)
         code = ("import sys; from attnlab_grader import podjob\n"
                 "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], 10)\n"
-                "print(r['student'], r['status'], r.get('score'))")
+                "print(r['student'], r['status'], r.get('score'), '|', r.get('reason'))")
         procs = [subprocess.Popen([sys.executable, "-c", code, str(root), A, str(i), postgres],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -48,8 +48,9 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
         outs = [p.communicate(timeout=300) for p in procs]
         for p, (out, err) in zip(procs, outs, strict=True):
             assert p.returncode == 0, out + err[-2000:]
-        graded = dict(line.split(" ", 1) for line in (o.strip().splitlines()[-1] for o, _ in outs))
-        assert graded == {s: f"graded {want}" for s, (_, _, want) in STUDENTS.items()}
+        lines = [o.strip().splitlines()[-1] for o, _ in outs]  # "student status score | reason"
+        graded = dict(line.split(" | ", 1)[0].split(" ", 1) for line in lines)
+        assert graded == {s: f"graded {want}" for s, (_, _, want) in STUDENTS.items()}, lines
         assert not (root / "gradebook.db").exists(), "the grades went to SQLite, not PostgreSQL"
         csv_path = base / "grades.csv"
         podjob_finish = [sys.executable, "-m", "attnlab_grader.podjob", "finish", str(root), "-a", A,
