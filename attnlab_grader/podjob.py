@@ -126,20 +126,27 @@ def read_listing(course, assignment: str) -> list[str]:
 
 def prepare(course, assignment: str, db_url: str | None = None) -> list[str]:
     """Generate ``assignment`` into the gradebook and write the listing (sorted student folders
-    that hold it); returns the listing.  Trusted: run once before the Job, never in it.
+    that hold it); returns the listing.  Trusted: run once before the Job, never in it.  It also
+    creates every gradebook row the completions would otherwise race to create (tables, the
+    course, the listed students: :mod:`attnlab_grader.instructor.gradebook_init`).
     Raises ``RuntimeError`` when the assignment cannot be generated, ``ValueError`` for a student
     folder whose name cannot be one line of the listing."""
-    from .course import check_gradebook, generate_many
+    from .course import check_gradebook, generate_many, load_config
+    from .instructor import gradebook_init
     from .intake import submission_folders
     check_gradebook(db_url)
     root = os.path.abspath(course)
-    errors = generate_many(root, [assignment], db_url)
-    if errors.get(assignment):
-        raise RuntimeError(errors[assignment])
     students = sorted(submission_folders(root, assignment))
     bad = [s for s in students if "\n" in s or "\r" in s]
     if bad:
         raise ValueError(f"student folder {bad[0]!r} has a line break in its name; rename it and prepare again")
+    # The completions run at once: everything they would otherwise create together (nbgrader's
+    # schema and course row, attnlab's tables, the student rows) is created here, one at a time,
+    # so that a completion only adds rows of its own submission.
+    gradebook_init.prepare(load_config(root, db_url).CourseDirectory.db_url, students)
+    errors = generate_many(root, [assignment], db_url)
+    if errors.get(assignment):
+        raise RuntimeError(errors[assignment])
     path = listing_path(root, assignment)
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -174,8 +181,8 @@ def grade_index(course, assignment: str, index: int, db_url: str | None = None,
     slots.put(0)
     pipeline._init_worker(root, db_url, slots, item_timeout, None, "landlock")
     report = pipeline._grade_one((assignment, student))
-    for attempt in range(2):  # completions run at once: nbgrader's gradebook writes can collide; grade again
-        if report["status"] != "error":
+    for attempt in range(2):  # a SQLite gradebook busy past its lock timeout: the same grading again
+        if report["status"] != "error" or "database" not in (report.get("reason") or ""):
             break
         time.sleep(0.5 + attempt)
         report = pipeline._grade_one((assignment, student))

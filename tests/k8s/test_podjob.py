@@ -73,6 +73,11 @@ def course():
         qa.write(root, "honest-ada", A, qa.honest_submission(A, "honest-ada", "einsum_scores"))
         qa.write(root, "wrong-bo", A, qa.wrong_submission(A, "wrong-bo", "scores_no_scale"))
         assert podjob.prepare(root, A) == ["honest-ada", "wrong-bo"]
+        with sqlite3.connect(root / "gradebook.db") as db:  # created once here, not raced by the completions
+            tables = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
+            known = {r[0] for r in db.execute("select id from student")}
+        assert {"attnlab_grade_change", "attnlab_feedback_release"} <= tables, tables
+        assert known == {"honest-ada", "wrong-bo"}, known
         for p in [root, *root.rglob("*")]:
             os.lchown(p, uid, uid)
         yield root, uid

@@ -38,6 +38,17 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
             make = qa.honest_submission if kind == "honest" else qa.wrong_submission
             qa.write(root, student, A, make(A, student, case))
         assert podjob.prepare(root, A, postgres) == sorted(STUDENTS)
+        # what the completions would race to create (tables, student rows) exists before they start
+        import sqlalchemy as sa
+        engine = sa.create_engine(postgres)
+        try:
+            tables = set(sa.inspect(engine).get_table_names())
+            with engine.connect() as conn:
+                known = {r[0] for r in conn.execute(sa.text("select id from student"))}
+        finally:
+            engine.dispose()
+        assert {"attnlab_grade_change", "attnlab_feedback_release"} <= tables, tables
+        assert known >= set(STUDENTS), known
         code = ("import sys; from attnlab_grader import podjob\n"
                 "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], 10)\n"
                 "print(r['student'], r['status'], r.get('score'), '|', r.get('reason'))")
