@@ -357,7 +357,8 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
                                   "write your own functions instead of changing torch/numpy", V.LIBRARY,
                            evidence=ops), f"library changed at run time: {what}"
         if ops:
-            return Verdict(False, f"no credit: {check.target} ran the library operation {', '.join(ops)} "
+            shown = ", ".join(op[len("call: "):] if op.startswith("call: ") else op for op in ops[:5])
+            return Verdict(False, f"no credit: {check.target} ran the library operation {shown} "
                                   "instead of computing it", V.LIBRARY, evidence=ops), \
                 f"reference op at run time: {', '.join(ops)}"
         try:

@@ -61,6 +61,9 @@ DANGEROUS_MODULE_PARTS = {
     "types", "io", "posix", "pathlib", "tempfile", "mmap", "resource", "asyncio", "concurrent",
     "code", "runpy", "hub", "cpp_extension", "package", "library", "serialization", "distributed",
     "weakref", "traceback", "dis", "faulthandler", "atexit", "sysconfig", "site", "pty", "fcntl",
+    # code compiled from strings or graphs, and lists of every library function (a name the scan
+    # cannot read): torch.jit.CompilationUnit("..."), torch.fx's call_method("<name>"), torch.overrides
+    "jit", "fx", "overrides", "compiler", "export", "onnx",
 }
 #: Attribute names that are such modules, refused on *any* object: a module reached through a
 #: variable (``t = torch; t.os``) is not resolved statically, its attribute name still says it.

@@ -117,7 +117,7 @@ class FunctionCheck:
             raws = self.draw(rng)
         return ({"id": self.grade_id, "setup": DECODE + self.setup, "extract": f"__result__ = {self.call}",
                  "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
-                 "forbid_ops": list(self.forbid_ops)}, raws)
+                 "forbid_ops": list(self.forbid_ops), "forbid_names": list(self.forbid_attrs)}, raws)
 
     def judge(self, value: Any, raw: dict, student: str) -> Outcome:
         """Compare the sandbox's ``value`` with the reference on the trial inputs ``raw`` (within ``rtol``/``atol``);

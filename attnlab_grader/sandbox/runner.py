@@ -88,7 +88,8 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
     ns = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
     union = tuple(sorted({f for i in indices for f in checks[i].get("forbid_ops", ())}))
-    watch, profile = make_watch(union, _record)
+    union_names = tuple(sorted({f for i in indices for f in checks[i].get("forbid_names", ())}))
+    watch, profile = make_watch(union, _record, union_names)
     cell_errors = []
     for cell_id, source in job["cells"]:
         try:
@@ -106,7 +107,7 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
                 put(state)
             reported.clear()  # a change made during an earlier check is reported for this one too
             _changed(f"{i}.0")
-            watch, profile = make_watch(check.get("forbid_ops", ()), _record)
+            watch, profile = make_watch(check.get("forbid_ops", ()), _record, check.get("forbid_names", ()))
             for t, inputs in enumerate(check.get("trials", [{}])):
                 trial = {"status": "ok"}
                 where = f"{i}.{t}"
@@ -119,7 +120,10 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
                     run_ns["__inputs__"] = inputs
                     _watched(watch, profile, compile(check.get("setup", ""), "<grader setup>", "exec"), run_ns)
                     _watched(watch, profile, compile(check["extract"], "<grader extract>", "exec"), run_ns)
-                    trial["value"] = plain(run_ns.get("__result__"))
+                    # turning the value into data runs no student method (make_plain), and runs
+                    # under the watch all the same
+                    with watch():
+                        trial["value"] = plain(run_ns.get("__result__"))
                 except base_exception as e:  # noqa: BLE001
                     trial.update(status="error", **_errors(e, False))
                     trial["memory"] = isinstance(e, MemoryError) or "can't allocate memory" in str(e)

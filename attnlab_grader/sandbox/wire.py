@@ -102,10 +102,15 @@ def watch_records(events: bytes) -> dict:
 
 
 def forbidden_by(check: dict, op: str) -> bool:
-    """Whether the watch record ``op`` counts against ``check`` (a job check with ``forbid_ops``):
-    a replaced library always does; an operation when ``check`` forbids it (a substring match, as
-    the watch matches)."""
-    return op.startswith("changed library: ") or any(f in op for f in check.get("forbid_ops", ()))
+    """Whether the watch record ``op`` counts against ``check`` (a job check with ``forbid_ops`` and
+    ``forbid_names``): a replaced library always does; an operation when ``check`` forbids it (a
+    substring match, as the watch matches); a library call (``call: <module>.<qualified name>``)
+    when a part of its name is one of the check's ``forbid_names``."""
+    if op.startswith("changed library: "):
+        return True
+    if op.startswith("call: "):
+        return not set(check.get("forbid_names", ())).isdisjoint(op[len("call: "):].split("."))
+    return any(f in op for f in check.get("forbid_ops", ()))
 
 
 def _unreadable(err: BaseException) -> dict:

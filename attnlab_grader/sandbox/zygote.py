@@ -11,7 +11,8 @@ tmpfs; only the Python installation and the virtual environment (without ``attnl
 tree is hidden) are mounted back, read-only (:func:`attnlab_grader.sandbox.confine.isolate_filesystem`).
 
 Protocol on stdin/stdout (:mod:`attnlab_grader.sandbox.wire`): a job is ``{"cells": [[cell_id,
-python_source], ...], "checks": [{"id", "setup", "extract", "trials", "forbid_ops"}], "timeout",
+python_source], ...], "checks": [{"id", "setup", "extract", "trials", "forbid_ops",
+"forbid_names"}], "timeout",
 "mem_mb", "env"}``; the reply is ``{"results": {check_id: {...}}}``.  Each job is handled by a
 forked *job process* (root, trusted code only) so no student's data ever enters this long-lived
 process's memory; the job process forks the submission's child (:mod:`attnlab_grader.sandbox.procs`),

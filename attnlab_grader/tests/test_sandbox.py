@@ -355,3 +355,60 @@ def test_cells_that_never_finish_end_every_check_once(box):
                                for g in "abcd"]})["results"]
     assert all(reply[g]["status"] == "timeout" for g in "abcd"), reply
     assert time.monotonic() - t0 < 2 * 4, "each check waited for the cells again"
+
+
+#: The library function reached by a name no static scan can read (runs without the scan).
+COMPUTED_NAME = ("import builtins\n_get = vars(builtins)['get' + 'attr']\n"
+                 "def sdpa(q, k, v):\n"
+                 "    fn = _get(F, 'multi_head_' + 'attention_forward')\n"
+                 "    eye = torch.eye(q.shape[-1])\n"
+                 "    out, w = fn(q, k, v, q.shape[-1], 1, None, None, None, None, False, 0.0, eye,\n"
+                 "                torch.zeros(q.shape[-1]), True, use_separate_proj_weight=True, q_proj_weight=eye,\n"
+                 "                k_proj_weight=eye, v_proj_weight=eye, need_weights=True)\n"
+                 "    return w\n"
+                 "def layer(d):\n    return _get(nn, 'Multihead' + 'Attention')(d, 1)\n")
+
+
+def test_library_function_reached_by_a_computed_name_is_recorded(box):
+    """A check's forbidden library *functions and classes* (``forbid_names``) are watched at run time
+    by what runs, not by how it was named: ``F.multi_head_attention_forward`` reached through a
+    computed string (its ``need_weights`` path runs no fused operation the dispatch watch would see)
+    and ``nn.MultiheadAttention`` built the same way are recorded; an honest check is not."""
+    sb, _ = box
+    q = "torch.randn(4, 1, 8)"
+    checks = [{"id": "fn", "extract": f"__result__ = sdpa({q}, {q}, {q})", "trials": [{}],
+               "forbid_names": ["multi_head_attention_forward", "MultiheadAttention"]},
+              {"id": "cls", "extract": "__result__ = layer(8).in_proj_weight.shape[0]", "trials": [{}],
+               "forbid_names": ["MultiheadAttention"], "forbid_ops": ["multi_head_attention"]},
+              {"id": "honest", "extract": f"__result__ = torch.softmax({q}, -1)", "trials": [{}],
+               "forbid_names": ["multi_head_attention_forward"]},
+              {"id": "unwatched", "extract": f"__result__ = sdpa({q}, {q}, {q})", "trials": [{}]}]
+    reply = sb.run({"timeout": 5, "mem_mb": 512, "cells": [["s", COMPUTED_NAME]], "checks": checks})["results"]
+    fn, cls = reply["fn"]["trials"][0], reply["cls"]["trials"][0]
+    assert fn["status"] == "ok" and "call: torch.nn.functional.multi_head_attention_forward" in fn["forbidden_ops"], fn
+    assert any(op.startswith("call: ") and "MultiheadAttention.__init__" in op for op in cls["forbidden_ops"]), cls
+    assert reply["honest"]["trials"][0]["forbidden_ops"] == [], reply["honest"]
+    assert reply["unwatched"]["trials"][0]["forbidden_ops"] == [], reply["unwatched"]
+
+
+def test_added_library_attributes_and_lying_values_change_nothing(box):
+    """Adding an attribute that shadows a C method (``Tensor.shape``, ``Tensor.tolist``) or patching a
+    module the grader's setup may use (``torch.nn.init``) is recorded like a replacement; turning the
+    value into data never calls the student's objects (a numpy-scalar look-alike, a dict key whose
+    ``__str__`` would run code)."""
+    sb, _ = box
+    q = "torch.ones(2, 3)"
+    added = ("def f(x):\n    return x * 2\n"
+             "[torch][0].Tensor.shape = property(lambda s: (1,))\n[torch][0].nn.init.normal_ = lambda t, *a, **k: t\n")
+    res = _check(sb, [["s", added]], "", f"__result__ = f({q})", forbid=())
+    trial = res["trials"][0]
+    assert trial["value"]["shape"] == [2, 3], res  # the grader's own size(), not the student's property
+    assert {"changed library: torch.Tensor.shape", "changed library: torch.nn.init.normal_"} <= set(trial["forbidden_ops"]), res
+    liar = ("class K:\n    def __str__(self):\n        torch.softmax(torch.ones(2), 0)\n        return 'k'\n"
+            "    def __hash__(self):\n        return 1\n"
+            "class S(float):\n    __module__ = 'numpy'\n    def __float__(self):\n        return 0.0\n")
+    res = _check(sb, [["s", liar]], "", "__result__ = {K(): 1}")
+    trial = res["trials"][0]
+    assert trial["status"] == "error" and "key of type" in trial["error"] and not trial["forbidden_ops"], res
+    res = _check(sb, [["s", liar]], "", "__result__ = S(3.0)")
+    assert res["trials"][0]["value"]["__unsupported__"] == "numpy.S", res

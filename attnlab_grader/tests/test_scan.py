@@ -50,6 +50,12 @@ BYPASSES = {  # each reached a forbidden facility unflagged before the resolving
     "monkeypatch_F": "F.softmax = None",
     "getattr_builtin": "g = getattr",
     "transformer_breaks_it": "In [1]: 1 = 1\nimport os\n",
+    # a library function reached by a name computed at run time, or code compiled from a string
+    "overrides_list": "fs = torch.overrides.get_overridable_functions()[F]",
+    "from_overrides": "from torch.overrides import get_testing_overrides",
+    "jit_from_string": "cu = torch.jit.CompilationUnit('def f(x):\\n    return x')",
+    "fx_call_method": "import torch.fx\ng = torch.fx.Graph()",
+    "fx_alias": "t = torch\ng = t.fx.Interpreter",
 }
 
 HONEST = {
