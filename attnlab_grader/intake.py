@@ -159,11 +159,15 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.1f} KB" if n >= 2**10 else f"{n} bytes"
 
 
-def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> None:
-    """Raise :class:`SubmissionRefused` unless ``data`` is a UTF-8 nbformat-4 notebook nbgrader can
-    read; the message names what is wrong (encoding, JSON syntax, nesting, format)."""
+def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> tuple[bytes, list[str]]:
+    """``(notebook bytes, notes)``: ``data`` read as the nbformat-4 notebook it stands for, as UTF-8
+    JSON nbgrader can read, and a note for each honest difference that was normalized (a byte-order
+    mark, missing cell fields, bad cell ids: :mod:`attnlab_grader.notebook_file`).  Raises
+    :class:`SubmissionRefused` otherwise; the message names what is wrong (encoding, JSON syntax,
+    nesting, format)."""
+    from .notebook_file import decode, repair
     try:
-        text = data.decode("utf-8-sig")
+        text, notes = decode(data)
     except UnicodeDecodeError as err:
         raise SubmissionRefused(
             f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} at position {err.start} cannot be "
@@ -196,6 +200,9 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> No
     if bad is not None:
         raise SubmissionRefused(f"{name}: cell {bad + 1} is not a notebook cell (no text source or "
                                 "metadata); the file was edited outside Jupyter")
+    repaired = repair(nb)
+    if repaired:
+        text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
     import nbformat
     try:
         nbformat.reads(text, as_version=4)
@@ -203,11 +210,10 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> No
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SubmissionRefused(f"{name} cannot be read as a notebook ({safe_text(first)[:200]}); "
                                 "start again from exercises/") from None
+    return text.encode("utf-8"), notes + repaired
 
 
 SECRET = "submission_secret.txt"
-#: The UTF-8 byte-order mark some editors write at the start of a file.
-BOM = b"\xef\xbb\xbf"
 #: Entries (files and folders) of a sub-folder beside the notebook checked before it is ignored.
 MAX_SUBFOLDER_ENTRIES = 10_000
 
@@ -300,12 +306,15 @@ def take(folder, assignment: str, limits: SubmissionIntake | None = None) -> Tak
                     f"({', '.join(repr(safe_text(n)) for n in found[:5])}); keep one, named '{expected}'")
             else:
                 raise SubmissionRefused(f"no notebook in the submission: expected '{expected}'")
+        files = sorted(n for n, e in entries.items() if n not in (chosen, "timestamp.txt", SECRET)
+                       and stat.S_ISREG(e.stat(follow_symlinks=False).st_mode))
+        if files:
+            shown = ", ".join(repr(safe_text(n)) for n in files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            notes.append(f"the file{'s' if len(files) > 1 else ''} {shown} beside the notebook "
+                         f"{'were' if len(files) > 1 else 'was'} ignored (only the notebook is graded)")
         data = _read_regular(chosen, fd, limits.max_notebook_bytes, f"the notebook '{safe_text(chosen)}'")
-        check_notebook_bytes(data, f"the notebook '{safe_text(chosen)}'", limits)
-        if data.startswith(BOM):  # some editors save one; JSON readers (nbformat) refuse it
-            data = data[len(BOM):]
-            notes.append("the notebook began with a UTF-8 byte-order mark (written by some editors); it was "
-                         "removed before grading")
+        data, read_notes = check_notebook_bytes(data, f"the notebook '{safe_text(chosen)}'", limits)
+        notes += read_notes
         timestamp = None
         if "timestamp.txt" in entries:
             raw = _read_regular("timestamp.txt", fd, limits.max_timestamp_bytes, "timestamp.txt")

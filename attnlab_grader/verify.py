@@ -129,8 +129,11 @@ def check_kernel(nb) -> str | None:
     """Accept the notebook's kernel when it runs Python; return a note saying what was ignored
     (``None`` for the course's own kernels).  The grader never uses the kernel: it runs the answer
     cells with its own Python in the sandbox, so any Python kernel (a conda environment's, an
-    IDE's) is as good as the course's.  Raises :class:`SubmissionError` for a kernel of another
-    language (R, Julia, ...), whose cells would not be Python."""
+    IDE's) is as good as the course's.  The language is the one the notebook states
+    (``kernelspec.language``, else ``language_info.name``); where it states none, a kernel whose
+    name or display name says Python (``"Python (myenv)"``) or no kernel at all (a notebook written
+    by a tool) is accepted.  Raises :class:`SubmissionError` for a kernel of another language (R,
+    Julia, ...), whose cells would not be Python."""
     meta = nb.metadata if isinstance(nb.metadata, dict) else {}
     spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
     info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
@@ -142,6 +145,13 @@ def check_kernel(nb) -> str | None:
     if language in ("python", "python3"):
         return (f"the notebook's kernel {shown!r} (language Python) was ignored: the grader runs your answers "
                 "with the course's Python")
+    if not language and not spec:
+        return ("the notebook names no kernel (it was written by a tool, not run in Jupyter); its cells were "
+                "graded as Python")
+    said = f"{spec.get('name', '')} {spec.get('display_name', '')}".lower()
+    if not language and "python" in said:
+        return (f"the notebook's kernel {shown!r} (its name says Python) was ignored: the grader runs your "
+                "answers with the course's Python")
     raise SubmissionError(f"the notebook's kernel is {shown!r} (language {safe_text(language or 'unknown')[:40]!r}), "
                           "not Python; pick the kernel 'Python 3 (attnlab)' (Kernel > Change Kernel), save and "
                           "resubmit")

@@ -93,7 +93,7 @@ def test_a_refused_submission_leaves_no_stale_copy(tmp_path):
     d = _folder(tmp_path)
     _notebook(d)
     stage(tmp_path, A, "alice")
-    (d / f"{A}.ipynb").write_bytes(b"\xff\xfe")
+    (d / f"{A}.ipynb").write_bytes(b"\x80\xfe")
     with pytest.raises(SubmissionRefused, match="not UTF-8"):
         stage(tmp_path, A, "alice")
     assert not (tmp_path / ".intake" / "alice" / A).exists()
@@ -229,8 +229,13 @@ def test_any_python_kernel_is_accepted_with_a_note():
     assert "ignored" in check_kernel(nb(kernelspec={"name": "venv", "display_name": "v"}, language_info={"name": "python"}))
     with pytest.raises(SubmissionError, match="'ir'.*not Python"):
         check_kernel(nb(kernelspec={"name": "ir", "display_name": "R", "language": "R"}))
+    # no language stated: a kernel named Python, or none at all (a notebook written by a tool), is accepted
+    assert "ignored" in check_kernel(nb(kernelspec={"name": "myenv", "display_name": "Python (myenv)"}))
+    assert "no kernel" in check_kernel(nb())
+    with pytest.raises(SubmissionError, match="'ir'.*not Python"):
+        check_kernel(nb(kernelspec={"name": "ir", "display_name": "R"}))
     with pytest.raises(SubmissionError, match="not Python"):
-        check_kernel(nb())
+        check_kernel(nb(language_info={"name": "julia"}))
 
 
 def test_any_result_from_the_pipe_ends_as_that_items_verdict():
@@ -253,3 +258,48 @@ def test_any_result_from_the_pipe_ends_as_that_items_verdict():
     # a check that forbids nothing: the cells' operations do not count against it
     assert check_result(data, records, 3, {"forbid_ops": []}, records["c"])["trials"][0]["forbidden_ops"] == []
     assert ended(9)["status"] in ("crashed", "timeout")
+
+
+def _raw_notebook(d, mutate, encode=lambda text: text.encode()):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    nb.cells += [nbformat.v4.new_markdown_cell("# title"), nbformat.v4.new_code_cell("x = 1")]
+    raw = json.loads(nbformat.writes(nb))
+    mutate(raw)
+    (d / f"{A}.ipynb").write_bytes(encode(json.dumps(raw, indent=1)))
+
+
+def _drop_fields(nb):
+    del nb["cells"][0]["metadata"]
+    del nb["cells"][1]["outputs"], nb["cells"][1]["execution_count"]
+
+
+def _bad_ids(nb):
+    nb["cells"][0]["id"] = "cell 1 / copy!"
+    nb["cells"][1]["id"] = nb["cells"][0]["id"]
+
+
+def _empty_nbgrader(nb):
+    nb["cells"][1]["metadata"]["nbgrader"] = {}
+
+
+@pytest.mark.parametrize("mutate,encode,needle", [
+    (_drop_fields, None, "were missing and were added empty"),
+    (_bad_ids, None, "cell id(s)"),
+    (_empty_nbgrader, None, "empty nbgrader metadata"),
+    (lambda nb: None, lambda text: text.replace("\n", "\r\n").encode("utf-16"), "UTF-16 byte-order mark"),
+])
+def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, needle):
+    """A notebook file that differs only in what says nothing about the answers (missing required
+    cell fields, invalid or duplicated cell ids, empty nbgrader metadata, UTF-16 with CRLF line ends
+    from a Windows tool) is staged as the notebook it stands for, with a note; its content is kept."""
+    d = _folder(tmp_path)
+    _raw_notebook(d, mutate, encode or (lambda text: text.encode()))
+    (d / f"{A}-Copy1.ipynb").write_text("{}")
+    (d / ".DS_Store").write_bytes(b"\0")
+    taken = stage(tmp_path, A, "alice")
+    assert any(needle in n for n in taken.notes), taken.notes
+    assert any(f"'{A}-Copy1.ipynb'" in n and "ignored" in n for n in taken.notes), taken.notes
+    nb = nbformat.reads(taken.notebook.decode("utf-8"), as_version=4)
+    nbformat.validate(nb)
+    assert [c.source for c in nb.cells] == ["# title", "x = 1"]
+    assert "nbgrader" not in nb.cells[1].metadata

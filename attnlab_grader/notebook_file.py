@@ -1,0 +1,75 @@
+"""What an honest notebook file may differ in, and how the grader reads it anyway.
+
+Editors and tools write the same notebook in different ways that say nothing about the answers:
+a byte-order mark (UTF-8 from some editors, UTF-16 from Windows tools), cells without the
+``metadata``/``outputs``/``execution_count`` keys the format requires (hand-made or converted
+notebooks), cell ids that are missing, duplicated (a cell copied between notebooks) or not of the
+format's alphabet, and an empty ``nbgrader`` metadata entry left by the Create Assignment toolbar.
+:func:`decode` and :func:`repair` turn such a file into the notebook it stands for and return a
+note for each thing they changed, which the report shows; content (sources, nbgrader metadata with
+a grade id, outputs) is never changed.  Called by :func:`attnlab_grader.intake.check_notebook_bytes`.
+"""
+from __future__ import annotations
+
+import codecs
+import re
+import uuid
+
+#: Byte-order marks read as what they announce (UTF-8's is removed).
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
+         (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"))
+#: A cell id as nbformat 4.5 defines it.
+_CELL_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
+
+
+def decode(data: bytes) -> tuple[str, list[str]]:
+    """``(text, notes)`` of a notebook file's bytes: UTF-8, with a UTF-8 or UTF-16 byte-order mark
+    removed (and said in ``notes``).  Raises ``UnicodeDecodeError`` for bytes that are none of these."""
+    for bom, codec, shown in _BOMS:
+        if data.startswith(bom):
+            return data.decode(codec), [f"the notebook began with a {shown} byte-order mark (written by some "
+                                        "editors); it was read as " + shown + " text"]
+    return data.decode("utf-8"), []
+
+
+def repair(nb: dict) -> list[str]:
+    """Complete the structure of the notebook ``nb`` (parsed JSON, a dict with a list of cells) in
+    place, as nbformat 4 requires; return one note per kind of change (none when nothing changed).
+
+    * a cell without ``metadata`` gets ``{}``; a code cell without ``outputs``/``execution_count``
+      gets ``[]``/``None``;
+    * an empty ``nbgrader`` metadata entry (``{}``: not an nbgrader cell) is removed;
+    * with format 4.5 or later, a cell id that is missing, not of the format's alphabet or used by
+      an earlier cell is replaced by a fresh one (ids say nothing about the answers)."""
+    added, emptied, ids = 0, 0, 0
+    seen: set[str] = set()
+    with_ids = isinstance(nb.get("nbformat_minor"), int) and nb["nbformat_minor"] >= 5
+    for cell in nb["cells"]:
+        if "metadata" not in cell:
+            cell["metadata"], added = {}, added + 1
+        if cell.get("cell_type") == "code":
+            for key, empty in (("outputs", []), ("execution_count", None)):
+                if key not in cell:
+                    cell[key], added = empty, added + 1
+        meta = cell["metadata"]
+        if isinstance(meta, dict) and meta.get("nbgrader") == {}:
+            del meta["nbgrader"]
+            emptied += 1
+        if with_ids:
+            cid = cell.get("id")
+            if not isinstance(cid, str) or not _CELL_ID.match(cid) or cid in seen:
+                cid = uuid.uuid4().hex[:8]
+                while cid in seen:
+                    cid = uuid.uuid4().hex[:8]
+                cell["id"], ids = cid, ids + 1
+            seen.add(cid)
+    notes = []
+    if added:
+        notes.append(f"{added} cell field(s) the notebook format requires (metadata, outputs, execution count) "
+                     "were missing and were added empty")
+    if emptied:
+        notes.append(f"{emptied} cell(s) had empty nbgrader metadata (not a graded cell); it was removed")
+    if ids:
+        notes.append(f"{ids} cell id(s) were missing, duplicated or not valid ids; they were replaced "
+                     "(ids do not affect grading)")
+    return notes
