@@ -49,6 +49,9 @@ class SubmissionIntake(Configurable):
                                  "larger one is refused with its size in the reason.").tag(config=True)
     max_json_depth = Integer(64, help="Deepest nesting of JSON arrays/objects accepted in a "
                              "notebook (real notebooks stay below 20).").tag(config=True)
+    max_cells = Integer(1000, help="Most cells accepted in a notebook (the course's notebooks have "
+                        "at most a few dozen); a notebook with more is refused with the count in the "
+                        "reason, before nbgrader spends minutes on it.").tag(config=True)
     max_timestamp_bytes = Integer(256, help="Largest timestamp.txt accepted (bytes).").tag(config=True)
     accept_single_misnamed = Bool(True, help="Grade the only .ipynb of a folder whose notebook "
                                   "has another name (e.g. '03_masks (1).ipynb'), with a note in "
@@ -194,6 +197,10 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> tu
     if nb.get("nbformat") != 4:
         raise SubmissionRefused(f"{name} uses notebook format {safe_text(nb.get('nbformat'))!s}; save "
                                 "it with Jupyter (format 4) and resubmit")
+    if len(nb["cells"]) > limits.max_cells:
+        raise SubmissionRefused(f"{name} has {len(nb['cells'])} cells, over the limit of {limits.max_cells} "
+                                "(the released notebook has a few dozen); delete the cells you added for "
+                                "experiments, save and resubmit")
     bad = next((i for i, c in enumerate(nb["cells"]) if not isinstance(c, dict)
                 or not isinstance(c.get("source", ""), (str, list))
                 or not isinstance(c.get("metadata", {}), dict)), None)

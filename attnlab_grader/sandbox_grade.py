@@ -150,16 +150,34 @@ def annotate(nb, items: dict[str, ItemResult]) -> None:
                 if item["ok"] else [_error_output(item["message"])]
 
 
+#: Characters of added cells (cells without nbgrader metadata) read for their definitions, in all;
+#: an added cell over :data:`attnlab_grader.scan.MAX_CELL_CHARS`, and the added cells past this
+#: total, are not read (:class:`attnlab_grader.scan.NotRead`: reported as not run, with the reason).
+#: Measured: reading definitions (IPython's transformation, then parsing) costs about 3 s per MB.
+ADDED_CHARS = 300_000
+
+
 def solution_cells(nb) -> list[tuple[str, str]]:
     """``[(cell id, source)]`` run by the sandbox, in notebook order: every answer cell, and the
     top-level ``def``/``class`` statements of code cells the student added (no nbgrader metadata;
     id ``added-<n>``), so a helper written in its own cell works as in the notebook.  Other
-    statements of an added cell (prints, plots, experiments) are not run."""
-    out = []
+    statements of an added cell (prints, plots, experiments) are not run.  Bounded: see
+    :data:`ADDED_CHARS`."""
+    out, added = [], 0  # characters of added cells read so far
     for n, c in enumerate(nb.cells):
         if c.cell_type != "code":
             continue
         if not _nbg(c):
+            size = len(c.source)
+            if size > scan.MAX_CELL_CHARS or added + size > ADDED_CHARS:
+                # not read for definitions (bounded time); scan.runnable reports it as not run, with the reason
+                why = (f"it has {size:,} characters, over the {scan.MAX_CELL_CHARS:,} limit for one added cell"
+                       if size > scan.MAX_CELL_CHARS else
+                       f"the added cells before it already hold {added:,} characters (limit {ADDED_CHARS:,} in all)")
+                out.append((f"added-{n}", scan.NotRead(f"this added cell was not read for definitions: {why}; "
+                                                       "move your helper functions into the answer cells")))
+                continue
+            added += size
             defs = _definitions(c.source)
             if defs:
                 out.append((f"added-{n}", defs))

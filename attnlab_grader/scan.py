@@ -151,11 +151,27 @@ def _prepared(src: str) -> tuple[str | None, ast.Module | None, str | None]:
     return py, tree, None
 
 
+class NotRead(str):
+    """A cell the grader did not read (too large to look into), in place of its source: it is not
+    scanned, not run and not counted in :data:`MAX_SUBMISSION_CHARS`; ``reason`` says why, in words."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> "NotRead":
+        obj = super().__new__(cls, "")
+        obj.reason = reason
+        return obj
+
+
 def _admitted(cells: list[tuple[str, str]]):
     """Yield ``(cell_id, source, python, tree, reason)`` in order; cells past
-    :data:`MAX_SUBMISSION_CHARS` in total are not run (``tree`` None, ``reason`` says why)."""
+    :data:`MAX_SUBMISSION_CHARS` in total, and :class:`NotRead` cells, are not run (``tree`` None,
+    ``reason`` says why)."""
     total = 0
     for cell_id, src in cells:
+        if isinstance(src, NotRead):
+            yield cell_id, src, None, None, src.reason
+            continue
         total += len(src)
         if total > MAX_SUBMISSION_CHARS and len(src) <= MAX_CELL_CHARS:
             yield cell_id, src, None, None, (f"the answer cells hold more than {_kb(MAX_SUBMISSION_CHARS)} "

@@ -303,3 +303,16 @@ def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, ne
     nbformat.validate(nb)
     assert [c.source for c in nb.cells] == ["# title", "x = 1"]
     assert "nbgrader" not in nb.cells[1].metadata
+
+
+def test_a_notebook_with_thousands_of_cells_is_refused_at_once(tmp_path):
+    """Tens of thousands of (tiny) cells within the size cap would keep nbgrader busy for minutes
+    (50 000 markdown cells: 80 s): a notebook over the cell limit is refused before grading, with the
+    count and the limit in the reason."""
+    d = _folder(tmp_path)
+    nb = json.loads(nbformat.writes(nbformat.v4.new_notebook()))
+    nb["cells"] = [{"cell_type": "markdown", "id": f"c{i}", "metadata": {}, "source": "x"} for i in range(1500)]
+    (d / f"{A}.ipynb").write_text(json.dumps(nb))
+    with pytest.raises(SubmissionRefused, match="1500 cells, over the limit of 1000"):
+        stage(tmp_path, A, "alice")
+    assert stage(tmp_path, A, "alice", SubmissionIntake(max_cells=2000)).notebook

@@ -182,6 +182,31 @@ def test_scan_is_bounded_in_size_and_time():
     assert scan.suspicious([("c", "y = 1\n" * 500)], ALLOWED, seconds=0.0)  # the budget is a finding
 
 
+def test_added_cells_are_read_within_a_bound():
+    """Cells the student added are read for their definitions only up to a stated size (one cell, and
+    all together): a pasted multi-MB cell or hundreds of large experiment cells cost at most a few
+    seconds, and the cells not read are reported as not run with the reason; a helper in a small
+    added cell before them still runs."""
+    import time
+
+    import nbformat
+
+    from attnlab_grader.sandbox_grade import ADDED_CHARS
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("def helper(x):\n    return x\n"))
+    nb.cells.append(nbformat.v4.new_code_cell("x = [" + "1234567," * 800_000 + "]\n"))  # 6.4 MB
+    nb.cells += [nbformat.v4.new_code_cell("y = 1\n" * 8_000) for _ in range(2 * ADDED_CHARS // 48_000)]
+    t0 = time.perf_counter()
+    cells = solution_cells(nb)
+    run, errors = scan.runnable(cells)
+    assert time.perf_counter() - t0 < 6.0
+    assert [c for c, _ in run] == ["added-0"]
+    assert "not read" in errors["added-1"]["error"] and "limit for one added cell" in errors["added-1"]["error"]
+    # the cells within the budget were read (no definitions: nothing to run), the ones after it were not
+    past = sorted(int(c.split("-")[1]) for c in errors if "already hold" in errors[c]["error"])
+    assert past == list(range(2 + ADDED_CHARS // 48_000, len(nb.cells))), errors
+
+
 @pytest.mark.parametrize("assignment", GRADED)
 def test_reference_use_never_flags_the_reference_or_honest_alternatives(assignment):
     """Following bindings must not make honest code look like a library call."""
