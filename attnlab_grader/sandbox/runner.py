@@ -25,15 +25,21 @@ from .wire import write_frame
 
 def _errors(e: BaseException, keep_frames: bool) -> dict:
     """``{"error", "exception", "traceback"?}`` of an exception raised by student code (a cell) or a
-    trial: ``exception`` is the class name, the field the grader classifies by (never the text)."""
+    trial: ``exception`` is the class name, the field the grader classifies by (never the text).
+    The message is the student's exception's own ``str``: the caller runs this under the watch, and a
+    message that cannot be made (its ``__str__`` raises) is replaced by words saying so."""
     import traceback
+    name = type(e).__name__[:100]
+    try:
+        text = f"{name}: {e}"
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-3:])[-1500:] if keep_frames else ""
+        frames = [] if keep_frames else [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith("<cell ")]
+    except BaseException as err:  # noqa: BLE001 - the student's __str__/__repr__ may raise anything
+        text, tb, frames = f"{name} (its message could not be shown: {type(err).__name__})", "", []
     if keep_frames:
-        tb = traceback.format_exception(type(e), e, e.__traceback__)
-        return {"error": f"{type(e).__name__}: {e}"[:500], "exception": type(e).__name__[:100],
-                "traceback": "".join(tb[-3:])[-1500:]}
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith("<cell ")]
+        return {"error": text[:500], "exception": name, "traceback": tb}
     where = f" (in {frames[-1].filename[1:-1]}, line {frames[-1].lineno})" if frames else ""
-    return {"error": f"{type(e).__name__}: {e}"[:600] + where, "exception": type(e).__name__[:100]}
+    return {"error": text[:600] + where, "exception": name}
 
 
 def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None) -> None:
@@ -85,6 +91,14 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
             finally:
                 setprofile(None)
 
+    def _described(watch, profile, e, keep_frames):  # the student's exception describes itself under the watch
+        with watch():
+            setprofile(profile)
+            try:
+                return _errors(e, keep_frames)
+            finally:
+                setprofile(None)
+
     ns = {"__name__": "__main__"}
     exec(compile(PREAMBLE, "<preamble>", "exec"), ns)
     union = tuple(sorted({f for i in indices for f in checks[i].get("forbid_ops", ())}))
@@ -95,7 +109,7 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
         try:
             _watched(watch, profile, compile(source, f"<cell {cell_id}>", "exec"), ns)
         except base_exception as e:  # noqa: BLE001 - student code may raise anything
-            cell_errors.append({"cell": cell_id, **_errors(e, True)})
+            cell_errors.append({"cell": cell_id, **_described(watch, profile, e, True)})
     _changed("c")
     start = [get() for get in state_get]
     write(wfd, {"cells": True})
@@ -125,8 +139,8 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
                     with watch():
                         trial["value"] = plain(run_ns.get("__result__"))
                 except base_exception as e:  # noqa: BLE001
-                    trial.update(status="error", **_errors(e, False))
-                    trial["memory"] = isinstance(e, MemoryError) or "can't allocate memory" in str(e)
+                    trial.update(status="error", **_described(watch, profile, e, False))
+                    trial["memory"] = issubclass(type(e), MemoryError) or "can't allocate memory" in trial["error"]
                 _changed(where)
                 out["trials"].append(trial)  # forbidden ops travel on efd only (see wire.check_result)
                 run_ns = None

@@ -129,7 +129,7 @@ def library_changes(snap):
         now = vars(owner)
         if key == "":
             out += [f"{label}.{k}" for k in now.keys() - value
-                    if not isinstance(now.get(k), types.ModuleType)][:5]
+                    if not issubclass(type(now.get(k)), types.ModuleType)][:5]
         elif now.get(key, missing) is not value:
             out.append(f"{label}.{key}")
         if len(out) >= 5:

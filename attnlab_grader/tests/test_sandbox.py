@@ -412,3 +412,22 @@ def test_added_library_attributes_and_lying_values_change_nothing(box):
     assert trial["status"] == "error" and "key of type" in trial["error"] and not trial["forbidden_ops"], res
     res = _check(sb, [["s", liar]], "", "__result__ = S(3.0)")
     assert res["trials"][0]["value"]["__unsupported__"] == "numpy.S", res
+
+
+def test_a_students_exception_describes_itself_under_the_watch(box):
+    """The message of an exception raised by student code is the student's own code (``__str__``): it
+    runs under the watch (a library call there is recorded), one whose ``__str__`` raises ends as a
+    message saying so, and neither ends the check."""
+    sb, _ = box
+    cells = [["s", "class Loud(Exception):\n    def __str__(self):\n        return str(torch.softmax(torch.ones(2), 0))\n"
+                   "class Mute(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\n"
+                   "def loud(x):\n    raise Loud()\n"
+                   "def mute(x):\n    raise Mute()\n"]]
+    loud = _check(sb, cells, "", "__result__ = loud(1)")
+    trial = loud["trials"][0]
+    assert trial["status"] == "error" and trial["exception"] == "Loud", loud
+    assert any("softmax" in op for op in trial["forbidden_ops"]), loud
+    mute = _check(sb, cells, "", "__result__ = mute(1)")
+    trial = mute["trials"][0]
+    assert mute["status"] == "ok" and trial["status"] == "error", mute
+    assert "Mute (its message could not be shown: RuntimeError)" in trial["error"], mute
