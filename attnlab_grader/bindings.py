@@ -119,18 +119,30 @@ def module_bindings(trees: dict[str, ast.Module | None]) -> dict[str, list[tuple
     return out
 
 
+def library_name(name: str) -> str:
+    """How a library's function or class name is compared with a forbidden one: without case and
+    underscores, so that the function and its module form match (``softmax`` ~ ``nn.Softmax``,
+    ``log_softmax`` ~ ``nn.LogSoftmax``, ``multi_head_attention_forward`` as itself)."""
+    return name.replace("_", "").lower()
+
+
 def forbidden_uses(node: ast.AST, forbid: tuple[str, ...], target: str):
     """``(line, name)`` for each use of a ``forbid`` name in ``node``: an attribute (``F.softmax``,
-    ``x.softmax``), a name, or an imported name or module path (``from torch.nn.functional import
-    scaled_dot_product_attention as f``)."""
+    ``nn.Softmax``, ``x.softmax``: compared as :func:`library_name`), a name (exactly: the student's
+    own definitions have free names), or an imported name or module path (``from
+    torch.nn.functional import scaled_dot_product_attention as f``; importing a library function
+    under the target's own name is left to the run-time watch, as a later ``def`` of the target
+    replaces it)."""
+    library = {library_name(f): f for f in forbid}
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and sub.attr in forbid:
+        if isinstance(sub, ast.Attribute) and library_name(sub.attr) in library:
             yield sub.lineno, sub.attr
         elif isinstance(sub, ast.Name) and sub.id in forbid and sub.id != target:
             yield sub.lineno, sub.id
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             for a in sub.names:
+                bound = a.asname or a.name.split(".")[0]
                 parts = a.name.split(".") + (sub.module.split(".") if getattr(sub, "module", None) else [])
-                hit = next((p for p in parts if p in forbid and p != target), None)
+                hit = next((p for p in parts if library_name(p) in library and (p != target or bound != target)), None)
                 if hit:
                     yield sub.lineno, hit

@@ -157,7 +157,8 @@ def make_watch(forbid, record, names=()):
     With nothing forbidden, ``(contextlib.nullcontext, None)``: nothing to record, and a training run
     would be about twice as slow under a watch.  With only ``names``, the profiler alone (cheap)."""
     import contextlib
-    forbid, names = tuple(forbid), frozenset(names)
+    # names compared without case and underscores (softmax ~ Softmax.forward), as the static scan does
+    forbid, names = tuple(forbid), frozenset(n.replace("_", "").lower() for n in names)
     if not forbid and not names:
         return contextlib.nullcontext, None
     watch = contextlib.nullcontext
@@ -173,7 +174,7 @@ def make_watch(forbid, record, names=()):
         watch = _Watch
 
     def _named(qualname):
-        return bool(names) and not names.isdisjoint(qualname.split("."))
+        return bool(names) and not names.isdisjoint(p.replace("_", "").lower() for p in qualname.split("."))
 
     def _profile(frame, event, arg):
         name = None

@@ -105,11 +105,13 @@ def forbidden_by(check: dict, op: str) -> bool:
     """Whether the watch record ``op`` counts against ``check`` (a job check with ``forbid_ops`` and
     ``forbid_names``): a replaced library always does; an operation when ``check`` forbids it (a
     substring match, as the watch matches); a library call (``call: <module>.<qualified name>``)
-    when a part of its name is one of the check's ``forbid_names``."""
+    when a part of its name is one of the check's ``forbid_names`` (compared without case and
+    underscores, as the watch compares them)."""
     if op.startswith("changed library: "):
         return True
     if op.startswith("call: "):
-        return not set(check.get("forbid_names", ())).isdisjoint(op[len("call: "):].split("."))
+        names = {n.replace("_", "").lower() for n in check.get("forbid_names", ())}
+        return not names.isdisjoint(p.replace("_", "").lower() for p in op[len("call: "):].split("."))
     return any(f in op for f in check.get("forbid_ops", ()))
 
 

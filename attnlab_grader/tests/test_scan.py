@@ -147,9 +147,35 @@ ALIASED_REFERENCE = {  # each reached the library function under another name un
 }
 
 
+SOFTMAX = ("softmax", "log_softmax", "softmin")
+#: The library function has the target's own name: importing it under another name, or its module
+#: form (``nn.Softmax``, ``nn.LogSoftmax``), is a use; each was unflagged before.
+SAME_NAME_REFERENCE = {
+    "import_as_other_name": "from torch.nn.functional import softmax as sm\ndef softmax(x, dim=-1):\n    return sm(x, dim)",
+    "import_inside": "def softmax(x, dim=-1):\n    from torch.nn.functional import softmax as s\n    return s(x, dim)",
+    "module_form": "def softmax(x, dim=-1):\n    return nn.Softmax(dim)(x)",
+    "module_form_log": "def softmax(x, dim=-1):\n    return nn.LogSoftmax(dim)(x).exp()",
+    "subclass_of_module_form": "class S(nn.Softmax):\n    pass\ndef softmax(x, dim=-1):\n    return S(dim)(x)",
+}
+
+
 @pytest.mark.parametrize("name", sorted(ALIASED_REFERENCE))
 def test_reference_use_follows_python_bindings(name):
     assert scan.reference_use([("c", ALIASED_REFERENCE[name])], "sdpa", SDPA), name
+
+
+@pytest.mark.parametrize("name", sorted(SAME_NAME_REFERENCE))
+def test_reference_use_of_a_library_function_named_like_the_target(name):
+    assert scan.reference_use([("c", SAME_NAME_REFERENCE[name])], "softmax", SOFTMAX), name
+
+
+def test_the_targets_own_name_is_not_a_library_use():
+    """Importing the library function under the target's name and then defining the target replaces it
+    (Python keeps the later binding); the run-time watch sees a call of it if the import is kept."""
+    src = ("from torch.nn.functional import softmax\n"
+           "def softmax(x, dim=-1):\n    e = (x - x.amax(dim, keepdim=True)).exp()\n"
+           "    return e / e.sum(dim, keepdim=True)\n")
+    assert scan.reference_use([("c", src)], "softmax", SOFTMAX) == []
 
 
 def test_reference_use_ignores_locals_and_unrelated_code():
