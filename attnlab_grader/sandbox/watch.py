@@ -114,6 +114,11 @@ def library_snapshot():
         snap[(label, "")] = (owner, frozenset(attrs))
         for key, value in attrs.items():
             snap[(label, key)] = (owner, value)
+    # the modules an ``import`` statement of the grader's setup code (e.g. the reference GPT's) finds
+    import sys
+    for label, owner in owners:
+        if isinstance(owner, type(math)) and sys.modules.get(label) is owner:
+            snap[("sys.modules", label)] = (sys.modules, owner)
     return snap
 
 
@@ -126,7 +131,7 @@ def library_changes(snap):
     missing = object()
     out = []
     for (label, key), (owner, value) in snap.items():
-        now = vars(owner)
+        now = owner if type(owner) is dict else vars(owner)  # sys.modules itself, else an object's attributes
         if key == "":
             out += [f"{label}.{k}" for k in now.keys() - value
                     if not issubclass(type(now.get(k)), types.ModuleType)][:5]

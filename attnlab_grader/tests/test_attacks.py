@@ -285,14 +285,16 @@ CASES = {
     "thread": (case_thread_from_torch, "flagged", {"test_softmax": "threading"}, ()),
     "threadattr": (case_thread_via_attribute, "flagged", {"test_softmax": "threading"}, ()),
     "multiproc": (case_multiprocessing, "flagged", {"test_softmax": "multiprocessing"}, ()),
-    "clearrecord": (case_clear_record, "flagged", {"test_softmax": "library operation"}, ()),
-    "cleartb": (case_clear_record_traceback, "flagged", {"test_softmax": "library operation"}, ()),
+    # torch.ops.aten._softmax is now also a static reference use (names compared without case and
+    # underscores); that the run-time record survives clearing is proven without the scan in test_sandbox
+    "clearrecord": (case_clear_record, "flagged", {"test_softmax": "_softmax"}, ()),
+    "cleartb": (case_clear_record_traceback, "flagged", {"test_softmax": "_softmax"}, ()),
     "forge": (case_forge_channel, "flagged", {"test_softmax": "pending instructor review"}, ()),
     "builtinsgetattr": (case_builtins_getattr, "flagged", {"test_softmax": "builtins"}, ()),
     "typingsys": (case_typing_sys, "flagged", {"test_softmax": "pending instructor review"}, ()),
     "privatetorch": (case_private_module, "flagged", {"test_softmax": "private"}, ()),
     "transformer": (case_transformer_syntax_error, "flagged", {"test_softmax": "IPython"}, ()),
-    "genframe": (case_generator_frame, "flagged", {"test_softmax": "library operation"}, ()),
+    "genframe": (case_generator_frame, "flagged", {"test_softmax": "_softmax"}, ()),
     "honestalt": (case_honest_alternative, "graded", {}, ALL),
     "network": (case_network, "flagged", {"test_softmax": "socket"}, ()),
 }

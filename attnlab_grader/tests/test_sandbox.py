@@ -392,8 +392,9 @@ def test_library_function_reached_by_a_computed_name_is_recorded(box):
 
 
 def test_added_library_attributes_and_lying_values_change_nothing(box):
-    """Adding an attribute that shadows a C method (``Tensor.shape``, ``Tensor.tolist``) or patching a
-    module the grader's setup may use (``torch.nn.init``) is recorded like a replacement; turning the
+    """Adding an attribute that shadows a C method (``Tensor.shape``, ``Tensor.tolist``), patching a
+    module the grader's setup may use (``torch.nn.init``) or swapping it in ``sys.modules`` (what the
+    setup's own ``import`` finds) is recorded like a replacement; turning the
     value into data never calls the student's objects (a numpy-scalar look-alike, a dict key whose
     ``__str__`` would run code)."""
     sb, _ = box
@@ -404,6 +405,9 @@ def test_added_library_attributes_and_lying_values_change_nothing(box):
     trial = res["trials"][0]
     assert trial["value"]["shape"] == [2, 3], res  # the grader's own size(), not the student's property
     assert {"changed library: torch.Tensor.shape", "changed library: torch.nn.init.normal_"} <= set(trial["forbidden_ops"]), res
+    swapped = "import sys, types\nsys.modules['torch.nn.functional'] = types.ModuleType('fake')\ndef f(x):\n    return x\n"
+    res = _check(sb, [["s", swapped]], "", f"__result__ = f({q})", forbid=())
+    assert "changed library: sys.modules.torch.nn.functional" in res["trials"][0]["forbidden_ops"], res
     liar = ("class K:\n    def __str__(self):\n        torch.softmax(torch.ones(2), 0)\n        return 'k'\n"
             "    def __hash__(self):\n        return 1\n"
             "class S(float):\n    __module__ = 'numpy'\n    def __float__(self):\n        return 0.0\n")
