@@ -236,6 +236,23 @@ def case_generator_frame(nb):
                 "    it.gi_frame.f_back\n    return torch.ops.aten._softmax(x, dim, False)\n")
 
 
+def case_import_as_other_name(nb):  # the library function named like the target, under another name
+    return _set(nb, "softmax", "from torch.nn.functional import softmax as _sm\n" + SOFTMAX_DEF + "    return _sm(x, dim)\n")
+
+
+def case_module_form(nb):  # the module form of the library function (nn.Softmax for softmax)
+    return _set(nb, "softmax", SOFTMAX_DEF + "    return nn.Softmax(dim)(x)\n")
+
+
+def case_shadow_shape(nb):  # an added attribute shadowing the C type's own, through a call the scan cannot follow
+    return _prepend(nb, "softmax", "type(torch.zeros(1)).shape = property(lambda s: torch.Size([1]))")
+
+
+def case_function_list(nb):  # a library function found in a list of every function, by a computed name
+    return _set(nb, "sdpa", "_fs = [f for f in torch.overrides.get_overridable_functions()[F]\n"
+                "       if f.__name__ == 'multi_head_' + 'attention_forward']\n" + SDPA_OK)
+
+
 HONEST_ALT = {  # written differently, all correct: full credit, no flag (no false positive)
     "attention_scores": "def attention_scores(q, k):\n    \"\"\"My version of attnlab's attention_scores.\"\"\"\n"
                         "    input = q.to(torch.float64)\n"
@@ -295,6 +312,11 @@ CASES = {
     "privatetorch": (case_private_module, "flagged", {"test_softmax": "private"}, ()),
     "transformer": (case_transformer_syntax_error, "flagged", {"test_softmax": "IPython"}, ()),
     "genframe": (case_generator_frame, "flagged", {"test_softmax": "_softmax"}, ()),
+    "importasother": (case_import_as_other_name, "flagged", {"test_softmax": "'softmax' uses 'softmax'"},
+                      BY_HAND + ("test_attention_scores", "test_sdpa")),
+    "moduleform": (case_module_form, "flagged", {"test_softmax": "uses 'Softmax'"}, BY_HAND + ("test_attention_scores", "test_sdpa")),
+    "shadowshape": (case_shadow_shape, "flagged", {g: "torch.Tensor.shape" for g in FUNCS}, BY_HAND),
+    "functionlist": (case_function_list, "flagged", {"test_sdpa": "overrides"}, ()),
     "honestalt": (case_honest_alternative, "graded", {}, ALL),
     "network": (case_network, "flagged", {"test_softmax": "socket"}, ()),
 }

@@ -157,6 +157,17 @@ def _build(root, outside: Path):
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     (_folder(root, "conda") / "data" / "ckpt").mkdir(parents=True)
     (_folder(root, "conda") / "data" / "ckpt" / "model.pt").write_bytes(b"\0" * 64)
+    # graded: a notebook written by a tool on Windows -- UTF-16 with CRLF line ends, no kernel named,
+    # duplicated and invalid cell ids, an empty nbgrader entry on an added cell, a copy beside it
+    tool = json.loads(nbformat.writes(_nb("tool")))
+    tool["metadata"].pop("kernelspec", None)
+    tool["metadata"].pop("language_info", None)
+    for cell in tool["cells"]:
+        cell["id"] = "copied cell"
+    tool["cells"].append({"cell_type": "code", "id": "x", "metadata": {"nbgrader": {}}, "source": "y = 2"})
+    path = qa.write(root, "tool", A, "{}")
+    path.write_bytes(json.dumps(tool, indent=1).replace("\n", "\r\n").encode("utf-16"))
+    (path.parent / f"{A}-Copy1.ipynb").write_text("{}")
     # graded: three broken items (a deep return value, a ragged and a mistyped by-hand answer)
     broken = _nb("broken")
     qa.cell(broken, "attention_scores").source = (
@@ -291,6 +302,18 @@ def test_honest_uploads_are_graded_with_notes(graded):
     notes = " | ".join(rep.get("notes", []))
     assert "'data/'" in notes and "byte-order mark" in notes and "'conda-env-dl-py'" in notes, notes
     assert sorted(p.name for p in (root / "autograded" / "conda" / A).iterdir()) == [NB]
+
+
+def test_a_tools_notebook_file_is_graded_with_notes(graded):
+    """A notebook that differs only in how a tool wrote it (UTF-16, CRLF, no kernel named, bad or
+    duplicated cell ids, empty nbgrader metadata, a copy beside it) is graded in full; the notes say
+    what was normalized or ignored."""
+    _, _, reps, _ = graded
+    rep = reps["tool"]
+    assert rep["status"] == "graded" and rep["score"] == FULL, rep
+    notes = " | ".join(rep.get("notes", []))
+    for needle in ("UTF-16", "no kernel", "cell id(s)", "empty nbgrader metadata", f"'{A}-Copy1.ipynb'"):
+        assert needle in notes, (needle, notes)
 
 
 def test_one_items_failure_stays_in_that_item(graded):

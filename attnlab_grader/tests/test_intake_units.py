@@ -260,6 +260,20 @@ def test_any_result_from_the_pipe_ends_as_that_items_verdict():
     assert ended(9)["status"] in ("crashed", "timeout")
 
 
+def test_a_library_call_counts_against_the_checks_that_forbid_its_name():
+    """A call the watch recorded (``call: <module>.<qualified name>``) counts against a check whose
+    ``forbid_names`` has a part of that name, compared without case and underscores (``Softmax.forward``
+    for ``softmax``), and against no other check."""
+    from attnlab_grader.sandbox.wire import forbidden_by
+    mha = "call: torch.nn.functional.multi_head_attention_forward"
+    module = "call: torch.nn.modules.activation.Softmax.forward"
+    assert forbidden_by({"forbid_names": ["multi_head_attention_forward"]}, mha)
+    assert forbidden_by({"forbid_names": ["softmax"]}, module)
+    assert not forbidden_by({"forbid_names": ["softmax"]}, mha)
+    assert not forbidden_by({"forbid_ops": ["softmax"]}, mha)  # an operation's name is not a call's
+    assert not forbidden_by({"forbid_names": ["rearrange"]}, "call: einops.einops.reduce")
+
+
 def _raw_notebook(d, mutate, encode=lambda text: text.encode()):
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
     nb.cells += [nbformat.v4.new_markdown_cell("# title"), nbformat.v4.new_code_cell("x = 1")]
