@@ -59,6 +59,10 @@ class ByHandCheck:
         src = dict(cells).get(self.cell)
         if src is None:
             raise _unread(f"answer cell '{self.cell}' is missing", V.NOT_ANSWERED)
+        from .scan import MAX_CELL_CHARS
+        if len(src) > MAX_CELL_CHARS:  # bounded like every answer cell: parsing MBs takes seconds and GBs
+            raise _unread(f"answer cell '{self.cell}' has {len(src):,} characters, over the {MAX_CELL_CHARS:,} "
+                          "limit for an answer cell; write the numbers the exercise asks for", V.UNREADABLE)
         try:
             tree = ast.parse(src)
         except SyntaxError as err:

@@ -242,3 +242,18 @@ def test_reference_use_never_flags_the_reference_or_honest_alternatives(assignme
         for check in spec.checks:
             if getattr(check, "forbid_attrs", ()):
                 assert scan.reference_use(cells, check.target, check.forbid_attrs) == [], check.grade_id
+
+
+def test_a_by_hand_answer_is_read_within_the_cell_bound():
+    """A by-hand cell holding megabytes of numbers is not parsed (seconds and gigabytes): that item
+    fails with the size in the reason, quickly."""
+    import time
+
+    from attnlab_grader.by_hand import ByHandCheck
+    check = ByHandCheck("test_scores_by_hand", variable="scores", skill="sdpa_scores")
+    big = "scores = [" + "1.0, " * 1_200_000 + "]\n"
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="over the 50,000 limit"):
+        check.read([(check.cell, big)])
+    assert time.perf_counter() - t0 < 0.5
+    assert check.read([(check.cell, "scores = [[1.0, 2.0]]\n")]) == [[1.0, 2.0]]
