@@ -157,7 +157,7 @@ def make_watch(forbid, record, names=()):
       such as ``torch.overrides.get_overridable_functions()``) is recognised by what runs: a call of
       library code (a frame whose file is a real file, not a cell or the grader's snippet) whose
       qualified name has a part in ``names`` (``MultiheadAttention.__init__``,
-      ``multi_head_attention_forward``), or a builtin of that name; recorded as ``call: <module>.<name>``.
+      ``multi_head_attention_forward``), or a builtin of that name; recorded as ``call: <qualified name> (in <module>)``.
 
     With nothing forbidden, ``(contextlib.nullcontext, None)``: nothing to record, and a training run
     would be about twice as slow under a watch.  With only ``names``, the profiler alone (cheap)."""
@@ -187,12 +187,12 @@ def make_watch(forbid, record, names=()):
             name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", "")
             if isinstance(name, str) and _named(name):
                 mod = getattr(arg, "__module__", None)
-                record(f"call: {mod}.{name}" if isinstance(mod, str) else f"call: {name}")
+                record(f"call: {name} (in {mod})" if isinstance(mod, str) else f"call: {name}")
                 return
         elif event == "call":
             code = frame.f_code
             if names and code.co_filename[:1] != "<" and _named(code.co_qualname):
-                record(f"call: {frame.f_globals.get('__name__', '?')}.{code.co_qualname}")
+                record(f"call: {code.co_qualname} (in {frame.f_globals.get('__name__', '?')})")
                 return
             if code.co_name == "__call__" and code.co_filename.endswith("_ops.py"):
                 name = str(frame.f_locals.get("self", ""))

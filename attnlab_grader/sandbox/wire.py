@@ -104,14 +104,15 @@ def watch_records(events: bytes) -> dict:
 def forbidden_by(check: dict, op: str) -> bool:
     """Whether the watch record ``op`` counts against ``check`` (a job check with ``forbid_ops`` and
     ``forbid_names``): a replaced library always does; an operation when ``check`` forbids it (a
-    substring match, as the watch matches); a library call (``call: <module>.<qualified name>``)
+    substring match, as the watch matches); a library call (``call: <qualified name> (in <module>)``)
     when a part of its name is one of the check's ``forbid_names`` (compared without case and
     underscores, as the watch compares them)."""
     if op.startswith("changed library: "):
         return True
     if op.startswith("call: "):
         names = {n.replace("_", "").lower() for n in check.get("forbid_names", ())}
-        return not names.isdisjoint(p.replace("_", "").lower() for p in op[len("call: "):].split("."))
+        qualname = op[len("call: "):].split(" (in ", 1)[0]  # the function's own name, not its module's
+        return not names.isdisjoint(p.replace("_", "").lower() for p in qualname.split("."))
     return any(f in op for f in check.get("forbid_ops", ()))
 
 

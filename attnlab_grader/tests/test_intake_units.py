@@ -261,17 +261,18 @@ def test_any_result_from_the_pipe_ends_as_that_items_verdict():
 
 
 def test_a_library_call_counts_against_the_checks_that_forbid_its_name():
-    """A call the watch recorded (``call: <module>.<qualified name>``) counts against a check whose
-    ``forbid_names`` has a part of that name, compared without case and underscores (``Softmax.forward``
+    """A call the watch recorded (``call: <qualified name> (in <module>)``) counts against a check whose
+    ``forbid_names`` has a part of that name (not of its module's), compared without case and underscores (``Softmax.forward``
     for ``softmax``), and against no other check."""
     from attnlab_grader.sandbox.wire import forbidden_by
-    mha = "call: torch.nn.functional.multi_head_attention_forward"
-    module = "call: torch.nn.modules.activation.Softmax.forward"
+    mha = "call: multi_head_attention_forward (in torch.nn.functional)"
+    module = "call: Softmax.forward (in torch.nn.modules.activation)"
     assert forbidden_by({"forbid_names": ["multi_head_attention_forward"]}, mha)
     assert forbidden_by({"forbid_names": ["softmax"]}, module)
     assert not forbidden_by({"forbid_names": ["softmax"]}, mha)
     assert not forbidden_by({"forbid_ops": ["softmax"]}, mha)  # an operation's name is not a call's
-    assert not forbidden_by({"forbid_names": ["rearrange"]}, "call: einops.einops.reduce")
+    assert not forbidden_by({"forbid_names": ["rearrange"]}, "call: reduce (in einops.einops)")
+    assert not forbidden_by({"forbid_names": ["flop_counter"]}, "call: FlopCounterMode.__init__ (in torch.utils.flop_counter)")
 
 
 def _raw_notebook(d, mutate, encode=lambda text: text.encode()):

@@ -385,7 +385,7 @@ def test_library_function_reached_by_a_computed_name_is_recorded(box):
               {"id": "unwatched", "extract": f"__result__ = sdpa({q}, {q}, {q})", "trials": [{}]}]
     reply = sb.run({"timeout": 5, "mem_mb": 512, "cells": [["s", COMPUTED_NAME]], "checks": checks})["results"]
     fn, cls = reply["fn"]["trials"][0], reply["cls"]["trials"][0]
-    assert fn["status"] == "ok" and "call: torch.nn.functional.multi_head_attention_forward" in fn["forbidden_ops"], fn
+    assert fn["status"] == "ok" and "call: multi_head_attention_forward (in torch.nn.functional)" in fn["forbidden_ops"], fn
     assert any(op.startswith("call: ") and "MultiheadAttention.__init__" in op for op in cls["forbidden_ops"]), cls
     assert reply["honest"]["trials"][0]["forbidden_ops"] == [], reply["honest"]
     assert reply["unwatched"]["trials"][0]["forbidden_ops"] == [], reply["unwatched"]
