@@ -15,24 +15,49 @@ def _own_scope(node: ast.AST):
     entered).  The parts of a nested scope Python evaluates in the enclosing one (decorators,
     default values, annotations, base classes, a comprehension's first iterable) are yielded as
     the enclosing scope's."""
-    todo = list(ast.iter_child_nodes(node))
+    todo = _inner_parts(node)
     while todo:
         n = todo.pop()
         yield n
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            a = n.args
-            todo += [*n.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None)]
-            todo += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
-                     if x is not None and x.annotation is not None]
-            todo += [n.returns] if n.returns is not None else []
-        elif isinstance(n, ast.Lambda):
-            todo += [*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)]
-        elif isinstance(n, ast.ClassDef):
-            todo += [*n.decorator_list, *n.bases, *n.keywords]
-        elif isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            todo.append(n.generators[0].iter)
-        else:
-            todo += list(ast.iter_child_nodes(n))
+        todo += _outer_parts(n) if isinstance(n, _SCOPES) else list(ast.iter_child_nodes(n))
+
+
+def _outer_parts(n: ast.AST) -> list[ast.AST]:
+    """The parts of the scope ``n`` (a definition, lambda, class or comprehension) that Python
+    evaluates in the enclosing scope: decorators, default values, annotations, base classes, a
+    comprehension's first iterable."""
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = n.args
+        out = [*getattr(n, "decorator_list", ()), *a.defaults, *(d for d in a.kw_defaults if d is not None)]
+        if not isinstance(n, ast.Lambda):
+            out += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                    if x is not None and x.annotation is not None]
+            out += [n.returns] if n.returns is not None else []
+        return out
+    if isinstance(n, ast.ClassDef):
+        return [*n.decorator_list, *n.bases, *n.keywords]
+    if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return [n.generators[0].iter]
+    return []
+
+
+def _inner_parts(node: ast.AST) -> list[ast.AST]:
+    """The children of ``node`` that belong to its own scope: for a definition, lambda or
+    comprehension, not the parts Python evaluates in the enclosing scope (those are the enclosing
+    scope's, and visiting them twice made nested definitions cost 2**depth)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(node.body)
+    if isinstance(node, ast.Lambda):
+        return [node.body]
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        out: list[ast.AST] = [node.elt]
+    elif isinstance(node, ast.DictComp):
+        out = [node.key, node.value]
+    else:
+        return list(ast.iter_child_nodes(node))
+    for i, gen in enumerate(node.generators):
+        out += [gen.target, *gen.ifs] + ([gen.iter] if i else [])
+    return out
 
 
 def _params(node) -> set[str]:
@@ -61,18 +86,25 @@ def _stored(n: ast.AST) -> set[str]:
     return set()
 
 
-def global_reads(node: ast.AST, enclosing: frozenset = frozenset()) -> set[str]:
+def global_reads(node: ast.AST, enclosing: frozenset = frozenset(), outer: bool = True) -> set[str]:
     """Names ``node`` (a module-level statement or a definition) reads from the module's
     namespace, following Python's scoping: a name bound in a function (parameter, assignment,
     import, nested ``def``...) is local there unless declared ``global``; a nested function also
-    sees its enclosing functions' locals; a class body's names are not visible in its methods."""
+    sees its enclosing functions' locals; a class body's names are not visible in its methods.
+    ``outer``: include what a definition's decorators, defaults and annotations read (False for a
+    nested scope, whose enclosing scope already read them).  Linear in the size of ``node``."""
+    if isinstance(node, _SCOPES) and outer:
+        out = global_reads(node, enclosing, outer=False)
+        for part in _outer_parts(node):
+            out |= global_reads(part, enclosing)
+        return out
     if not isinstance(node, _SCOPES):
         out = set()
         for n in [node, *_own_scope(node)]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 out.add(n.id)
             elif isinstance(n, _SCOPES) and n is not node:
-                out |= global_reads(n, enclosing)
+                out |= global_reads(n, enclosing, outer=False)
         return out
     own = list(_own_scope(node))
     declared = {g for n in own if isinstance(n, ast.Global) for g in n.names}
@@ -85,7 +117,7 @@ def global_reads(node: ast.AST, enclosing: frozenset = frozenset()) -> set[str]:
             out.add(n.id)
         elif isinstance(n, _SCOPES):
             inner = enclosing if isinstance(node, ast.ClassDef) else frozenset(enclosing | local)
-            out |= global_reads(n, inner)
+            out |= global_reads(n, inner, outer=False)
     return out
 
 

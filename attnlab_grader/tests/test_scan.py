@@ -257,3 +257,22 @@ def test_a_by_hand_answer_is_read_within_the_cell_bound():
         check.read([(check.cell, big)])
     assert time.perf_counter() - t0 < 0.5
     assert check.read([(check.cell, "scores = [[1.0, 2.0]]\n")]) == [[1.0, 2.0]]
+
+
+def test_following_bindings_is_linear_in_nesting():
+    """Nested comprehensions, lambdas in default values and decorated definitions are each read once:
+    150 nested comprehensions took minutes (each level was read twice) and now take milliseconds; what
+    a definition's defaults, decorators and base classes read is still followed."""
+    import time
+    deep = {"comprehensions": "y = [" + " ".join(["[a for a in"] * 150) + " [1]" + "]" * 151,
+            "lambda_defaults": "y = " + "(lambda a=" * 90 + "1" + ": a)" * 90}
+    for name, expr in deep.items():
+        t0 = time.perf_counter()
+        assert scan.reference_use([("c", f"def softmax(x, dim=-1):\n    {expr}\n    return x\n")], "softmax", SOFTMAX) == []
+        assert time.perf_counter() - t0 < 1.0, name
+    followed = {"default": "sm = F.softmax\ndef softmax(x, dim=-1, f=sm):\n    return f(x, dim)\n",
+                "decorator": "sm = F.softmax\ndef deco(g):\n    return sm\n@deco\ndef softmax(x, dim=-1):\n    pass\n",
+                "base_class": "B = nn.Softmax\nclass S(B):\n    pass\ndef softmax(x, dim=-1):\n    return S(dim)(x)\n",
+                "first_iterable": "fs = [F.softmax]\nsoftmax = [f for f in fs][0]\n"}
+    for name, src in followed.items():
+        assert scan.reference_use([("c", src)], "softmax", SOFTMAX), name
