@@ -104,6 +104,9 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
     union = tuple(sorted({f for i in indices for f in checks[i].get("forbid_ops", ())}))
     union_names = tuple(sorted({f for i in indices for f in checks[i].get("forbid_names", ())}))
     watch, profile = make_watch(union, _record, union_names)
+    # each check's watch is built now, before any student code runs (the dispatch mode class it uses)
+    watches = {i: make_watch(checks[i].get("forbid_ops", ()), _record, checks[i].get("forbid_names", ()))
+               for i in indices}
     cell_errors = []
     for cell_id, source in job["cells"]:
         try:
@@ -121,7 +124,7 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
                 put(state)
             reported.clear()  # a change made during an earlier check is reported for this one too
             _changed(f"{i}.0")
-            watch, profile = make_watch(check.get("forbid_ops", ()), _record, check.get("forbid_names", ()))
+            watch, profile = watches[i]
             for t, inputs in enumerate(check.get("trials", [{}])):
                 trial = {"status": "ok"}
                 where = f"{i}.{t}"

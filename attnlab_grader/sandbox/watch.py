@@ -99,8 +99,10 @@ def library_snapshot():
               ("numpy", np), ("math", math), ("builtins", builtins), ("torch.optim", torch.optim),
               ("torch.linalg", torch.linalg), ("torch.autograd", torch.autograd)]
     for name in ("torch.nn.init", "torch.random", "torch.testing", "torch.special", "torch.nn.utils",
-                 "numpy.random", "numpy.linalg", "torch.Size"):
-        mod, _, attr = name.rpartition(".") if name == "torch.Size" else (name, "", "")
+                 "numpy.random", "numpy.linalg", "torch.Size",
+                 # what the run-time watch itself runs on (its dispatch mode's base class and helpers)
+                 "torch.utils._python_dispatch", "torch.utils._python_dispatch.TorchDispatchMode", "contextlib"):
+        mod, _, attr = name.rpartition(".") if name.rpartition(".")[2][:1].isupper() else (name, "", "")
         try:
             obj = getattr(importlib.import_module(mod), attr) if attr else importlib.import_module(name)
         except (ImportError, AttributeError):
