@@ -203,16 +203,17 @@ def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> tu
                                 "experiments, save and resubmit")
     bad = next((i for i, c in enumerate(nb["cells"]) if not isinstance(c, dict)
                 or not isinstance(c.get("source", ""), (str, list))
-                or not isinstance(c.get("metadata", {}), dict)), None)
+                or not isinstance(c.get("metadata", {}), dict)
+                or c.get("cell_type") not in ("code", "markdown", "raw", "heading")), None)
     if bad is not None:
-        raise SubmissionRefused(f"{name}: cell {bad + 1} is not a notebook cell (no text source or "
+        raise SubmissionRefused(f"{name}: cell {bad + 1} is not a notebook cell (no cell type, text source or "
                                 "metadata); the file was edited outside Jupyter")
     repaired = repair(nb)
     if repaired:
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
     import nbformat
-    try:
-        nbformat.reads(text, as_version=4)
+    try:  # what nbgrader will read and write, validated here so that it never fails later
+        nbformat.validate(nbformat.reads(text, as_version=4))
     except Exception as err:  # noqa: BLE001 - nbformat raises many types; the words matter
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SubmissionRefused(f"{name} cannot be read as a notebook ({safe_text(first)[:200]}); "

@@ -32,25 +32,65 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     return data.decode("utf-8"), []
 
 
+#: What each kind of output must hold (nbformat 4), and what a missing optional-looking field becomes.
+_OUTPUT_FIELDS = {"stream": {"name": "stdout", "text": ""}, "display_data": {"data": {}, "metadata": {}},
+                  "execute_result": {"data": {}, "metadata": {}, "execution_count": None},
+                  "error": {"ename": "", "evalue": "", "traceback": []}}
+
+
+def _output(out) -> int | None:
+    """Complete one output in place: the number of fields added, ``None`` for something that is not
+    an output at all."""
+    if not isinstance(out, dict) or out.get("output_type") not in _OUTPUT_FIELDS:
+        return None
+    missing = [key for key in _OUTPUT_FIELDS[out["output_type"]] if key not in out]
+    for key in missing:
+        out[key] = _OUTPUT_FIELDS[out["output_type"]][key]
+    return len(missing)
+
+
 def repair(nb: dict) -> list[str]:
     """Complete the structure of the notebook ``nb`` (parsed JSON, a dict with a list of cells) in
     place, as nbformat 4 requires; return one note per kind of change (none when nothing changed).
 
-    * a cell without ``metadata`` gets ``{}``; a code cell without ``outputs``/``execution_count``
-      gets ``[]``/``None``;
+    * a notebook or cell without ``metadata`` gets ``{}``; a missing or non-numeric format minor
+      version is read as 4.5; a code cell without ``outputs``/``execution_count`` gets ``[]``/``None``,
+      another cell loses them; an output gets the fields its kind requires, and something that is not
+      an output is left out (outputs are not graded); format 3's ``heading`` cell becomes markdown;
     * an empty ``nbgrader`` metadata entry (``{}``: not an nbgrader cell) is removed;
     * with format 4.5 or later, a cell id that is missing, not of the format's alphabet or used by
       an earlier cell is replaced by a fresh one (ids say nothing about the answers)."""
-    added, emptied, ids = 0, 0, 0
+    added, emptied, ids, outputs = 0, 0, 0, 0
+    notes = []
+    if not isinstance(nb.get("metadata"), dict):
+        nb["metadata"], added = {}, added + 1
+    if type(nb.get("nbformat_minor")) is not int or nb["nbformat_minor"] < 0:
+        nb["nbformat_minor"] = 5
+        notes.append("the notebook's format version (nbformat_minor) was missing or not a number; it was read as 4.5")
     seen: set[str] = set()
-    with_ids = isinstance(nb.get("nbformat_minor"), int) and nb["nbformat_minor"] >= 5
+    with_ids = nb["nbformat_minor"] >= 5
     for cell in nb["cells"]:
         if "metadata" not in cell:
             cell["metadata"], added = {}, added + 1
+        if cell.get("cell_type") == "heading":  # format 3's heading cell: the markdown it stands for
+            level = cell.pop("level", 1)
+            text = "".join(cell["source"]) if isinstance(cell.get("source"), list) else str(cell.get("source", ""))
+            cell.update(cell_type="markdown", source="#" * (level if type(level) is int and 0 < level < 7 else 1) + " " + text)
+            added += 1
         if cell.get("cell_type") == "code":
             for key, empty in (("outputs", []), ("execution_count", None)):
                 if key not in cell:
                     cell[key], added = empty, added + 1
+            fixed = [_output(o) for o in cell["outputs"]] if isinstance(cell["outputs"], list) else []
+            kept = [o for o, n in zip(cell["outputs"], fixed) if n is not None]
+            added += sum(n for n in fixed if n)
+            outputs += (len(cell["outputs"]) if isinstance(cell["outputs"], list) else 1) - len(kept)
+            cell["outputs"] = kept
+        else:
+            for key in ("outputs", "execution_count"):  # only code cells have them
+                if key in cell:
+                    del cell[key]
+                    added += 1
         meta = cell["metadata"]
         if isinstance(meta, dict) and meta.get("nbgrader") == {}:
             del meta["nbgrader"]
@@ -63,10 +103,12 @@ def repair(nb: dict) -> list[str]:
                     cid = uuid.uuid4().hex[:8]
                 cell["id"], ids = cid, ids + 1
             seen.add(cid)
-    notes = []
+    if outputs:
+        notes.append(f"{outputs} cell output(s) were not valid notebook outputs and were left out (outputs are "
+                     "not graded)")
     if added:
-        notes.append(f"{added} cell field(s) the notebook format requires (metadata, outputs, execution count) "
-                     "were missing and were added empty")
+        notes.append(f"{added} field(s) the notebook format requires (metadata, outputs, execution counts) "
+                     "were missing or misplaced and were completed")
     if emptied:
         notes.append(f"{emptied} cell(s) had empty nbgrader metadata (not a graded cell); it was removed")
     if ids:

@@ -297,16 +297,31 @@ def _empty_nbgrader(nb):
     nb["cells"][1]["metadata"]["nbgrader"] = {}
 
 
+def _loose_outputs(nb):
+    nb["cells"][1]["outputs"] = [{"output_type": "display_data", "data": {"text/plain": "x"}},
+                                 {"output_type": "execute_result", "data": {"text/plain": "1"}, "metadata": {}},
+                                 {"output_type": "error", "ename": "E", "evalue": "v"}, {"output_type": "nonsense"}]
+    nb["cells"][0]["outputs"] = []
+
+
+def _format3_leftovers(nb):
+    del nb["metadata"], nb["nbformat_minor"]
+    nb["cells"][0].update(cell_type="heading", level=1, source="title")
+
+
 @pytest.mark.parametrize("mutate,encode,needle", [
-    (_drop_fields, None, "were missing and were added empty"),
+    (_loose_outputs, None, "1 cell output(s) were not valid"),
+    (_format3_leftovers, None, "nbformat_minor"),
+    (_drop_fields, None, "were missing or misplaced and were completed"),
     (_bad_ids, None, "cell id(s)"),
     (_empty_nbgrader, None, "empty nbgrader metadata"),
     (lambda nb: None, lambda text: text.replace("\n", "\r\n").encode("utf-16"), "UTF-16 byte-order mark"),
 ])
 def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, needle):
     """A notebook file that differs only in what says nothing about the answers (missing required
-    cell fields, invalid or duplicated cell ids, empty nbgrader metadata, UTF-16 with CRLF line ends
-    from a Windows tool) is staged as the notebook it stands for, with a note; its content is kept."""
+    cell or output fields, outputs on a markdown cell, a format-3 heading cell, no format minor version,
+    invalid or duplicated cell ids, empty nbgrader metadata, UTF-16 with CRLF line ends from a Windows
+    tool) is staged as the valid notebook it stands for, with a note; its content is kept."""
     d = _folder(tmp_path)
     _raw_notebook(d, mutate, encode or (lambda text: text.encode()))
     (d / f"{A}-Copy1.ipynb").write_text("{}")
@@ -316,7 +331,7 @@ def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, ne
     assert any(f"'{A}-Copy1.ipynb'" in n and "ignored" in n for n in taken.notes), taken.notes
     nb = nbformat.reads(taken.notebook.decode("utf-8"), as_version=4)
     nbformat.validate(nb)
-    assert [c.source for c in nb.cells] == ["# title", "x = 1"]
+    assert [c.source for c in nb.cells][1:] == ["x = 1"] and nb.cells[0].source.endswith("title")
     assert "nbgrader" not in nb.cells[1].metadata
 
 
