@@ -4,7 +4,8 @@ Editors and tools write the same notebook in different ways that say nothing abo
 a byte-order mark (UTF-8 from some editors, UTF-16 from Windows tools), cells without the
 ``metadata``/``outputs``/``execution_count`` keys the format requires (hand-made or converted
 notebooks), cell ids that are missing, duplicated (a cell copied between notebooks) or not of the
-format's alphabet, and an empty ``nbgrader`` metadata entry left by the Create Assignment toolbar.
+format's alphabet, and an ``nbgrader`` metadata entry that marks nothing (left by the Create
+Assignment toolbar).
 :func:`decode` and :func:`repair` turn such a file into the notebook it stands for and return a
 note for each thing they changed, which the report shows; content (sources, nbgrader metadata with
 a grade id, outputs) is never changed.  Called by :func:`attnlab_grader.intake.check_notebook_bytes`.
@@ -49,6 +50,14 @@ def _output(out) -> int | None:
     return len(missing)
 
 
+def _idle_nbgrader(meta) -> bool:
+    """Whether a cell's ``nbgrader`` metadata marks nothing: not a mapping, or no grade id and none of
+    grade/solution/locked/task set (what the Create Assignment toolbar's "-" leaves)."""
+    if not isinstance(meta, dict):
+        return True
+    return not meta.get("grade_id") and not any(meta.get(k) for k in ("grade", "solution", "locked", "task"))
+
+
 def repair(nb: dict) -> list[str]:
     """Complete the structure of the notebook ``nb`` (parsed JSON, a dict with a list of cells) in
     place, as nbformat 4 requires; return one note per kind of change (none when nothing changed).
@@ -57,7 +66,8 @@ def repair(nb: dict) -> list[str]:
       version is read as 4.5; a code cell without ``outputs``/``execution_count`` gets ``[]``/``None``,
       another cell loses them; an output gets the fields its kind requires, and something that is not
       an output is left out (outputs are not graded); format 3's ``heading`` cell becomes markdown;
-    * an empty ``nbgrader`` metadata entry (``{}``: not an nbgrader cell) is removed;
+    * an ``nbgrader`` metadata entry that marks nothing (``{}``, no grade id and no grade/solution/
+      locked flag, or not a mapping) is removed;
     * with format 4.5 or later, a cell id that is missing, not of the format's alphabet or used by
       an earlier cell is replaced by a fresh one (ids say nothing about the answers)."""
     added, emptied, ids, outputs = 0, 0, 0, 0
@@ -92,7 +102,7 @@ def repair(nb: dict) -> list[str]:
                     del cell[key]
                     added += 1
         meta = cell["metadata"]
-        if isinstance(meta, dict) and meta.get("nbgrader") == {}:
+        if isinstance(meta, dict) and "nbgrader" in meta and _idle_nbgrader(meta["nbgrader"]):
             del meta["nbgrader"]
             emptied += 1
         if with_ids:
@@ -110,7 +120,8 @@ def repair(nb: dict) -> list[str]:
         notes.append(f"{added} field(s) the notebook format requires (metadata, outputs, execution counts) "
                      "were missing or misplaced and were completed")
     if emptied:
-        notes.append(f"{emptied} cell(s) had empty nbgrader metadata (not a graded cell); it was removed")
+        notes.append(f"{emptied} cell(s) had empty nbgrader metadata (marking no graded or answer cell, as the "
+                     "Create Assignment toolbar leaves it); it was removed")
     if ids:
         notes.append(f"{ids} cell id(s) were missing, duplicated or not valid ids; they were replaced "
                      "(ids do not affect grading)")

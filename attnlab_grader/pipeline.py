@@ -80,6 +80,10 @@ def _reason(log: str) -> str:
         if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
             return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit"
     for ln in reversed(lines):
+        if "SchemaTooOldError" in ln or "SchemaTooNewError" in ln or "nbgrader metadata may be corrupted" in ln:
+            return ("the nbgrader metadata of a cell is damaged or from another version of nbgrader "
+                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit")
+    for ln in reversed(lines):
         if "RecursionError" in ln or "maximum recursion depth" in ln:
             return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit"
     for ln in reversed(lines):

@@ -171,6 +171,8 @@ def test_reason_never_points_at_an_unseen_traceback():
            "[ERROR] Please see the the above traceback for details on the specific errors on the above failures.")
     assert "traceback" not in _reason(log).lower()
     assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")
+    schema = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
+    assert schema.startswith("the nbgrader metadata of a cell is damaged") and "nbgraderformat" not in schema
 
 
 class _DeepCheck:
@@ -294,7 +296,8 @@ def _bad_ids(nb):
 
 
 def _empty_nbgrader(nb):
-    nb["cells"][1]["metadata"]["nbgrader"] = {}
+    nb["cells"][1]["metadata"]["nbgrader"] = {"grade": False, "solution": False, "locked": False}  # the toolbar's "-"
+    nb["cells"][0]["metadata"]["nbgrader"] = {}
 
 
 def _loose_outputs(nb):
@@ -314,7 +317,7 @@ def _format3_leftovers(nb):
     (_format3_leftovers, None, "nbformat_minor"),
     (_drop_fields, None, "were missing or misplaced and were completed"),
     (_bad_ids, None, "cell id(s)"),
-    (_empty_nbgrader, None, "empty nbgrader metadata"),
+    (_empty_nbgrader, None, "2 cell(s) had empty nbgrader metadata"),
     (lambda nb: None, lambda text: text.replace("\n", "\r\n").encode("utf-16"), "UTF-16 byte-order mark"),
 ])
 def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, needle):
@@ -332,7 +335,7 @@ def test_honest_notebook_files_are_read_with_a_note(tmp_path, mutate, encode, ne
     nb = nbformat.reads(taken.notebook.decode("utf-8"), as_version=4)
     nbformat.validate(nb)
     assert [c.source for c in nb.cells][1:] == ["x = 1"] and nb.cells[0].source.endswith("title")
-    assert "nbgrader" not in nb.cells[1].metadata
+    assert "nbgrader" not in nb.cells[1].metadata and "nbgrader" not in nb.cells[0].metadata
 
 
 def test_a_notebook_with_thousands_of_cells_is_refused_at_once(tmp_path):
