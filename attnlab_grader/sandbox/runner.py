@@ -77,8 +77,14 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
     checks = job["checks"]
     reported: set = set()
 
+    modes = (torch._C._len_torch_dispatch_stack, torch._C._len_torch_function_stack)
+
     def _changed(tag):  # the library replaced or deleted under us: recorded like a forbidden op
-        for name in library_changes(snap):
+        # (called outside the watch: a dispatch or function mode still active is the student's own,
+        # and would see every operation the grader's steps run)
+        left = ["a torch dispatch mode left active"] if modes[0]() else []
+        left += ["a torch function mode left active"] if modes[1]() else []
+        for name in library_changes(snap) + left:
             if name not in reported:
                 reported.add(name)
                 os.write(efd, f"{tag}\tchanged library: {name[:200]}\n".encode())

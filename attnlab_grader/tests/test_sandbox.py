@@ -394,7 +394,8 @@ def test_library_function_reached_by_a_computed_name_is_recorded(box):
 def test_added_library_attributes_and_lying_values_change_nothing(box):
     """Adding an attribute that shadows a C method (``Tensor.shape``, ``Tensor.tolist``), patching a
     module the grader's setup may use (``torch.nn.init``), swapping it in ``sys.modules`` (what the
-    setup's own ``import`` finds) or neutering the watch's own dispatch mode is recorded like a replacement; turning the
+    setup's own ``import`` finds), neutering the watch's own dispatch mode or leaving a mode of one's own
+    active is recorded like a replacement; turning the
     value into data never calls the student's objects (a numpy-scalar look-alike, a dict key whose
     ``__str__`` would run code)."""
     sb, _ = box
@@ -413,6 +414,10 @@ def test_added_library_attributes_and_lying_values_change_nothing(box):
               "def softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n")
     res = _check(sb, [["s", neuter]], "", f"__result__ = softmax({q})")
     assert "changed library: torch.utils._python_dispatch.TorchDispatchMode.__enter__" in res["trials"][0]["forbidden_ops"], res
+    lingering = ("from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass\n"
+                 "def f(x):\n    M().__enter__()\n    return x\n")
+    res = _check(sb, [["s", lingering]], "", f"__result__ = f({q})", forbid=())
+    assert "changed library: a torch function mode left active" in res["trials"][0]["forbidden_ops"], res
     liar = ("class K:\n    def __str__(self):\n        torch.softmax(torch.ones(2), 0)\n        return 'k'\n"
             "    def __hash__(self):\n        return 1\n"
             "class S(float):\n    __module__ = 'numpy'\n    def __float__(self):\n        return 0.0\n")
