@@ -61,9 +61,7 @@ DANGEROUS_MODULE_PARTS = {
     "types", "io", "posix", "pathlib", "tempfile", "mmap", "resource", "asyncio", "concurrent",
     "code", "runpy", "hub", "cpp_extension", "package", "library", "serialization", "distributed",
     "weakref", "traceback", "dis", "faulthandler", "atexit", "sysconfig", "site", "pty", "fcntl",
-    # code compiled from strings or graphs, and lists of every library function (a name the scan
-    # cannot read): torch.jit.CompilationUnit("..."), torch.fx's call_method("<name>"), torch.overrides
-    "jit", "fx", "overrides", "compiler", "export", "onnx",
+    "jit", "fx", "overrides", "compiler", "export", "onnx",  # code from strings/graphs, lists of every function
 }
 #: Attribute names that are such modules, refused on *any* object: a module reached through a
 #: variable (``t = torch; t.os``) is not resolved statically, its attribute name still says it.
@@ -154,7 +152,6 @@ def _prepared(src: str) -> tuple[str | None, ast.Module | None, str | None]:
 class NotRead(str):
     """A cell the grader did not read (too large to look into), in place of its source: it is not
     scanned, not run and not counted in :data:`MAX_SUBMISSION_CHARS`; ``reason`` says why, in words."""
-
     reason: str
 
     def __new__(cls, reason: str) -> "NotRead":
