@@ -6,17 +6,18 @@ autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place o
 ``Execute``; feedback additionally strips hidden tests::
 
     sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
-               OverwriteCells, CheckCellMetadata          (nbgrader's, plus the first)
+               OverwriteCells, CheckCellMetadataOnce      (nbgrader's, plus the first)
     autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AttnlabLatePenalties,
-               CheckCellMetadata, AutogradeOutcome        (SandboxGrade replaces Execute;
-               AutogradeOutcome fails a run that could not grade: attnlab_grader/instructor/outcome.py)
+               CheckCellMetadataOnce, AutogradeOutcome    (SandboxGrade replaces Execute;
+               AutogradeOutcome fails a run that could not grade: attnlab_grader/instructor/outcome.py;
+               CheckCellMetadataOnce is nbgrader's CheckCellMetadata with its schema compiled once:
+               attnlab_grader/metadata_check.py)
 
 One step per module: ``attnlab_grader/verify.py``, ``attnlab_grader/sandbox_grade.py``; every setting is
 a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths``,
 ``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
 """
-from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
-                                    ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
+from nbgrader.preprocessors import (ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
 from attnlab_grader.export import AttnlabCsvExport
@@ -24,6 +25,7 @@ from attnlab_grader.instructor import history
 from attnlab_grader.instructor.deadlines import AttnlabLatePenalties, LatePolicy
 from attnlab_grader.instructor.outcome import AutogradeOutcome
 from attnlab_grader.instructor.release import CurrentReleaseFeedback
+from attnlab_grader.metadata_check import CheckCellMetadataOnce
 from attnlab_grader.sandbox_grade import SandboxGrade
 from attnlab_grader.verify import VerifySubmission
 
@@ -39,9 +41,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
-                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadataOnce]
 c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades,
-                                       AttnlabLatePenalties, CheckCellMetadata, AutogradeOutcome]
+                                       AttnlabLatePenalties, CheckCellMetadataOnce, AutogradeOutcome]
 # Deadlines (attnlab_grader/instructor/deadlines.py): nbgrader's late-penalty step and plugin, after
 # copying the student's extension onto the submission; the policy is per assignment in the gradebook.
 c.AssignLatePenalties.plugin_class = LatePolicy

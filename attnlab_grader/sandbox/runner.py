@@ -131,6 +131,9 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
             reported.clear()  # a change made during an earlier check is reported for this one too
             _changed(f"{i}.0")
             watch, profile = watches[i]
+            # compiled once per check (a set's setup can be the course's model source, ~90 KB)
+            setup_code = compile(check.get("setup", ""), "<grader setup>", "exec")
+            extract_code = compile(check["extract"], "<grader extract>", "exec")
             for t, inputs in enumerate(check.get("trials", [{}])):
                 trial = {"status": "ok"}
                 where = f"{i}.{t}"
@@ -141,8 +144,8 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
                     run_ns.update(grader_ns)
                     run_ns["__builtins__"] = grader_builtins
                     run_ns["__inputs__"] = inputs
-                    _watched(watch, profile, compile(check.get("setup", ""), "<grader setup>", "exec"), run_ns)
-                    _watched(watch, profile, compile(check["extract"], "<grader extract>", "exec"), run_ns)
+                    _watched(watch, profile, setup_code, run_ns)
+                    _watched(watch, profile, extract_code, run_ns)
                     # turning the value into data runs no student method (make_plain), and runs
                     # under the watch all the same
                     with watch():

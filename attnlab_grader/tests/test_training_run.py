@@ -39,7 +39,7 @@ def _weights(grading, raw, steps):
     train = torch.as_tensor(raw["train"])
     for _ in range(steps):
         x, y = get_batch(train, grading.RUN_CFG["block"], raw["B"], gen)
-        grading._reference_train_step(m, opt, x, y)
+        grading._reference_train_step(m, opt, x, y, grad_clip=grading.RUN_CFG["clip"])
     return {k: v.detach().double().numpy() for k, v in m.named_parameters()}
 
 
@@ -122,3 +122,42 @@ def test_the_sandbox_trains_the_course_gpt_when_the_learners_model_is_wrong(run,
     ns = _sandbox_namespace(grading, case)
     assert ns["_student_model"](_inputs(raw, 1)) is None
     assert ns["_grader_run"](_inputs(raw, 1))["model"] == "GPT"
+
+
+def _held_out_gap(check, grading, raw, ns):
+    sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
+    model = grading._run_model(raw["V"])
+    state = {k: v.float() for k, v in sent["weights"].items()}
+    state["lm_head.weight"] = state["tok_emb.weight"]
+    model.load_state_dict(state)
+    return grading.held_out_loss(model, raw["start"], raw["seed"]) - grading.reference_run(**raw)[0]
+
+
+def test_the_runs_clip_never_binds_on_a_right_step(run):
+    """A clip that binds would rescale accumulated gradients back to a normal size (a train_step
+    without zero_grad would still train): on the course's own run every gradient norm stays below
+    the clip the run passes."""
+    check, grading, raw = run
+    from attnlab.data import get_batch
+    torch.manual_seed(raw["seed"])
+    m = grading._run_model(raw["V"])
+    opt = torch.optim.AdamW(m.parameters(), lr=grading.RUN_CFG["lr"], weight_decay=0.0)
+    gen = torch.Generator().manual_seed(raw["seed"])
+    train = torch.as_tensor(raw["train"])
+    norms = []
+    for _ in range(raw["steps"]):
+        x, y = get_batch(train, grading.RUN_CFG["block"], raw["B"], gen)
+        opt.zero_grad()
+        m(x, y)[1].backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(m.parameters(), float("inf"))))
+        opt.step()
+    assert max(norms) < grading.RUN_CFG["clip"] / 10, max(norms)
+
+
+@pytest.mark.parametrize("case", ["step_no_zero_grad", "step_zero_grad_after_backward", "step_fakes_the_loss"])
+def test_a_loop_that_does_not_train_lands_far_above_the_tolerance(run, case):
+    """Each QA train_step that must lose the training run does so with room: at least twice the
+    tolerance above the course's run, while the reference solution's loop stays within a fifth of it."""
+    check, grading, raw = run
+    assert _held_out_gap(check, grading, raw, _sandbox_namespace(grading)) < grading.TOLERANCE / 5
+    assert _held_out_gap(check, grading, raw, _sandbox_namespace(grading, case)) > 2 * grading.TOLERANCE
