@@ -145,6 +145,8 @@ class DropoutCheck(FunctionCheck):
             return Outcome(False, msg)
         if np.allclose(o, w, rtol=self.rtol, atol=self.atol):  # no dropout written: not asked for here
             return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
+        if (np.isclose(o, w, rtol=self.rtol, atol=self.atol) | dropped).all():
+            return mistake_outcome(self.target, ("dropout_not_rescaled",))
         if not (np.isclose(o, w / (1 - p), rtol=self.rtol, atol=self.atol) | dropped).all():
             return Outcome(False, f"{self.target}[0]: with dropout_p={p:.2f} every weight must be either dropped "
                                   "(0) or kept and rescaled by 1 / (1 - dropout_p), applied to the weights before "

@@ -476,6 +476,8 @@ _ENTRIES = [
      "d_k is the size of the last axis of q and k (q.shape[-1]), the width of one query; the length, batch, head or value axis gives another number."),
     ("weights_after_dropout", "you returned the attention weights after dropout",
      "The weights returned are the softmax probabilities, each row summing to 1; dropout acts only on the copy that multiplies V."),
+    ("dropout_not_rescaled", "you did not rescale the kept weights by 1 / (1 − p)",
+     "Dropout zeroes each weight with probability p and multiplies the kept ones by 1 / (1 − p), so that every weight keeps its expected value and the output does not shrink by the factor 1 − p."),
     ("dropout_left_on", "you left dropout on when it must not act",
      "Dropout acts only while training and only at the rate asked for: F.dropout(w, p, training=self.training), or an nn.Dropout module, which model.eval() switches off; in evaluation (and with dropout_p = 0) the output must be deterministic."),
     ("leak_probe_one_output", "you compared only the output at position t",
