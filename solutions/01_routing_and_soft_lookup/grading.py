@@ -110,9 +110,9 @@ def ref_temperature(logits, temperature, raises=True, multiply=False):
 def lookup_inputs(rng, trial):
     """Trial 0: no batch axis (L, d); other trials: (B, L, d).  Trial 2: query row 0 of every
     batch meets one large score (q · k / temperature between 200 and 300), so exp() overflows in
-    float32 unless the maximum is subtracted first; the other rows' scores stay more than 104
-    below it, so subtracting the maximum of the whole tensor instead of each row's underflows
-    those rows to 0 / 0."""
+    float32 unless the maximum is subtracted first, and key 1 a score 1 to 3 lower (clamping the
+    scores makes the two equal); the other rows' scores stay more than 104 below it, so subtracting
+    the maximum of the whole tensor instead of each row's underflows those rows to 0 / 0."""
     B, L, S = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
     d_k, d_v = int(rng.integers(1, 5)), int(rng.integers(1, 5))
     if trial == 2:
@@ -124,6 +124,9 @@ def lookup_inputs(rng, trial):
         q[..., 0, :] += np.sign(q[..., 0, :]) * 0.5  # query row 0 is not near zero
         target = rng.uniform(200.0, 300.0) * temperature  # the score of key 0 for query row 0
         k[..., 0, :] = q[..., 0, :] * target / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
+        # key 1 scores a little less (1 to 3 after the temperature): clamping the scores makes them equal
+        gap = rng.uniform(1.0, 3.0) * temperature
+        k[..., 1, :] = q[..., 0, :] * (target - gap) / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
         # the other rows are small multiples of row 0: their score for key 0 is at most 0.2 * target
         q[..., 1:, :] = rng.uniform(-0.2, 0.2, size=lead + (L - 1, 1)) * q[..., :1, :]
     return {"q": q, "k": k, "v": rng.standard_normal(lead + (S, d_v)), "temperature": temperature}
@@ -151,6 +154,14 @@ def soft_global_max_shift(q, k, v, temperature):
     e = (s - s.max()).exp()
     w = e / e.sum(-1, keepdim=True)
     return (w @ torch.as_tensor(v, dtype=torch.float32)).to(torch.float64), w.to(torch.float64)
+
+
+def soft_clamped(limit):
+    """Scores clamped at ``limit`` instead of shifted by the row maximum (against overflow)."""
+    def model(q, k, v, temperature):
+        w = (t64(q) @ t64(k).transpose(-2, -1) / temperature).clamp(max=limit).softmax(dim=-1)
+        return w @ t64(v), w
+    return model
 
 
 def soft_wrong_axis(q, k, v, temperature):
@@ -203,7 +214,8 @@ CHECKS = [
                       q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
                   "softmax_wrong_axis": soft_wrong_axis,
                   "softmax_no_max_shift": soft_no_max_shift,
-                  "softmax_max_shift_global": soft_global_max_shift},
+                  "softmax_max_shift_global": soft_global_max_shift,
+                  "scores_clamped": tuple(soft_clamped(c) for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
     FunctionCheck(

@@ -35,8 +35,13 @@ def softmax_inputs(rng, trial):
     shape = tuple(int(n) for n in rng.integers(2, 6, size=rng.integers(2, 4)))
     x = rng.standard_normal(shape) * float(rng.choice([1.0, 40.0]))
     dim = int(rng.integers(-len(shape), len(shape)))
-    if trial == 0:  # one logit above 88.7: exp() overflows in float32 unless the max is subtracted first
-        x.flat[int(rng.integers(x.size))] = float(rng.uniform(100.0, 120.0))
+    if trial == 0:  # one logit above 88.7: exp() overflows in float32 unless the max is subtracted first;
+        # a second one 0.5 to 3 below it in the same slice along dim: clamped logits would tie
+        at = list(np.unravel_index(int(rng.integers(x.size)), shape))
+        big = float(rng.uniform(100.0, 120.0))
+        x[tuple(at)] = big
+        at[dim] = (at[dim] + 1 + int(rng.integers(shape[dim] - 1))) % shape[dim]
+        x[tuple(at)] = big - float(rng.uniform(0.5, 3.0))
     if trial == 1:  # not the last axis: catches a softmax over the last axis whatever `dim` says
         dim = int(rng.integers(0, len(shape) - 1))
     if trial == 2:  # the last axis, given as -1: catches a softmax over a fixed other axis
@@ -176,7 +181,9 @@ CHECKS = [
         "test_softmax", target="softmax", inputs=softmax_inputs,
         call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,
         mistakes={"softmax_ignores_dim": lambda x, dim: ref_softmax(x, -1),
-                  "softmax_max_shift_global": softmax_global_shift},
+                  "softmax_max_shift_global": softmax_global_shift,
+                  "scores_clamped": tuple((lambda x, dim, c=c: ref_softmax(np.minimum(x, c), dim))
+                                          for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
         forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),
     DropoutCheck(
         "test_sdpa", target="scaled_dot_product_attention", inputs=sdpa_inputs,

@@ -468,6 +468,8 @@ _ENTRIES = [
      "GPT-2's FFN uses the exact GELU, h · Φ(h) (F.gelu): it differs from ReLU for every negative and small positive input."),
     ("softmax_max_shift_global", "you subtracted the maximum of the whole tensor instead of each row's",
      "Shifting by one number for the whole tensor stops the overflow, but a row whose scores all lie far below that maximum underflows to exp(−large) = 0 and becomes 0 / 0; subtract x.max(dim=dim, keepdim=True) so every row's own maximum becomes 0."),
+    ("scores_clamped", "you clamped the scores against overflow instead of subtracting the maximum",
+     "Clamping changes the answer: two large scores cut to the same value get equal weights however far apart they were. softmax(x) = softmax(x − max x) is exact, so subtract each row's maximum instead."),
     ("dilated_reach_off_by_one", "you stopped adding dilated layers once they reached n − 1 tokens",
      "After m dilated layers the last output sees the last k^m tokens, itself included; to see the first of n tokens it needs k^m >= n, one layer more when n − 1 is an exact power of k."),
     ("hard_lookup_nearest_key", "you picked the nearest key instead of the best-scoring one",
