@@ -30,7 +30,7 @@ def merge_inputs(rng):
 def mha_inputs(rng, trial):
     H = int(rng.choice([2, 3, 4]))
     d_model = H * int(rng.integers(2, 5))
-    B, L = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+    B, L = int(rng.integers(1 if trial != 2 else 2, 4)), int(rng.integers(2, 6))  # trial 2: B >= 2 (see there)
     S = L if trial != 1 else int(rng.integers(2, 7))
     inp = {name: rng.standard_normal((d_model, d_model) if name.endswith("weight") else (d_model,)) * 0.5
            for name in PARAMS}
@@ -43,7 +43,7 @@ def mha_inputs(rng, trial):
         lengths = rng.integers(1, S + 1, size=B)
         lengths[0] = int(rng.integers(1, S))  # right padding; at least one sequence is padded
         inp["key_padding_mask"] = np.arange(S)[None, :] < lengths[:, None]  # (B, S)
-    if trial == 2:  # per-example attention mask
+    if trial == 2:  # per-example (B, L, S) attention mask, B >= 2: lined up with the heads it no longer broadcasts
         m = rng.random((B, L, S)) < 0.6
         m[..., 0] = True
         inp["attn_mask"] = m
