@@ -35,10 +35,10 @@ def softmax_inputs(rng, trial):
     shape = tuple(int(n) for n in rng.integers(2, 6, size=rng.integers(2, 4)))
     x = rng.standard_normal(shape) * float(rng.choice([1.0, 40.0]))
     dim = int(rng.integers(-len(shape), len(shape)))
-    if trial == 0:  # one logit above 88.7: exp() overflows in float32 unless the max is subtracted first;
-        # a second one 0.5 to 3 below it in the same slice along dim: clamped logits would tie
+    if trial == 0:  # one logit above 710: exp() overflows in float32 and float64 unless the max is subtracted
+        # first; a second one 0.5 to 3 below it in the same slice along dim: clamped logits would tie
         at = list(np.unravel_index(int(rng.integers(x.size)), shape))
-        big = float(rng.uniform(100.0, 120.0))
+        big = float(rng.uniform(750.0, 800.0))
         x[tuple(at)] = big
         at[dim] = (at[dim] + 1 + int(rng.integers(shape[dim] - 1))) % shape[dim]
         x[tuple(at)] = big - float(rng.uniform(0.5, 3.0))
@@ -79,6 +79,14 @@ def ref_scores(q, k, divisor=None):
 
 def ref_softmax(x, dim, shift=True):
     return t64(x).softmax(dim=dim)
+
+
+def softmax_no_shift(dtype):
+    """exp(x) without the max shift, computed in ``dtype``: inf / inf = NaN where exp overflows."""
+    def model(x, dim):
+        e = torch.as_tensor(x, dtype=dtype).exp()
+        return (e / e.sum(dim=dim, keepdim=True)).to(torch.float64)
+    return model
 
 
 def softmax_global_shift(x, dim):
@@ -182,6 +190,7 @@ CHECKS = [
         call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,
         mistakes={"softmax_ignores_dim": lambda x, dim: ref_softmax(x, -1),
                   "softmax_max_shift_global": softmax_global_shift,
+                  "softmax_no_max_shift": (softmax_no_shift(torch.float32), softmax_no_shift(torch.float64)),
                   "scores_clamped": tuple((lambda x, dim, c=c: ref_softmax(np.minimum(x, c), dim))
                                           for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
         forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),
