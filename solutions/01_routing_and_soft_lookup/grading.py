@@ -21,29 +21,49 @@ def t64(x):
 
 
 # ------------------------------------------------------------------ path lengths
-# (n, k) pairs where ceil(log(n) / log(k)) overshoots an exact power: they catch a float log.
-_FLOAT_LOG_TRAPS = [(k ** m, k) for k in range(2, 11) for m in range(2, 8)
-                    if k ** m <= 10 ** 6 and math.ceil(math.log(k ** m) / math.log(k)) != m
-                    and math.ceil(math.log(k ** m, k)) != m]
+def _dilated(n, k):
+    """Smallest m with k**m >= n, in integers."""
+    m, reach = 0, 1
+    while reach < n:
+        reach, m = reach * k, m + 1
+    return m
 
 
-def path_inputs(rng):
+#: Float-logarithm ways of counting the dilated layers that students write (each is exact in real
+#: arithmetic): ceil of a log ratio in any base, or floor(log_k(n - 1)) + 1.
+_FLOAT_LOGS = (
+    lambda n, k: math.ceil(math.log(n) / math.log(k)),
+    lambda n, k: math.ceil(math.log(n, k)),
+    lambda n, k: math.ceil(math.log2(n) / math.log2(k)),
+    lambda n, k: math.ceil(math.log10(n) / math.log10(k)),
+    lambda n, k: int(math.log(n - 1, k)) + 1,
+    lambda n, k: int(math.log(n - 1) / math.log(k)) + 1,
+    lambda n, k: int(math.log2(n - 1) / math.log2(k)) + 1,
+    lambda n, k: int(math.log10(n - 1) / math.log10(k)) + 1,
+)
+
+#: Exact powers of k and their neighbours k**m +- 1 (up to 10**6): where a float logarithm lands a
+#: hair off an integer (``math.log(125, 5) = 3.0000000000000004``, ``math.log(1000, 10) =
+#: 2.9999999999999996``) and where a reach compared with n - 1 instead of n is one layer short.
+_BOUNDARIES = [(k ** m + d, k) for k in range(2, 11) for m in range(1, 21) if k ** m <= 2 * 10 ** 4
+               for d in (-1, 0, 1) if k ** m + d >= 2]
+_FLOAT_LOG_TRAPS = sorted({(k ** m + d, k) for k in range(2, 11) for m in range(1, 21) if k ** m <= 10 ** 6
+                           for d in (-1, 0, 1) if k ** m + d >= 3
+                           and any(f(k ** m + d, k) != _dilated(k ** m + d, k) for f in _FLOAT_LOGS)})
+PATH_TRIALS = 3
+
+
+def path_inputs(rng, trial):
+    """Five random pairs plus a third of the boundary and float-log trap pairs (each pair is in
+    exactly one trial, so every trap is tried on every grading; a third keeps a loop that counts
+    layer by layer fast)."""
     cases = [[int(rng.integers(2, 300)), int(rng.integers(2, 8))] for _ in range(5)]
-    k = int(rng.integers(2, 8))
-    cases.append([k ** int(rng.integers(1, 5)), k])  # an exact power of k
-    n, k = _FLOAT_LOG_TRAPS[int(rng.integers(len(_FLOAT_LOG_TRAPS)))]
-    cases.append([n, k])
+    cases += [[n, k] for n, k in _BOUNDARIES[trial::PATH_TRIALS] + _FLOAT_LOG_TRAPS[trial::PATH_TRIALS]]
     return {"cases": cases}
 
 
 def _exact(n, k):
-    cnn = 0
-    while 1 + cnn * (k - 1) < n:  # reach of m plain layers
-        cnn += 1
-    dil = 0
-    while k ** dil < n:  # reach of m dilated layers
-        dil += 1
-    return [n - 1, cnn, dil, 1]
+    return [n - 1, -(-(n - 1) // (k - 1)), _dilated(n, k), 1]  # plain reach 1 + m (k - 1) >= n
 
 
 def ref_paths(cases, variant=None):
@@ -54,8 +74,10 @@ def ref_paths(cases, variant=None):
             row[0] = n
         elif variant == "cnn_floor":
             row[1] = (n - 1) // (k - 1)
-        elif variant == "float_log":
-            row[2] = math.ceil(math.log(n) / math.log(k))
+        elif isinstance(variant, int):  # the float logarithm number `variant`
+            row[2] = _FLOAT_LOGS[variant](n, k) if n > 2 else row[2]
+        elif variant == "reach_n_minus_1":
+            row[2] = _dilated(n - 1, k)
         out.append(row)
     return np.array(out, dtype=np.float64)
 
@@ -86,19 +108,28 @@ def ref_temperature(logits, temperature, raises=True, multiply=False):
 
 
 def lookup_inputs(rng, trial):
-    """Trial 0: no batch axis (L, d); other trials: (B, L, d).  Trial 2: one score per query
-    row is large (q · k / temperature between 100 and 300), so exp() overflows in float32
-    unless the maximum is subtracted first."""
+    """Trial 0: no batch axis (L, d); other trials: (B, L, d).  Trial 2: query row 0 of every
+    batch meets one large score (q · k / temperature between 750 and 900), so exp() overflows in
+    float32 and in float64 unless the maximum is subtracted first, and key 1 a score 1 to 3 lower (clamping the
+    scores makes the two equal); the other rows' scores stay more than 104 below it, so subtracting
+    the maximum of the whole tensor instead of each row's underflows those rows to 0 / 0."""
     B, L, S = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
     d_k, d_v = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    if trial == 2:
+        L = max(L, 2)
     lead = (B,) if trial != 0 else ()
     q, k = rng.standard_normal(lead + (L, d_k)) * 1.5, rng.standard_normal(lead + (S, d_k))
     temperature = float(rng.choice([0.5, 2.0, 3.0]))
     if trial == 2:
-        q = q + np.sign(q) * 0.5  # no query row near zero
-        target = rng.uniform(100.0, 300.0) * temperature  # the score of key 0 for every query row
+        q[..., 0, :] += np.sign(q[..., 0, :]) * 0.5  # query row 0 is not near zero
+        temperature = 0.5  # raw scores near 400 keep float32 rounding far below the tolerance
+        target = rng.uniform(750.0, 900.0) * temperature  # the score of key 0 for query row 0
         k[..., 0, :] = q[..., 0, :] * target / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
-        q[..., 1:, :] = q[..., :1, :]  # every row meets the same large score
+        # key 1 scores a little less (1 to 3 after the temperature): clamping the scores makes them equal
+        gap = rng.uniform(1.0, 3.0) * temperature
+        k[..., 1, :] = q[..., 0, :] * (target - gap) / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
+        # the other rows are small multiples of row 0: their score for key 0 is at most 0.2 * target
+        q[..., 1:, :] = rng.uniform(-0.2, 0.2, size=lead + (L - 1, 1)) * q[..., :1, :]
     return {"q": q, "k": k, "v": rng.standard_normal(lead + (S, d_v)), "temperature": temperature}
 
 
@@ -117,6 +148,23 @@ def soft_no_max_shift(q, k, v, temperature):
     return (w @ torch.as_tensor(v, dtype=torch.float32)).to(torch.float64), w.to(torch.float64)
 
 
+def soft_global_max_shift(q, k, v, temperature):
+    """The maximum of the whole score tensor subtracted (float32, as the student's tensors are)."""
+    s = torch.as_tensor(q, dtype=torch.float32) @ torch.as_tensor(k, dtype=torch.float32).transpose(-2, -1)
+    s = s / temperature
+    e = (s - s.max()).exp()
+    w = e / e.sum(-1, keepdim=True)
+    return (w @ torch.as_tensor(v, dtype=torch.float32)).to(torch.float64), w.to(torch.float64)
+
+
+def soft_clamped(limit):
+    """Scores clamped at ``limit`` instead of shifted by the row maximum (against overflow)."""
+    def model(q, k, v, temperature):
+        w = (t64(q) @ t64(k).transpose(-2, -1) / temperature).clamp(max=limit).softmax(dim=-1)
+        return w @ t64(v), w
+    return model
+
+
 def soft_wrong_axis(q, k, v, temperature):
     w = (t64(q) @ t64(k).transpose(-2, -1) / temperature).softmax(dim=-2)
     return w @ t64(v), w
@@ -128,18 +176,32 @@ def ref_hard(q, k, v, pick=torch.argmax):
     return one_hot @ t64(v)
 
 
+def hard_inputs(rng, trial):
+    """Trial 0 without a batch axis, trials 1-2 with one; ordinary scores (an argmax does not
+    overflow, and keys of length ~1000 would blur which key is nearest in float32)."""
+    return {k: v for k, v in lookup_inputs(rng, min(trial, 1)).items() if k != "temperature"}
+
+
+def hard_nearest(q, k, v):
+    """The value of the key nearest to the query (smallest distance), not the best score."""
+    d = ((t64(q)[..., :, None, :] - t64(k)[..., None, :, :]) ** 2).sum(-1)  # (..., L, S)
+    one_hot = torch.nn.functional.one_hot(d.argmin(dim=-1), d.shape[-1]).to(torch.float64)
+    return one_hot @ t64(v)
+
+
 CHECKS = [
     ByHandCheck("test_weights_by_hand", variable="weights", skill="soft_lookup_weights"),
     ByHandCheck("test_output_by_hand", variable="output", skill="soft_lookup_output"),
     ByHandCheck("test_paths_by_hand", variable="paths", skill="path_lengths"),
     FunctionCheck(
         "test_path_lengths", target="path_lengths", inputs=path_inputs,
-        call="[path_lengths(n, k) for n, k in _I['cases']]", reference=ref_paths, trials=2, atol=0.0, rtol=0.0,
+        call="[path_lengths(n, k) for n, k in _I['cases']]", reference=ref_paths, trials=PATH_TRIALS,
+        atol=0.0, rtol=0.0,
         mistakes={"path_counts_tokens":
                   lambda cases: ref_paths(cases, "rnn_tokens"),
                   "cnn_floor_division": lambda cases: ref_paths(cases, "cnn_floor"),
-                  "dilated_float_log":
-                  lambda cases: ref_paths(cases, "float_log")}),
+                  "dilated_float_log": tuple((lambda cases, i=i: ref_paths(cases, i)) for i in range(len(_FLOAT_LOGS))),
+                  "dilated_reach_off_by_one": lambda cases: ref_paths(cases, "reach_n_minus_1")}),
     FunctionCheck(
         "test_apply_temperature", target="apply_temperature", inputs=temperature_inputs,
         call="_temperature_call(apply_temperature, _I)", setup=TEMPERATURE_SETUP,
@@ -158,15 +220,17 @@ CHECKS = [
                   "scaled_lookup": lambda q, k, v, temperature: ref_soft(
                       q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
                   "softmax_wrong_axis": soft_wrong_axis,
-                  "softmax_no_max_shift": soft_no_max_shift},
+                  "softmax_no_max_shift": soft_no_max_shift,
+                  "softmax_max_shift_global": soft_global_max_shift,
+                  "scores_clamped": tuple(soft_clamped(c) for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
     FunctionCheck(
-        "test_hard_lookup", target="hard_lookup", inputs=lambda rng, trial: {
-            k: v for k, v in lookup_inputs(rng, trial).items() if k != "temperature"},
+        "test_hard_lookup", target="hard_lookup", inputs=hard_inputs,
         call="hard_lookup(_I['q'], _I['k'], _I['v'])", reference=ref_hard, trials=3, atol=1e-5,
         mistakes={"hard_lookup_argmin":
                   lambda q, k, v: ref_hard(q, k, v, torch.argmin),
                   "hard_lookup_is_soft":
-                  lambda q, k, v: ref_soft(q, k, v, 1.0)[0]}),
+                  lambda q, k, v: ref_soft(q, k, v, 1.0)[0],
+                  "hard_lookup_nearest_key": hard_nearest}),
 ]

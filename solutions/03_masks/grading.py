@@ -70,7 +70,32 @@ def _toy(mask_fn):
 _causal_attn = _toy(lambda L: torch.ones(L, L, dtype=torch.bool).tril())
 _full_attn = _toy(lambda L: None)
 _peek_one = _toy(lambda L: torch.ones(L, L, dtype=torch.bool).tril(1))
+
+def _first_sees_all(L):
+    m = torch.ones(L, L, dtype=torch.bool).tril()
+    m[0] = True
+    return m
+
+def _everyone_sees_last(L):
+    m = torch.ones(L, L, dtype=torch.bool).tril()
+    m[:, -1] = True
+    return m
+
+_first_peeks = _toy(_first_sees_all)      # only position 0 leaks (compared only at t: unseen)
+_last_peeked = _toy(_everyone_sees_last)  # every position reads the last one (perturbing only t + 1: unseen)
 """
+
+#: The toy attentions in order: causal, full, peeks one step, position 0 sees all, all see the last one.
+FUTURE_TOYS = ("_causal_attn", "_full_attn", "_peek_one", "_first_peeks", "_last_peeked")
+
+
+def future_probe(L, t, perturbed, compared):
+    """What a leak probe answers for each of FUTURE_TOYS when it perturbs the positions
+    ``perturbed`` and compares the outputs at ``compared`` (sets of positions)."""
+    def sees(i):  # the positions output i reads, per toy
+        return [set(range(i + 1)), set(range(L)), set(range(min(i + 2, L))),
+                set(range(L)) if i == 0 else set(range(i + 1)), set(range(i + 1)) | {L - 1}]
+    return [any(sees(i)[n] & set(perturbed) for i in compared) for n in range(len(FUTURE_TOYS))]
 
 CHECKS = [
     ByHandCheck("test_causal_by_hand", variable="causal", skill="causal_mask_build"),
@@ -82,7 +107,8 @@ CHECKS = [
         mistakes={"causal_excludes_diagonal":
                   lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril((S or L) - L - 1),
                   "inverted_mask": lambda L, S: ~ref_causal(L, S),
-                  "causal_kv_misaligned": lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril()},
+                  "causal_kv_misaligned": (lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril(),
+                                           lambda L, S: torch.ones(L, S or L, dtype=torch.bool).tril(L - (S or L)))},
         forbid_attrs=("causal_mask",)),
     FunctionCheck(
         "test_padding_mask", target="padding_mask", inputs=padding_inputs, trials=3,
@@ -99,7 +125,10 @@ CHECKS = [
         forbid_attrs=("combine_masks",)),
     FunctionCheck(
         "test_sees_future", target="sees_future", inputs=future_inputs, trials=3, setup=FUTURE_SETUP,
-        call="[sees_future(_causal_attn, L=_I['L'], t=_I['t']), sees_future(_full_attn, L=_I['L'], t=_I['t']),"
-             " sees_future(_peek_one, L=_I['L'], t=_I['t'])]",
-        reference=lambda L, t: [False, True, True]),
+        call="[sees_future(a, L=_I['L'], t=_I['t']) for a in (%s)]" % ", ".join(FUTURE_TOYS),
+        reference=lambda L, t: future_probe(L, t, range(t + 1, L), range(t + 1)),
+        mistakes={"leak_probe_one_output": lambda L, t: future_probe(L, t, range(t + 1, L), [t]),
+                  "leak_probe_one_position": (lambda L, t: future_probe(L, t, [t + 1], range(t + 1)),
+                                              lambda L, t: future_probe(L, t, [L - 1], range(t + 1))),
+                  "leak_probe_always_leaky": lambda L, t: [True] * len(FUTURE_TOYS)}),
 ]

@@ -22,7 +22,7 @@ def pe_inputs(rng, trial):
     # only (a loop filling two column pairs per step) is always caught
     base = 10000.0 if trial % 2 == 0 else float(rng.uniform(50.0, 5000.0))
     d_model = 4 * int(rng.integers(1, 7)) + (2 if trial >= 2 else 0)
-    return {"L": int(rng.integers(1, 41)), "d_model": d_model, "base": base}
+    return {"L": int(rng.integers(3, 41)), "d_model": d_model, "base": base}  # L >= 3: cos(pos) < 0 shows
 
 
 PE_SETUP = """
@@ -59,8 +59,11 @@ def _table(L, d_model, base, exponent=lambda j: j - j % 2, layout="interleaved",
 
 PE_MISTAKES = {
     "pe_sin_cos_swapped": lambda L, d_model, base: _table(L, d_model, base, swap=True),
-    "pe_pair_exponent":
+    "pe_pair_exponent": (  # wrong at one parity of column only: odd columns (their own index), even ones (the next)
         lambda L, d_model, base: _table(L, d_model, base, exponent=lambda j: j),
+        lambda L, d_model, base: _table(L, d_model, base, exponent=lambda j: j + 1 - j % 2 * 2)),
+    "pe_exponent_i_not_2i": lambda L, d_model, base: _table(L, d_model, base, exponent=lambda j: (j - j % 2) / 2),
+    "pe_exponent_doubled": lambda L, d_model, base: _table(L, d_model, base, exponent=lambda j: 2 * (j - j % 2)),
     "pe_halves_not_interleaved":
         lambda L, d_model, base: _table(L, d_model, base, layout="halves"),
     "index_from_one": lambda L, d_model, base: _table(L, d_model, base, first=1),
