@@ -1,4 +1,5 @@
 # breaks: test_block
+# mistake: block_post_ln
 # Block normalises after each residual sum (post-LN) in GPT's pre-LN block.
 # %% patch: block
 # - h = x + self.attn(self.norm1(x))  # (B, L, d_model): the residual stream is only added to
