@@ -18,9 +18,14 @@ A = "07_encoder_decoder"
 
 # ------------------------------------------------------------------ padding_mask
 def pad_inputs(rng, trial):
-    B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9))
+    """Edge cases: one full sequence and one of length 1; trial 2: every sequence padded (the mask is
+    still S wide) and S of 65-90 positions (positions sliced from a fixed 16 or 64 table fail);
+    odd trials: lengths as a list."""
+    B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9)) if trial != 2 else int(rng.integers(65, 91))
     lengths = rng.integers(1, S + 1, size=B)
-    lengths[0], lengths[-1] = S, 1  # edge cases: one full sequence and one of length 1
+    lengths[0], lengths[-1] = S, 1
+    if trial == 2:
+        lengths = rng.integers(1, S - 1, size=B)
     as_list = trial % 2 == 1
     return {"lengths": [int(n) for n in lengths] if as_list else lengths.astype(np.int64), "S": S}
 
@@ -47,15 +52,20 @@ def _pad_np(lengths, S, shift=0):
     return np.arange(S)[None, :] < (np.asarray(lengths)[:, None] + shift)
 
 
+def _pad_width_from_lengths(lengths, S):
+    return _pad_np(lengths, int(np.max(lengths))), True
+
+
 # ------------------------------------------------------------------ encoder_decoder_masks
 def masks_inputs(rng, trial):
-    """S != L (catches swapped paddings), padding on both sides; trial 2: a target longer than
-    16 and 64 positions (a causal mask sliced from a fixed-size buffer fails); odd trials: lists."""
+    """S != L (catches swapped paddings), padding on both sides; trial 2: a source and a target longer
+    than 16 and 64 positions (a mask or positions sliced from a fixed-size buffer fail), every
+    sequence padded (widths come from S and L, not from the lengths); odd trials: lists."""
     B = int(rng.integers(1, 4))
-    S = int(rng.integers(3, 8))
-    L = int(rng.choice([n for n in range(3, 8) if n != S])) if trial != 2 else int(rng.integers(65, 90))
-    src = rng.integers(1, S + 1, size=B)
-    tgt = rng.integers(1, L + 1, size=B)
+    S = int(rng.integers(3, 8)) if trial != 2 else int(rng.integers(65, 90))
+    L = int(rng.choice([n for n in range(3, 8) if n != S])) if trial != 2 else S + int(rng.choice([-1, 1]))
+    src = rng.integers(1, S + 1, size=B) if trial != 2 else rng.integers(1, S - 1, size=B)
+    tgt = rng.integers(1, L + 1, size=B) if trial != 2 else rng.integers(1, L - 1, size=B)
     src[0], tgt[-1] = max(2, S - 2), L - 1  # some padding on both sides (S, L >= 3)
     as_list = trial % 2 == 1
     conv = (lambda a: [int(n) for n in a]) if as_list else (lambda a: a.astype(np.int64))
@@ -211,7 +221,8 @@ CHECKS = [
                   "length_off_by_one":
                       lambda lengths, S: (_pad_np(lengths, S, 1), True),
                   "lengths_not_checked":
-                      lambda lengths, S: (_pad_np(lengths, S), False)}),
+                      lambda lengths, S: (_pad_np(lengths, S), False),
+                  "padding_width_from_lengths": _pad_width_from_lengths}),
     FunctionCheck(
         "test_encoder_decoder_masks", target="encoder_decoder_masks", inputs=masks_inputs,
         call="encoder_decoder_masks(_I['src_lengths'], _I['tgt_lengths'], _I['S'], _I['L'])",

@@ -171,10 +171,10 @@ def top_p_drop_crossing(logits, p, keep_first=False):
 
 def cache_inputs(rng, trial):
     """Trial 0: nothing cached; trial 1: one new position after a long cache (65-80 positions: a cache
-    kept in a fixed 16- or 64-slot buffer fails); trial 2: several new positions, d_v != d_k."""
+    kept in a fixed 16- or 64-slot buffer fails); trial 2: several new positions, B = H = 2, d_v != d_k."""
     B, H, d_k, d_v = int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
-    if trial == 2 and d_v == d_k:
-        d_v = d_k + 1  # a scale by sqrt(d_v) instead of sqrt(d_k) shows
+    if trial == 2:  # two sequences and two heads (axes mixed up show); a scale by sqrt(d_v) shows
+        B, H, d_v = 2, 2, (d_k + 1 if d_v == d_k else d_v)
     S_old, L_new = [(0, int(rng.integers(2, 6))), (int(rng.integers(65, 81)), 1), (int(rng.integers(1, 5)), int(rng.integers(2, 4)))][trial]
     inp = {"q": rng.standard_normal((B, H, L_new, d_k)), "k": rng.standard_normal((B, H, L_new, d_k)),
            "v": rng.standard_normal((B, H, L_new, d_v)), "cache_k": None, "cache_v": None}
