@@ -212,6 +212,9 @@ def ref_counts(spec, frozen, meta=False, mistake=None):
         return [ref_count(m), ref_count(m)]
     if mistake == "always_trainable":  # frozen parameters skipped whatever trainable_only says
         return [ref_count(m, trainable_only=True), ref_count(m, trainable_only=True)]
+    if mistake == "weights_only":  # only the tensors named *weight: biases (linear and LayerNorm) forgotten
+        ps = [p for n, p in m.named_parameters() if n.endswith("weight")]
+        return [sum(p.numel() for p in ps), sum(p.numel() for p in ps if p.requires_grad)]
     if mistake == "tied_twice":  # every module's own parameters: a tied matrix counted under both modules
         ps = list(m.named_parameters(remove_duplicate=False))
         return [sum(p.numel() for _, p in ps), sum(p.numel() for _, p in ps if p.requires_grad)]
@@ -247,6 +250,9 @@ def ref_block_counts(cases, drop=None):
             n = count_with_bias(d, h, d_ff)
         elif drop == "norm_bias_kept" and not bias:  # the two LayerNorms keep their bias
             n += 2 * d
+        elif drop == "no_bias":  # biases left out although bias=True
+            with torch.device("meta"):
+                n = ref_count(EncoderBlock(d, h, d_ff, bias=False))
         out.append(n)
     return np.array(out, dtype=np.float64)
 
@@ -290,6 +296,7 @@ CHECKS = [
                   "count_ignores_trainable_only": (lambda **r: ref_counts(**r, mistake="ignores_trainable"),
                                                    lambda **r: ref_counts(**r, mistake="always_trainable")),
                   "tied_head_counted_twice": lambda **r: ref_counts(**r, mistake="tied_twice"),
+                  "params_without_bias": lambda **r: ref_counts(**r, mistake="weights_only"),
                   "count_state_dict":
                       lambda **r: ref_counts(**r, mistake="state_dict")}),
     FunctionCheck(
@@ -299,6 +306,7 @@ CHECKS = [
         mistakes={"forget_w_o": lambda cases: ref_block_counts(cases, "w_o"),
                   "forget_layernorm_params": lambda cases: ref_block_counts(cases, "norms"),
                   "params_times_heads": lambda cases: ref_block_counts(cases, "heads"),
+                  "params_without_bias": lambda cases: ref_block_counts(cases, "no_bias"),
                   "count_bias_when_disabled": (lambda cases: ref_block_counts(cases, "bias_always"),
                                                lambda cases: ref_block_counts(cases, "norm_bias_kept"))}),
 ]

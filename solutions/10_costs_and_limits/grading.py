@@ -111,12 +111,17 @@ def params_inputs(rng, trial):
             "meta": trial == 0}
 
 
-def params_ref(trainable=None, **inp):
-    """The course's count; ``trainable`` True/False: the count as if trainable_only were that value."""
+def params_ref(trainable=None, weights_only=False, **inp):
+    """The course's count; ``trainable`` True/False: the count as if trainable_only were that value;
+    ``weights_only``: only the tensors named ``*weight`` (the biases forgotten)."""
     ns = {"torch": torch, "nn": nn}
     exec(MODULE_SETUP, ns)  # the same course-written module builder as in the sandbox
     only = inp["trainable_only"] if trainable is None else trainable
-    return as_int(ref_count(ns["_grader_module"](inp), trainable_only=only))
+    m = ns["_grader_module"](inp)
+    if weights_only:
+        return as_int(sum(p.numel() for n, p in m.named_parameters()
+                          if n.endswith("weight") and (p.requires_grad or not only)))
+    return as_int(ref_count(m, trainable_only=only))
 
 
 CHECKS = [
@@ -152,7 +157,8 @@ CHECKS = [
         mistakes={"count_state_dict":
                   lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values())),
                   "count_ignores_trainable_only": (lambda **i: params_ref(trainable=False, **i),   # never skips
-                                                   lambda **i: params_ref(trainable=True, **i))}),  # always skips
+                                                   lambda **i: params_ref(trainable=True, **i)),  # always skips
+                  "params_without_bias": lambda **i: params_ref(weights_only=True, **i)}),
 ]
 TIMEOUT = 10
 
