@@ -192,12 +192,14 @@ attention_ref, block_ref, model_ref = _parts.attention_ref, _parts.block_ref, _p
 
 # ------------------------------------------------------------------ sample_next_token
 def sample_inputs(rng, trial):
-    """One option per trial: temperature alone, with top-k, with top-p, with both filters (sampled: the
-    order top-k then top-p shows), and greedy with a temperature and both filters (which it ignores)."""
+    """One option per trial: a temperature below 1 alone, with top-k, above 1 with top-p, with both
+    filters (sampled: the order top-k then top-p shows), and greedy with a temperature and both filters
+    (which it ignores).  Temperatures on both sides of 1: a temperature applied only one way shows."""
     B, V = 200, int(rng.integers(4, 16))
-    opts = [{"temperature": float(rng.uniform(0.5, 2.0)), "top_k": None, "top_p": None, "greedy": False},
+    opts = [{"temperature": float(rng.uniform(0.3, 0.9)), "top_k": None, "top_p": None, "greedy": False},  # T < 1
             {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": int(rng.integers(1, V)), "top_p": None, "greedy": False},
-            {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": None, "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
+            {"temperature": float(rng.uniform(1.2, 3.0)), "top_k": None, "top_p": float(rng.uniform(0.3, 0.9)),
+             "greedy": False},  # T > 1
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
              "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
@@ -205,9 +207,12 @@ def sample_inputs(rng, trial):
     return {"logits": rng.standard_normal((B, V)) * 2, "seed": int(rng.integers(1 << 30)), **opts}
 
 
-def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False, p_first=False, no_greedy=False):
+def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False, p_first=False, no_greedy=False,
+               temp_as=None):
     lg = torch.as_tensor(logits, dtype=torch.float32)  # the dtype the sandbox decodes to
     gen = torch.Generator().manual_seed(seed)
+    if temp_as is not None:  # the temperature ignored (1.0), or applied only above / below 1
+        temperature = temp_as(temperature)
     if mult:
         lg, temperature = lg * temperature * temperature, temperature  # logits multiplied by T instead of divided
     if p_first and top_k is not None and top_p is not None and not greedy:  # top-p on the full distribution first
@@ -239,6 +244,8 @@ CHECKS = [
         reference=sample_ref, atol=0, rtol=0,
         mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True),
                   "top_p_before_top_k": lambda **i: sample_ref(**i, p_first=True),
+                  "temperature_ignored": tuple((lambda f: lambda **i: sample_ref(**i, temp_as=f))(f) for f in (
+                      lambda t: 1.0, lambda t: max(t, 1.0), lambda t: min(t, 1.0))),
                   "greedy_flag_ignored": lambda **i: sample_ref(**i, no_greedy=True)},
         forbid_attrs=("sample_next_token", "generate")),
     PartCheck(
