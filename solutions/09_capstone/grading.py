@@ -244,8 +244,9 @@ CHECKS = [
         reference=sample_ref, atol=0, rtol=0,
         mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True),
                   "top_p_before_top_k": lambda **i: sample_ref(**i, p_first=True),
-                  "temperature_ignored": tuple((lambda f: lambda **i: sample_ref(**i, temp_as=f))(f) for f in (
-                      lambda t: 1.0, lambda t: max(t, 1.0), lambda t: min(t, 1.0))),
+                  "temperature_ignored": (lambda **i: sample_ref(**i, temp_as=lambda t: 1.0),
+                                          lambda **i: sample_ref(**i, temp_as=lambda t: max(t, 1.0)),  # only above 1
+                                          lambda **i: sample_ref(**i, temp_as=lambda t: min(t, 1.0))),  # only below
                   "greedy_flag_ignored": lambda **i: sample_ref(**i, no_greedy=True)},
         forbid_attrs=("sample_next_token", "generate")),
     PartCheck(
