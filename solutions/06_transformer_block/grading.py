@@ -308,5 +308,6 @@ CHECKS = [
                   "params_times_heads": lambda cases: ref_block_counts(cases, "heads"),
                   "params_without_bias": lambda cases: ref_block_counts(cases, "no_bias"),
                   "count_bias_when_disabled": (lambda cases: ref_block_counts(cases, "bias_always"),
-                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))}),
+                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))},
+        forbid_attrs=("TransformerEncoderLayer", "TransformerEncoder", "MultiheadAttention")),  # by formula
 ]
