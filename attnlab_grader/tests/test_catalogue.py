@@ -28,8 +28,9 @@ UNNAMED = {
     "10_costs_and_limits": ["kv_returns_float", "count_dedupes_by_data_ptr"],
     # an implementation detail that shows at one parity of d_model / 2 only (what the trials force)
     "04_positional_encoding": ["pe_two_pairs_per_step"],
-    # a storage address taken as a parameter's identity: wrong only where storage has no address (meta)
-    "06_transformer_block": ["count_dedupes_by_data_ptr"],
+    # a storage address taken as a parameter's identity: wrong only where storage has no address (meta);
+    # ... and torch's own TransformerEncoderLayer counted instead of the formula (the library version)
+    "06_transformer_block": ["count_dedupes_by_data_ptr", "block_count_builds_torch_layer"],
     # a doubled gradient (backward twice): what clipping hides unless a trial leaves the clip inactive
     # ... and the interface: a TinyGPT that returns the logits alone (no (logits, loss) pair)
     "09_capstone": ["gpt_returns_logits_only", "step_backward_twice", "step_fakes_the_loss"],

@@ -85,8 +85,10 @@ class _SelfAttn(nn.Module):
             self.mha.in_proj_weight.copy_(torch.cat([I['wq'], I['wk'], I['wv']]))
             self.mha.in_proj_bias.copy_(torch.cat([I['bq'], I['bk'], I['bv']]))
             self.mha.out_proj.weight.copy_(I['wo']); self.mha.out_proj.bias.copy_(I['bo'])
-    def forward(self, t, **kwargs):
-        return self.mha(t, t, t, need_weights=False)[0], None
+    def forward(self, query, key=None, value=None, **kwargs):  # called as self_attn(t) or self_attn(q, k, v)
+        key = query if key is None else key
+        value = key if value is None else value
+        return self.mha(query, key, value, need_weights=False)[0], None
 
 def _linear(w, b):
     lin = nn.Linear(w.shape[1], w.shape[0])
@@ -145,6 +147,9 @@ def _block_variant(raw, kind):
             if kind == "one_norm":
                 h = x + sa(n1(x))
                 return h + ffn(n1(h))
+            if kind == "kv_from_stream":  # queries normalised, keys and values from the raw stream
+                h = x + blk.self_attn(n1(x), x, x)[0]
+                return h + ffn(n2(h))
         else:
             if kind == "normalise_branch":
                 h = x + n1(sa(x))
@@ -205,6 +210,14 @@ def ref_counts(spec, frozen, meta=False, mistake=None):
         return [float(len(list(m.parameters()))), float(sum(1 for p in m.parameters() if p.requires_grad))]
     if mistake == "ignores_trainable":
         return [ref_count(m), ref_count(m)]
+    if mistake == "always_trainable":  # frozen parameters skipped whatever trainable_only says
+        return [ref_count(m, trainable_only=True), ref_count(m, trainable_only=True)]
+    if mistake == "weights_only":  # only the tensors named *weight: biases (linear and LayerNorm) forgotten
+        ps = [p for n, p in m.named_parameters() if n.endswith("weight")]
+        return [sum(p.numel() for p in ps), sum(p.numel() for p in ps if p.requires_grad)]
+    if mistake == "tied_twice":  # every module's own parameters: a tied matrix counted under both modules
+        ps = list(m.named_parameters(remove_duplicate=False))
+        return [sum(p.numel() for _, p in ps), sum(p.numel() for _, p in ps if p.requires_grad)]
     if mistake == "state_dict":
         n = sum(t.numel() for t in m.state_dict().values())
         return [n, n]
@@ -237,6 +250,9 @@ def ref_block_counts(cases, drop=None):
             n = count_with_bias(d, h, d_ff)
         elif drop == "norm_bias_kept" and not bias:  # the two LayerNorms keep their bias
             n += 2 * d
+        elif drop == "no_bias":  # biases left out although bias=True
+            with torch.device("meta"):
+                n = ref_count(EncoderBlock(d, h, d_ff, bias=False))
         out.append(n)
     return np.array(out, dtype=np.float64)
 
@@ -270,13 +286,17 @@ CHECKS = [
                       lambda **r: _block_variant(r, "normalise_branch"),
                   "ffn_reads_block_input":
                       lambda **r: _block_variant(r, "ffn_reads_x"),
-                  "one_norm_for_both_sublayers": lambda **r: _block_variant(r, "one_norm")},
+                  "one_norm_for_both_sublayers": lambda **r: _block_variant(r, "one_norm"),
+                  "pre_ln_keys_not_normalised": lambda **r: _block_variant(r, "kv_from_stream")},
         forbid_attrs=("TransformerEncoderLayer", "TransformerEncoder")),
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=count_inputs, setup=COUNT_SETUP,
         call="_count_call(count_parameters, _I)", reference=ref_counts, trials=3, atol=0.0, rtol=0.0,
         mistakes={"count_tensors_not_scalars": lambda **r: ref_counts(**r, mistake="tensors"),
-                  "count_ignores_trainable_only": lambda **r: ref_counts(**r, mistake="ignores_trainable"),
+                  "count_ignores_trainable_only": (lambda **r: ref_counts(**r, mistake="ignores_trainable"),
+                                                   lambda **r: ref_counts(**r, mistake="always_trainable")),
+                  "tied_head_counted_twice": lambda **r: ref_counts(**r, mistake="tied_twice"),
+                  "params_without_bias": lambda **r: ref_counts(**r, mistake="weights_only"),
                   "count_state_dict":
                       lambda **r: ref_counts(**r, mistake="state_dict")}),
     FunctionCheck(
@@ -286,6 +306,8 @@ CHECKS = [
         mistakes={"forget_w_o": lambda cases: ref_block_counts(cases, "w_o"),
                   "forget_layernorm_params": lambda cases: ref_block_counts(cases, "norms"),
                   "params_times_heads": lambda cases: ref_block_counts(cases, "heads"),
+                  "params_without_bias": lambda cases: ref_block_counts(cases, "no_bias"),
                   "count_bias_when_disabled": (lambda cases: ref_block_counts(cases, "bias_always"),
-                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))}),
+                                               lambda cases: ref_block_counts(cases, "norm_bias_kept"))},
+        forbid_attrs=("TransformerEncoderLayer", "TransformerEncoder", "MultiheadAttention")),  # by formula
 ]

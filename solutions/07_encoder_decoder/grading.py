@@ -18,9 +18,14 @@ A = "07_encoder_decoder"
 
 # ------------------------------------------------------------------ padding_mask
 def pad_inputs(rng, trial):
-    B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9))
+    """Edge cases: one full sequence and one of length 1; trial 2: every sequence padded (the mask is
+    still S wide) and S of 65-90 positions (positions sliced from a fixed 16 or 64 table fail);
+    odd trials: lengths as a list."""
+    B, S = int(rng.integers(2, 5)), int(rng.integers(2, 9)) if trial != 2 else int(rng.integers(65, 91))
     lengths = rng.integers(1, S + 1, size=B)
-    lengths[0], lengths[-1] = S, 1  # edge cases: one full sequence and one of length 1
+    lengths[0], lengths[-1] = S, 1
+    if trial == 2:
+        lengths = rng.integers(1, S - 1, size=B)
     as_list = trial % 2 == 1
     return {"lengths": [int(n) for n in lengths] if as_list else lengths.astype(np.int64), "S": S}
 
@@ -47,15 +52,20 @@ def _pad_np(lengths, S, shift=0):
     return np.arange(S)[None, :] < (np.asarray(lengths)[:, None] + shift)
 
 
+def _pad_width_from_lengths(lengths, S):
+    return _pad_np(lengths, int(np.max(lengths))), True
+
+
 # ------------------------------------------------------------------ encoder_decoder_masks
 def masks_inputs(rng, trial):
-    """S != L (catches swapped paddings), padding on both sides; trial 2: a target longer than
-    16 and 64 positions (a causal mask sliced from a fixed-size buffer fails); odd trials: lists."""
+    """S != L (catches swapped paddings), padding on both sides; trial 2: a source and a target longer
+    than 16 and 64 positions (a mask or positions sliced from a fixed-size buffer fail), every
+    sequence padded (widths come from S and L, not from the lengths); odd trials: lists."""
     B = int(rng.integers(1, 4))
-    S = int(rng.integers(3, 8))
-    L = int(rng.choice([n for n in range(3, 8) if n != S])) if trial != 2 else int(rng.integers(65, 90))
-    src = rng.integers(1, S + 1, size=B)
-    tgt = rng.integers(1, L + 1, size=B)
+    S = int(rng.integers(3, 8)) if trial != 2 else int(rng.integers(65, 90))
+    L = int(rng.choice([n for n in range(3, 8) if n != S])) if trial != 2 else S + int(rng.choice([-1, 1]))
+    src = rng.integers(1, S + 1, size=B) if trial != 2 else rng.integers(1, S - 1, size=B)
+    tgt = rng.integers(1, L + 1, size=B) if trial != 2 else rng.integers(1, L - 1, size=B)
     src[0], tgt[-1] = max(2, S - 2), L - 1  # some padding on both sides (S, L >= 3)
     as_list = trial % 2 == 1
     conv = (lambda a: [int(n) for n in a]) if as_list else (lambda a: a.astype(np.int64))
@@ -75,6 +85,8 @@ def ref_masks(src_lengths, tgt_lengths, S, L, mistake=None):
         cross = combine_masks(torch.ones(L, S, dtype=torch.bool).tril(), cross)
     elif mistake == "no_causal_decoder":
         dec = tgt[:, None, :].expand(B, L, L)
+    elif mistake == "strict_causal":  # query i sees keys j < i only
+        dec = combine_masks(torch.ones(L, L, dtype=torch.bool).tril(-1), tgt[:, None, :])
     elif mistake == "no_pad_decoder":
         dec = causal_mask(L).expand(B, L, L)
     elif mistake == "query_rows":
@@ -89,7 +101,7 @@ def ref_masks(src_lengths, tgt_lengths, S, L, mistake=None):
 
 # ------------------------------------------------------------------ depends_on_future
 _KINDS = ["causal", "open", "peek_next", "peek_last", "ffn", "causal_stack", "leaky_second_layer", "shift_back",
-          "open_pre_ln"]
+          "open_pre_ln", "peek_at_t"]
 
 
 def future_inputs(rng):
@@ -131,19 +143,31 @@ def _last(L):
     m[:, -1] = True
     return m
 
+def _at_t(t):
+    def allow(L):  # causal, and query t - 1 also sees key t: a leak at the one boundary the probe names
+        m = _tril(L)
+        m[t - 1, t] = True
+        return m
+    return allow
+
 def _models(I):
     full = lambda L: torch.ones(L, L, dtype=torch.bool)
     return [_Attn(I, _tril), _Attn(I, full), _Attn(I, lambda L: _tril(L, 1)), _Attn(I, _last), _FFN(I),
             nn.Sequential(_Attn(I, _tril), _FFN(I), _Attn(I, _tril)),
             nn.Sequential(_Attn(I, _tril), _Attn(I, full), _Attn(I, _tril)), _ShiftBack(),
-            _Attn(I, full, pre_ln=True)]
+            _Attn(I, full, pre_ln=True), _Attn(I, _at_t(int(I['t'])))]
 
 def _future_call(f, I):
-    return [bool(f(m, I['x'].clone(), int(I['t']))) for m in _models(I)]
+    answers, untouched = [], True
+    for m in _models(I):
+        x = I['x'].clone()
+        answers.append(bool(f(m, x, int(I['t']))))
+        untouched = untouched and torch.equal(x, I['x'])  # the caller's x must come back unchanged
+    return answers, untouched
 """
 
 
-def _allow(kind, L):
+def _allow(kind, L, t):
     """The model's attention pattern(s), built with attnlab's causal_mask."""
     causal = causal_mask(L)
     if kind in ("causal", "causal_stack", "ffn", "shift_back"):
@@ -158,21 +182,32 @@ def _allow(kind, L):
         return m
     if kind == "leaky_second_layer":
         return torch.ones(L, L, dtype=torch.bool)  # one unmasked layer in the stack
+    if kind == "peek_at_t":  # query t - 1 also sees key t, nothing else leaks
+        m = causal.clone()
+        m[t - 1, t] = True
+        return m
     raise KeyError(kind)
 
 
 def ref_future(x, t, wq, wk, wv, w1, w2, mistake=None):
+    """``(answers, True)``: each model's answer, and True for the caller's x left unchanged."""
     L = x.shape[1]
     out = []
     for kind in _KINDS:
-        allow = _allow(kind, L)
+        allow = _allow(kind, L, t)
         if mistake == "only_t":
             out.append(bool(allow[:t, t].any()))
         elif mistake == "includes_t":
             out.append(kind != "shift_back")  # output t reads input t in every model but the backward shift
+        elif mistake == "shifted":  # perturbs t + 1 .. L - 1, compares 0 .. t: the question for t + 1
+            out.append(bool(allow[:t + 1, t + 1:].any()))
         else:
             out.append(bool(allow[:t, t:].any()))  # a query before t may attend a key at >= t
-    return np.array(out)
+    return np.array(out), mistake != "in_place"
+
+
+def _constant(value):
+    return lambda **r: (np.full(len(_KINDS), value, dtype=bool), True)
 
 
 CHECKS = [
@@ -186,7 +221,8 @@ CHECKS = [
                   "length_off_by_one":
                       lambda lengths, S: (_pad_np(lengths, S, 1), True),
                   "lengths_not_checked":
-                      lambda lengths, S: (_pad_np(lengths, S), False)}),
+                      lambda lengths, S: (_pad_np(lengths, S), False),
+                  "padding_width_from_lengths": _pad_width_from_lengths}),
     FunctionCheck(
         "test_encoder_decoder_masks", target="encoder_decoder_masks", inputs=masks_inputs,
         call="encoder_decoder_masks(_I['src_lengths'], _I['tgt_lengths'], _I['S'], _I['L'])",
@@ -196,6 +232,7 @@ CHECKS = [
                   "needless_causal_mask":
                       lambda **r: ref_masks(**r, mistake="causal_cross"),
                   "missing_causal_mask": lambda **r: ref_masks(**r, mistake="no_causal_decoder"),
+                  "causal_excludes_diagonal": lambda **r: ref_masks(**r, mistake="strict_causal"),
                   "missing_padding_mask":
                       lambda **r: ref_masks(**r, mistake="no_pad_decoder"),
                   "mask_padded_queries": (lambda **r: ref_masks(**r, mistake="query_rows"),
@@ -208,8 +245,11 @@ CHECKS = [
                       lambda **r: ref_future(**r, mistake="only_t"),
                   "leak_probe_compares_t":
                       lambda **r: ref_future(**r, mistake="includes_t"),
-                  "leak_probe_alias": lambda **r: np.zeros(len(_KINDS), dtype=bool),
-                  "leak_probe_always_leaky": lambda **r: np.ones(len(_KINDS), dtype=bool),
+                  "leak_probe_alias": (_constant(False),  # the copy never differs; an alias also changes x
+                                       lambda **r: (np.zeros(len(_KINDS), dtype=bool), False)),
+                  "leak_probe_always_leaky": _constant(True),
                   "leak_probe_constant_shift":
-                      lambda **r: ref_future(**r) & (np.arange(len(_KINDS)) != _KINDS.index("open_pre_ln"))}),
+                      lambda **r: (ref_future(**r)[0] & (np.arange(len(_KINDS)) != _KINDS.index("open_pre_ln")), True),
+                  "leak_probe_shifted_by_one": lambda **r: ref_future(**r, mistake="shifted"),
+                  "input_modified_in_place": lambda **r: ref_future(**r, mistake="in_place")}),
 ]

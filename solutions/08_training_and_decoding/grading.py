@@ -133,9 +133,17 @@ def top_k_inputs(rng, trial):
 
 
 def top_p_inputs(rng, trial):
+    """Trial 0: p falls inside the mass of the second or a later token of row 0 (the token that
+    crosses p is not the most probable one, so dropping it, or keeping only the first, shows)."""
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
+    logits = rng.standard_normal(shape) * 2
     p = [float(rng.uniform(0.3, 0.9)), float(rng.uniform(0.05, 0.6)), 1.0][trial % 3]
-    return {"logits": rng.standard_normal(shape) * 2, "p": p}
+    if trial == 0:
+        probs = np.sort(np.exp(logits[0] - logits[0].max()))[::-1]
+        probs /= probs.sum()
+        j = int(rng.integers(1, shape[-1] - 1))  # the crossing token's rank, 1 .. V - 2
+        p = float(probs[:j].sum() + rng.uniform(0.2, 0.8) * probs[j])
+    return {"logits": logits, "p": p}
 
 
 def top_k_exactly_k(logits, k):
@@ -152,16 +160,22 @@ def top_p_no_unsort(logits, p):
     return x.masked_fill(drop, float("-inf"))
 
 
-def top_p_drop_crossing(logits, p):
+def top_p_drop_crossing(logits, p, keep_first=False):
     x = t64(logits)
     sx, order = torch.sort(x, dim=-1, descending=True)
     drop_sorted = sx.softmax(-1).cumsum(-1) > p
+    if keep_first:  # ... but the most probable token always stays
+        drop_sorted[..., 0] = False
     return x.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), float("-inf"))
 
 
 def cache_inputs(rng, trial):
+    """Trial 0: nothing cached; trial 1: one new position after a long cache (65-80 positions: a cache
+    kept in a fixed 16- or 64-slot buffer fails); trial 2: several new positions, B = H = 2, d_v != d_k."""
     B, H, d_k, d_v = int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
-    S_old, L_new = [(0, int(rng.integers(2, 6))), (int(rng.integers(1, 6)), 1), (int(rng.integers(1, 5)), int(rng.integers(2, 4)))][trial]
+    if trial == 2:  # two sequences and two heads (axes mixed up show); a scale by sqrt(d_v) shows
+        B, H, d_v = 2, 2, (d_k + 1 if d_v == d_k else d_v)
+    S_old, L_new = [(0, int(rng.integers(2, 6))), (int(rng.integers(65, 81)), 1), (int(rng.integers(1, 5)), int(rng.integers(2, 4)))][trial]
     inp = {"q": rng.standard_normal((B, H, L_new, d_k)), "k": rng.standard_normal((B, H, L_new, d_k)),
            "v": rng.standard_normal((B, H, L_new, d_v)), "cache_k": None, "cache_v": None}
     if S_old:
@@ -170,11 +184,15 @@ def cache_inputs(rng, trial):
     return inp
 
 
-def cache_ref(q, k, v, cache_k, cache_v, mask_fn=None, new_first=False):
+def cache_ref(q, k, v, cache_k, cache_v, mask_fn=None, new_first=False, drop_oldest=False, window=None):
+    if drop_oldest and cache_k is not None:  # the oldest cached position is lost on every update
+        cache_k, cache_v = cache_k[:, :, 1:], cache_v[:, :, 1:]
     cache = KVCache()
     if cache_k is not None and not new_first:
         cache.update(t64(cache_k), t64(cache_v))
     k_all, v_all = cache.update(t64(k), t64(v))
+    if window is not None:  # a cache kept in a fixed number of slots: only the newest positions survive
+        k_all, v_all = k_all[:, :, -window:], v_all[:, :, -window:]
     if cache_k is not None and new_first:
         cache.update(t64(cache_k), t64(cache_v))
         k_all, v_all = cache.k, cache.v
@@ -215,14 +233,17 @@ CHECKS = [
         "test_top_p_filter", target="top_p_filter", inputs=top_p_inputs, trials=3,
         call="top_p_filter(_I['logits'], _I['p'])", reference=lambda logits, p: ref_top_p(t64(logits), p),
         mistakes={"top_p_left_sorted": top_p_no_unsort,
-                  "top_p_excludes_crossing": top_p_drop_crossing}),
+                  "top_p_excludes_crossing": (top_p_drop_crossing,
+                                              lambda logits, p: top_p_drop_crossing(logits, p, keep_first=True))}),
     FunctionCheck(
         "test_attend_with_cache", target="attend_with_cache", inputs=cache_inputs, trials=3, atol=1e-4,
         call="attend_with_cache(_I['q'], _I['k'], _I['v'], _I['cache_k'], _I['cache_v'])", reference=cache_ref,
         mistakes={"causal_kv_misaligned":
                   lambda **i: cache_ref(**i, mask_fn=lambda L, S: torch.ones(L, S, dtype=torch.bool).tril()),
                   "missing_causal_mask": lambda **i: cache_ref(**i, mask_fn=lambda L, S: None),
-                  "kv_cache_prepends": lambda **i: cache_ref(**i, new_first=True)},
+                  "kv_cache_prepends": lambda **i: cache_ref(**i, new_first=True),
+                  "kv_cache_drops_oldest": (lambda **i: cache_ref(**i, drop_oldest=True),
+                                            lambda **i: cache_ref(**i, window=16), lambda **i: cache_ref(**i, window=64))},
         forbid_attrs=("scaled_dot_product_attention", "MultiheadAttention"), forbid_ops=("scaled_dot_product",)),
     ByHandCheck("test_cache_bytes_by_hand", variable="n_bytes", skill="kv_cache_bytes"),
 ]

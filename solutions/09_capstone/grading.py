@@ -43,6 +43,8 @@ import torch
 
 from attnlab.nn import GPT, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
+from attnlab.nn import top_k_filter as ref_top_k
+from attnlab.nn import top_p_filter as ref_top_p
 from attnlab_grader.sandbox_gpt import GPT_SETUP
 from attnlab_grader.spec import ByHandCheck, FunctionCheck, Outcome, load_sibling
 
@@ -190,21 +192,34 @@ attention_ref, block_ref, model_ref = _parts.attention_ref, _parts.block_ref, _p
 
 # ------------------------------------------------------------------ sample_next_token
 def sample_inputs(rng, trial):
+    """One option per trial: a temperature below 1 alone, with top-k, above 1 with top-p, with both
+    filters (sampled: the order top-k then top-p shows), and greedy with a temperature and both filters
+    (which it ignores).  Temperatures on both sides of 1: a temperature applied only one way shows."""
     B, V = 200, int(rng.integers(4, 16))
-    opts = [{"temperature": float(rng.uniform(0.5, 2.0)), "top_k": None, "top_p": None, "greedy": False},
+    opts = [{"temperature": float(rng.uniform(0.3, 0.9)), "top_k": None, "top_p": None, "greedy": False},  # T < 1
             {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": int(rng.integers(1, V)), "top_p": None, "greedy": False},
-            {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": None, "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
+            {"temperature": float(rng.uniform(1.2, 3.0)), "top_k": None, "top_p": float(rng.uniform(0.3, 0.9)),
+             "greedy": False},  # T > 1
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
-             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": bool(rng.random() < 0.3)}][trial]
+             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
+            {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
+             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": True}][trial]
     return {"logits": rng.standard_normal((B, V)) * 2, "seed": int(rng.integers(1 << 30)), **opts}
 
 
-def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False):
+def sample_ref(logits, seed, temperature, top_k, top_p, greedy, mult=False, p_first=False, no_greedy=False,
+               temp_as=None):
     lg = torch.as_tensor(logits, dtype=torch.float32)  # the dtype the sandbox decodes to
+    gen = torch.Generator().manual_seed(seed)
+    if temp_as is not None:  # the temperature ignored (1.0), or applied only above / below 1
+        temperature = temp_as(temperature)
     if mult:
         lg, temperature = lg * temperature * temperature, temperature  # logits multiplied by T instead of divided
-    return ref_sample(lg, temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy,
-                      generator=torch.Generator().manual_seed(seed))
+    if p_first and top_k is not None and top_p is not None and not greedy:  # top-p on the full distribution first
+        lg = ref_top_k(ref_top_p(lg / temperature, top_p), top_k)
+        return ref_sample(lg, generator=gen)
+    return ref_sample(lg, temperature=temperature, top_k=top_k, top_p=top_p, greedy=greedy and not no_greedy,
+                      generator=gen)
 
 
 CHECKS = [
@@ -223,11 +238,16 @@ CHECKS = [
                 ok_message=f"training run: after {STEPS} steps the weights your loop produced reach a held-out loss "
                            f"within {TOLERANCE} nats of the course's own run on the same text"),
     FunctionCheck(
-        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=4, setup="",
+        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=5, setup="",
         call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
              "greedy=_I['greedy'], generator=torch.Generator().manual_seed(_I['seed']))",
         reference=sample_ref, atol=0, rtol=0,
-        mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True)},
+        mistakes={"temperature_multiplies": lambda **i: sample_ref(**i, mult=True),
+                  "top_p_before_top_k": lambda **i: sample_ref(**i, p_first=True),
+                  "temperature_ignored": (lambda **i: sample_ref(**i, temp_as=lambda t: 1.0),
+                                          lambda **i: sample_ref(**i, temp_as=lambda t: max(t, 1.0)),  # only above 1
+                                          lambda **i: sample_ref(**i, temp_as=lambda t: min(t, 1.0))),  # only below
+                  "greedy_flag_ignored": lambda **i: sample_ref(**i, no_greedy=True)},
         forbid_attrs=("sample_next_token", "generate")),
     PartCheck(
         "test_causal_self_attention", target="CausalSelfAttention", inputs=attention_inputs, trials=2,

@@ -145,12 +145,14 @@ def _sizes(rng):
 
 
 def attention_inputs(rng, trial):
-    """Trial 1 is long (65-80 positions): a mask sliced from a fixed 16 x 16 or 64 x 64 table fails there."""
+    """Trial 0 has a batch of 2 or 3 (a batch axis moved with the heads shows); trial 1 is long (65-80
+    positions): a mask sliced from a fixed 16 x 16 or 64 x 64 table fails there."""
     H, _, d = _sizes(rng)
     L = int(rng.integers(3, 13)) if trial == 0 else int(rng.integers(65, 81))
     w = _draw_weights(rng, 2, 2, d, H, 1)
     inp = {"w:" + k[len("blocks.0.attn."):]: v for k, v in w.items() if k.startswith("blocks.0.attn.")}
-    inp.update({"d": d, "H": H, "L": L, "long": trial == 1, "x": rng.standard_normal((int(rng.integers(1, 4)), L, d))})
+    B = int(rng.integers(2, 4)) if trial == 0 else int(rng.integers(1, 4))
+    inp.update({"d": d, "H": H, "L": L, "long": trial == 1, "x": rng.standard_normal((B, L, d))})
     return inp
 
 
@@ -159,7 +161,7 @@ def block_inputs(rng):
     L = int(rng.integers(3, 10))
     w = _draw_weights(rng, 2, L, d, H, 1)
     inp = {"w:" + k[len("blocks.0."):]: v for k, v in w.items() if k.startswith("blocks.0.")}
-    inp.update({"d": d, "H": H, "T": L, "x": rng.standard_normal((int(rng.integers(1, 4)), L, d))})
+    inp.update({"d": d, "H": H, "T": L, "x": rng.standard_normal((int(rng.integers(2, 4)), L, d))})  # B >= 2
     return inp
 
 

@@ -23,10 +23,12 @@ def as_int(x):
 
 # ------------------------------------------------------------------ attention weights
 def score_inputs(rng, trial):
-    if trial == 0:  # small: the reference allocates the tensor
+    """Trial 0 small (the reference allocates the tensor); trial 1 large, with B >= 3 (a count that
+    forgets the batch, or reads B = 2 as a factor, shows)."""
+    if trial == 0:
         return {"B": int(rng.integers(1, 4)), "H": int(rng.integers(1, 5)), "L": int(rng.integers(2, 40)),
                 "dtype_bytes": int(rng.choice([2, 4, 8]))}
-    return {"B": int(rng.integers(1, 33)), "H": int(rng.choice([8, 12, 16, 32])), "L": int(rng.choice([512, 2048, 8192])),
+    return {"B": int(rng.integers(3, 33)), "H": int(rng.choice([8, 12, 16, 32])), "L": int(rng.choice([512, 2048, 8192])),
             "dtype_bytes": 2}
 
 
@@ -40,11 +42,13 @@ def score_ref(B, H, L, dtype_bytes):
 
 # ------------------------------------------------------------------ KV cache
 def kv_inputs(rng, trial):
+    """Trial 0 small (real caches are filled), n_layers and B never 2 (forgetting either would look like
+    the missing factor 2 of K and V); trial 1 large, B >= 3 (a count that forgets the batch shows)."""
     if trial == 0:
         H = int(rng.integers(1, 4))
-        return {"n_layers": int(rng.integers(1, 4)), "B": int(rng.integers(1, 4)), "t": int(rng.integers(1, 12)),
+        return {"n_layers": int(rng.choice([1, 3])), "B": int(rng.choice([1, 3])), "t": int(rng.integers(1, 12)),
                 "d_model": H * int(rng.integers(1, 5)), "bytes_per": 4}
-    return {"n_layers": int(rng.integers(6, 81)), "B": int(rng.integers(1, 65)), "t": int(rng.choice([1024, 4096, 32768])),
+    return {"n_layers": int(rng.integers(6, 81)), "B": int(rng.integers(3, 65)), "t": int(rng.choice([1024, 4096, 32768])),
             "d_model": int(rng.choice([768, 4096, 8192])), "bytes_per": int(rng.choice([1, 2, 4]))}
 
 
@@ -61,9 +65,12 @@ def kv_ref(n_layers, B, t, d_model, bytes_per):
 
 # ------------------------------------------------------------------ FLOPs
 def flops_inputs(rng, trial):
-    H = int(rng.choice([1, 2, 3, 4]))
+    """Trial 0: self-attention (S = L); trials 1, 2: cross-attention with S != L, B >= 2 and H >= 2 (a
+    count right only for self-attention, one sequence or one head shows)."""
+    H = int(rng.choice([1, 2, 3, 4])) if trial == 0 else int(rng.choice([2, 3, 4]))
     L = int(rng.integers(1, 9))
-    return {"B": int(rng.integers(1, 4)), "L": L, "S": L if trial == 0 else int(rng.integers(1, 9)),
+    S = L if trial == 0 else int(rng.choice([n for n in range(1, 9) if n != L]))
+    return {"B": int(rng.integers(1, 4)) if trial == 0 else int(rng.integers(2, 4)), "L": L, "S": S,
             "d_model": H * int(rng.integers(1, 5)), "n_heads": H}
 
 
@@ -96,15 +103,25 @@ def _grader_module_here(I):
 
 
 def params_inputs(rng, trial):
+    """Trial 0 tied, on the meta device (shapes only: a count reading storage is caught); trial 1 untied
+    with frozen parts counted (trainable_only=False: a count that always skips frozen ones shows);
+    trial 2 tied with frozen parts skipped (trainable_only=True)."""
     return {"V": int(rng.integers(3, 30)), "d": int(rng.integers(2, 9)), "h": int(rng.integers(2, 20)),
-            "tie": trial != 1, "buf": int(rng.integers(2, 9)), "freeze": trial == 2, "trainable_only": trial >= 2,
-            "meta": trial == 0}  # on the meta device (shapes only): a count reading storage is caught
+            "tie": trial != 1, "buf": int(rng.integers(2, 9)), "freeze": trial >= 1, "trainable_only": trial >= 2,
+            "meta": trial == 0}
 
 
-def params_ref(**inp):
+def params_ref(trainable=None, weights_only=False, **inp):
+    """The course's count; ``trainable`` True/False: the count as if trainable_only were that value;
+    ``weights_only``: only the tensors named ``*weight`` (the biases forgotten)."""
     ns = {"torch": torch, "nn": nn}
     exec(MODULE_SETUP, ns)  # the same course-written module builder as in the sandbox
-    return as_int(ref_count(ns["_grader_module"](inp), trainable_only=inp["trainable_only"]))
+    only = inp["trainable_only"] if trainable is None else trainable
+    m = ns["_grader_module"](inp)
+    if weights_only:
+        return as_int(sum(p.numel() for n, p in m.named_parameters()
+                          if n.endswith("weight") and (p.requires_grad or not only)))
+    return as_int(ref_count(m, trainable_only=only))
 
 
 CHECKS = [
@@ -114,25 +131,34 @@ CHECKS = [
         "test_attention_score_bytes", target="attention_score_bytes", inputs=score_inputs, trials=2, rtol=0, atol=0,
         call="attention_score_bytes(_I['B'], _I['H'], _I['L'], _I['dtype_bytes'])", reference=score_ref,
         mistakes={"scores_forget_heads": lambda B, H, L, dtype_bytes: as_int(B * L * L * dtype_bytes),
-                  "scores_linear_in_length": lambda B, H, L, dtype_bytes: as_int(B * H * L * dtype_bytes)}),
+                  "scores_linear_in_length": lambda B, H, L, dtype_bytes: as_int(B * H * L * dtype_bytes),
+                  "forget_batch": lambda B, H, L, dtype_bytes: as_int(H * L * L * dtype_bytes)}),
     FunctionCheck(
         "test_kv_cache_bytes", target="kv_cache_bytes", inputs=kv_inputs, trials=2, rtol=0, atol=0,
         call="kv_cache_bytes(_I['n_layers'], _I['B'], _I['t'], _I['d_model'], _I['bytes_per'])", reference=kv_ref,
         mistakes={"kv_forget_factor_two": lambda **i: as_int(kv_ref(**i) / 2),
-                  "forget_layers": lambda **i: as_int(kv_ref(**i) / i["n_layers"])}),
+                  "forget_layers": lambda **i: as_int(kv_ref(**i) / i["n_layers"]),
+                  "forget_batch": lambda **i: as_int(kv_ref(**i) / i["B"])}),
     FunctionCheck(
         "test_mha_flops", target="mha_flops", inputs=flops_inputs, trials=3, rtol=0, atol=0,
         call="mha_flops(_I['B'], _I['L'], _I['S'], _I['d_model'], _I['n_heads'])", reference=flops_ref,
         mistakes={"kv_times_heads":
                   lambda B, L, S, d_model, n_heads: as_int(4 * B * (L + S) * d_model**2 + 4 * B * L * S * d_model * n_heads),
-                  "flops_forget_factor_two": lambda **i: as_int(flops_ref(**i) / 2)},
+                  "flops_forget_factor_two": lambda **i: as_int(flops_ref(**i) / 2),
+                  "keys_length_from_queries": (  # everything on the L queries; or only K, V projected from L
+                      lambda **i: flops_ref(**{**i, "S": i["L"]}),
+                      lambda B, L, S, d_model, n_heads: as_int(8 * B * L * d_model**2 + 4 * B * L * S * d_model)),
+                  "forget_batch": lambda **i: as_int(flops_ref(**i) / i["B"])},
         forbid_attrs=("FlopCounterMode", "flop_counter")),
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=params_inputs, trials=3, rtol=0, atol=0,
         setup=MODULE_SETUP, call="count_parameters(_grader_module(_I), trainable_only=_I['trainable_only'])",
         reference=params_ref,
         mistakes={"count_state_dict":
-                  lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values()))}),
+                  lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values())),
+                  "count_ignores_trainable_only": (lambda **i: params_ref(trainable=False, **i),   # never skips
+                                                   lambda **i: params_ref(trainable=True, **i)),  # always skips
+                  "params_without_bias": lambda **i: params_ref(weights_only=True, **i)}),
 ]
 TIMEOUT = 10
 

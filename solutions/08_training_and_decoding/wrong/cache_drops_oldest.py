@@ -1,0 +1,8 @@
+# breaks: test_attend_with_cache
+# mistake: kv_cache_drops_oldest
+# The cache update drops the oldest cached position every time (a window that slides by one).
+# %% patch: attend_with_cache
+# - k_all = k if cache_k is None else torch.cat([cache_k, k], dim=2)  # (B, H, S, d_k)
+# + k_all = k if cache_k is None else torch.cat([cache_k[:, :, 1:], k], dim=2)
+# - v_all = v if cache_v is None else torch.cat([cache_v, v], dim=2)  # (B, H, S, d_v)
+# + v_all = v if cache_v is None else torch.cat([cache_v[:, :, 1:], v], dim=2)
