@@ -41,15 +41,29 @@ def _read(src, variable="scores"):
     ("scores = np.array([[1.0, 2.0], [3.0, 4.0]])\n", [[1.0, 2.0], [3.0, 4.0]]),
     ("scores = torch.tensor([[1.0, 2.0]])\n", [[1.0, 2.0]]),
     ("scores = None\nscores = [[1, 2]]  # corrected\n", [[1, 2]]),
+    # arithmetic between numbers is what a learner writes with a pen
+    ("scores = [1/4, 1/2, 1/4]\n", [0.25, 0.5, 0.25]),
+    ("scores = [[-2**0.5, (3 + 1) * 0.5], [7 // 2, 10 % 4]]\n", [[-2 ** 0.5, 2.0], [3, 2]]),
+    ("scores = np.array([1/3, -1/3])\n", [1 / 3, -1 / 3]),
 ])
 def test_by_hand_reads_honest_forms(src, value):
     assert _read(src) == value
 
 
 @pytest.mark.parametrize("src", ["scores = v_scores.answer\n", "scores = np.array(v.answer)\n",
-                                 "scores = [x for x in range(3)]\n"])
+                                 "scores = [x for x in range(3)]\n", "scores = [math.exp(1) / 2]\n",
+                                 "scores = [1 / n]\n", "scores = [1 << 3]\n"])
 def test_by_hand_code_is_not_an_answer(src):
     with pytest.raises(ValueError, match="numbers themselves"):
+        _read(src)
+
+
+@pytest.mark.parametrize("src, why", [("scores = [10 ** 10 ** 10]\n", "power too large"),
+                                      ("scores = [1 / 0]\n", "division by zero"),
+                                      ("scores = [1e308 * 10]\n", "not a finite"),
+                                      ("scores = [(-8) ** 0.5]\n", "not a finite real")])
+def test_by_hand_arithmetic_that_cannot_be_an_answer_says_why_at_once(src, why):
+    with pytest.raises(ValueError, match=why):
         _read(src)
 
 
