@@ -42,9 +42,9 @@ register(Skill(
 
 def _scores_build(rng):
     while True:
-        B, L = rng.randint(2, 6), rng.choice([5, 7, 9, 12, 16])
+        B, L = rng.randint(2, 8), rng.randint(5, 32)  # wide: two learners rarely share a shape
         cross = rng.random() < 0.5
-        S = rng.choice([s for s in (6, 8, 10, 11, 20) if s != L]) if cross else L
+        S = rng.choice([s for s in range(6, 41) if s != L]) if cross else L
         d_model = rng.choice([32, 48, 64, 96, 128])
         heads = [h for h in (2, 3, 4, 6, 8)
                  if d_model % h == 0 and len({B, L, S, h, d_model // h}) == (4 if S == L else 5)]
@@ -142,7 +142,8 @@ register(Skill(
            "Row t = [head 0 row t, head 1 row t] (head 0's d_k numbers first)."),
 ))
 
-_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024)
+#: Every multiple of 8 from 16 to 1024: 127 widths, so two learners rarely draw the same count.
+_WIDTHS = tuple(range(16, 1025, 8))
 
 
 def _mha_count_build(rng):

@@ -10,7 +10,7 @@ from ._common import Skill, register, show
 
 def _pe_build(rng):
     d_model = rng.choice([4, 6, 8])
-    pos = rng.randint(1, 10)
+    pos = rng.randint(1, 60)  # wide enough that two learners rarely share a value
     col = rng.randrange(4)  # the fast-rotating columns: the later ones are ~1 or ~0 at small positions
     prompt = (f"Sinusoidal positional encoding with d_model = {d_model}: compute **PE[pos = {pos}, column {col}]** "
               "(columns counted from 0; angles in radians) to **3 decimals**.")
@@ -66,7 +66,7 @@ register(Skill(
 
 
 def _perm_build(rng):
-    n = rng.choice([4, 5])
+    n = rng.choice([4, 5, 6])
     while True:
         perm = rng.sample(range(n), n)
         inverse = [perm.index(i) for i in range(n)]

@@ -103,7 +103,7 @@ register(Skill(
 
 
 def _path_build(rng):
-    n = rng.randint(6, 40)
+    n = rng.randint(6, 120)  # wide enough that two learners rarely share an answer
     k = rng.choice([3, 4, 5])
     prompt = (f"A sequence has n = {n} tokens. How many sequential steps does information need to travel from "
               f"the first token to the last one in (a) an RNN (one recurrent step per token), (b) a stack of causal "
