@@ -161,3 +161,15 @@ def test_a_loop_that_does_not_train_lands_far_above_the_tolerance(run, case):
     check, grading, raw = run
     assert _held_out_gap(check, grading, raw, _sandbox_namespace(grading)) < grading.TOLERANCE / 5
     assert _held_out_gap(check, grading, raw, _sandbox_namespace(grading, case)) > 2 * grading.TOLERANCE
+
+
+def test_a_loop_that_trains_on_the_wrong_targets_loses_the_run_by_name(run):
+    """A train_step that computes its own loss with the targets shifted once more trains, but the
+    token after next: the grader's slice is drawn so that this loop lands SEPARATION above the
+    course's run, and the verdict names the mistake from the catalogue."""
+    check, grading, raw = run
+    ns = _sandbox_namespace(grading, "step_own_loss_shifted_again")
+    assert _held_out_gap(check, grading, raw, ns) >= grading.SEPARATION
+    sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
+    out = check.judge(_sent({k: v.double().numpy() for k, v in sent["weights"].items()}), raw, "s")
+    assert not out.ok and out.mistake == "target_shift_two", (out.ok, out.mistake, out.message)

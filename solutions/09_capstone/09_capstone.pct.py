@@ -526,7 +526,7 @@ print("TinyGPT: visible checks passed")
 # the context. Lesson 09's full run (nanoGPT's CPU recipe, 2,000 steps of a larger model) reaches about 1.88.
 #
 # The grader does the same with its own batches on a slice of the text you have not seen: it trains your `TinyGPT`
-# (when its parts compute what `attnlab.nn.GPT` computes; otherwise the course's GPT) with your `train_step` for 60
+# (when its parts compute what `attnlab.nn.GPT` computes; otherwise the course's GPT) with your `train_step` for 80
 # steps, loads the weights it produced into `attnlab.nn.GPT` and measures the validation loss itself on text the
 # training never saw. It must be within **0.25 nats** of the course's own `train_step` on the same text, seed and batches.
 
@@ -579,7 +579,7 @@ print("training run: visible checks passed")
 
 ### BEGIN HIDDEN TESTS
 # Graded outside your kernel: the grader trains your TinyGPT (or, if its parts are wrong, the course's GPT) with
-# your train_step for 60 steps on its own batches of a slice you have not seen, loads the weights into
+# your train_step for 80 steps on its own batches of a slice you have not seen, loads the weights into
 # attnlab.nn.GPT and measures the validation loss itself; it must be within 0.25 nats of the course's own
 # train_step on the same slice, seed, batches and steps.
 ### END HIDDEN TESTS
