@@ -179,9 +179,14 @@ _ARITH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mult": lambda a
 _MAX_EXPONENT, _MAX_BASE = 64, 1e6
 
 
+class _NotAnAnswer(ValueError):
+    """Arithmetic between numbers whose value cannot be an answer (the message says why)."""
+
+
 def _number(node: Any) -> float | int:
-    """The value of ``node`` when it is a number or arithmetic between numbers; ``ValueError``
-    (with what is wrong) otherwise."""
+    """The value of ``node`` when it is a number or arithmetic between numbers.  Raises
+    :class:`_NotAnAnswer` for arithmetic without a usable value, ``ValueError`` for anything else
+    (names, calls, other operators: code)."""
     import ast
     import math
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
@@ -195,16 +200,16 @@ def _number(node: Any) -> float | int:
         try:
             if op == "Pow":
                 if abs(b) > _MAX_EXPONENT or abs(a) > _MAX_BASE:
-                    raise ValueError("a power too large to be an answer")
+                    raise _NotAnAnswer("a power too large to be an answer")
                 out = a ** b
             elif op in _ARITH:
                 out = _ARITH[op](a, b)
             else:
                 raise ValueError("code")  # bit operations and the like: not a pen's arithmetic
         except ZeroDivisionError:
-            raise ValueError("a division by zero") from None
+            raise _NotAnAnswer("a division by zero") from None
         if isinstance(out, complex) or not math.isfinite(out):
-            raise ValueError("a value that is not a finite real number")
+            raise _NotAnAnswer("a value that is not a finite real number")
         return out
     raise ValueError("code")
 
@@ -230,14 +235,10 @@ def _literal(node: Any, variable: str) -> Any:
         node = node.args[0]
     try:
         return ast.literal_eval(_fold(node))
-    except ValueError as err:
-        if str(err) not in ("code", "") and not str(err).startswith("malformed"):
-            raise _unread(f"`{variable}` holds {err}; write the numbers the exercise asks for",
-                          V.WRITTEN_AS_CODE) from None
-        raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
-                      "[[0.5, 1.0], [1.5, 2.0]], or arithmetic between numbers such as 1/3), not code "
-                      "that computes them", V.WRITTEN_AS_CODE) from None
-    except (TypeError, SyntaxError, RecursionError, MemoryError):
+    except _NotAnAnswer as err:
+        raise _unread(f"`{variable}` holds {err}; write the numbers the exercise asks for",
+                      V.WRITTEN_AS_CODE) from None
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
                       "[[0.5, 1.0], [1.5, 2.0]], or arithmetic between numbers such as 1/3), not code "
                       "that computes them", V.WRITTEN_AS_CODE) from None

@@ -26,20 +26,8 @@ def run():
 
 
 def _weights(grading, raw, steps):
-    from attnlab.data import get_batch
-    torch.manual_seed(raw["seed"])
-    m = grading._run_model(raw["V"])
-    for mod in m.modules():
-        if isinstance(mod, (torch.nn.Linear, torch.nn.Embedding)):
-            torch.nn.init.normal_(mod.weight, 0.0, 0.02)
-        if isinstance(mod, torch.nn.Linear) and mod.bias is not None:
-            torch.nn.init.zeros_(mod.bias)
-    opt = torch.optim.AdamW(m.parameters(), lr=grading.RUN_CFG["lr"], weight_decay=0.0)
-    gen = torch.Generator().manual_seed(raw["seed"])
-    train = torch.as_tensor(raw["train"])
-    for _ in range(steps):
-        x, y = get_batch(train, grading.RUN_CFG["block"], raw["B"], gen)
-        grading._reference_train_step(m, opt, x, y, grad_clip=grading.RUN_CFG["clip"])
+    """The course's run in the grader (as the verdict's reference), after ``steps`` steps."""
+    _, m = grading._course_run(raw["start"], raw["seed"], raw["V"], steps, raw["B"], grading._reference_train_step)
     return {k: v.detach().double().numpy() for k, v in m.named_parameters()}
 
 

@@ -141,19 +141,20 @@ def run_inputs(rng):
     the grader's held-out text and are never sent to the sandbox.  Drawn once per process, among
     slices where every loop of :data:`RUN_MISTAKES` lands :data:`SEPARATION` above the course's run."""
     ids = _ids()
+    V = int(ids.max()) + 1
     if "draw" not in _RUN_DRAW:
         best, best_gap = None, -np.inf
         for _ in range(SEPARATING_DRAWS):
             draw = (int(rng.integers(0, len(ids) - 24_000)), int(rng.integers(1 << 30)))
-            ref = reference_run(draw[0], draw[1], int(ids.max()) + 1)[0]
-            gap = min(mistake_run(draw[0], draw[1], int(ids.max()) + 1, name) - ref for name in RUN_MISTAKES)
+            ref = reference_run(draw[0], draw[1], V)[0]
+            gap = min(mistake_run(draw[0], draw[1], V, name) - ref for name in RUN_MISTAKES)
             if gap > best_gap:
                 best, best_gap = draw, gap
             if gap >= SEPARATION:
                 break
         _RUN_DRAW["draw"] = best
     start, seed = _RUN_DRAW["draw"]
-    return {"train": ids[start:start + 20_000], "start": start, "V": int(ids.max()) + 1, "steps": STEPS,
+    return {"train": ids[start:start + 20_000], "start": start, "V": V, "steps": STEPS,
             "B": BATCH, "seed": seed, "cfg": dict(RUN_CFG)}
 
 
