@@ -1,7 +1,8 @@
 """One gradebook, several graders at once: create what they would race on, one at a time.
 
 Two ``grade`` runs started together on an empty database both create nbgrader's tables, its
-course row and, when they grade the same students, the same student rows; the loser of each
+course rows (the course's own and ``default_course``, which nbgrader's preprocessors open the
+gradebook with) and, when they grade the same students, the same student rows; the loser of each
 race fails (a duplicate-key error) and its submissions are not graded.  :func:`prepare` does
 that creation first, serialised across processes -- a PostgreSQL advisory lock (any grader on
 any machine using the database) or, for a SQLite gradebook, a file lock beside the file -- and
@@ -44,8 +45,9 @@ def serialised(db_url: str):
 
 
 def prepare(db_url: str, students: list[str], course_id: str = "attnlab") -> None:
-    """Create nbgrader's schema and course row, attnlab's tables, and a row for each of
-    ``students`` missing from the gradebook, under :func:`serialised`."""
+    """Create nbgrader's schema, the course's row and nbgrader's default one (its preprocessors
+    open the gradebook without a course id), attnlab's tables, and a row for each of ``students``
+    missing from the gradebook, under :func:`serialised`."""
     from nbgrader.api import Gradebook
 
     from ..course import _quiet_imports, normalize_db_url
@@ -54,6 +56,8 @@ def prepare(db_url: str, students: list[str], course_id: str = "attnlab") -> Non
     _quiet_imports()
     db_url = normalize_db_url(db_url) or db_url
     with serialised(db_url):
+        with Gradebook(db_url):  # nbgrader's default course id, as SaveCells and SaveAutoGrades use it
+            pass
         with Gradebook(db_url, course_id) as gb:
             ensure_tables(gb.db.connection())
             known = {s.id for s in gb.students}

@@ -430,3 +430,23 @@ def test_class_mastery_page_rendered_from_submitted_records(course):
     assert "you did a hard lookup" in page and "bob: no practice for" in page
     assert "carol: no practice records submitted" in page
     assert f"{len(STAMPS)} students" in res.output
+
+
+def test_gradebook_preparation_creates_every_row_concurrent_graders_would_race_for(tmp_path):
+    """Before two grading runs share a new gradebook, its course rows exist: the course's own and
+    nbgrader's default one, which nbgrader's preprocessors (SaveCells, SaveAutoGrades) open the
+    gradebook with; two runs creating it at once collided on its primary key."""
+    import inspect
+    import sqlite3
+
+    from nbgrader.api import Gradebook
+
+    from attnlab_grader.instructor.gradebook_init import prepare
+    db = tmp_path / "gradebook.db"
+    prepare(f"sqlite:///{db}", ["ada", "bo"])
+    with sqlite3.connect(db) as conn:
+        courses = {r[0] for r in conn.execute("select id from course")}
+        students = {r[0] for r in conn.execute("select id from student")}
+    default = inspect.signature(Gradebook).parameters["course_id"].default
+    assert courses == {"attnlab", default}
+    assert students == {"ada", "bo"}
