@@ -43,11 +43,22 @@ def test_expected_answer_checks_correct_and_perturbed_wrong(name):
 
 
 @pytest.mark.parametrize("name", SKILLS)
-def test_prompt_states_precision_when_rounding_is_allowed(name):
+def test_prompt_states_the_precision_it_judges_with(name):
+    """A skill that accepts rounding says to how many decimals; one that judges exactly never mentions
+    decimals, and its expected answer is exact (a typed answer off by a rounding step is refused)."""
     skill = get_skill(name)
     v = skill.variant(7)
     if skill.decimals is not None:
         assert f"{skill.decimals} decimals" in v.prompt
+        assert v.decimals == skill.decimals
+    else:
+        assert "decimals" not in v.prompt, v.prompt
+        assert v.decimals is None
+        if v.kind in ("number", "int"):
+            off = float(np.asarray(parse(v.answer, v.kind), dtype=float).flat[0]) + 0.01
+            typed = off if np.ndim(v.answer) == 0 else None
+            if typed is not None:
+                assert not skill.check(v, typed).correct, f"{name}: {typed} accepted for {v.answer}"
 
 
 def test_unreadable_answer_gets_a_clear_message_not_an_exception():

@@ -1,6 +1,9 @@
 """The progress store: atomic JSON per learner, checksum, corrupt/hand-edited files backed up and recovered."""
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -70,18 +73,37 @@ def test_garbage_without_any_good_copy_starts_afresh_but_keeps_the_backup(tmp_pa
     assert "nothing could be recovered" in store.notices[0]
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can write anywhere")
+_UNWRITABLE_HOME = """
+import sys, warnings
+from attnlab.practice.store import ProgressStore, SkillRecord
+store = ProgressStore("ann", sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    store.put("x", SkillRecord(streak=1))
+assert any("Could not" in str(w.message) for w in caught), [str(w.message) for w in caught]
+assert store.peek("x").streak == 1
+print("kept in memory")
+"""
+
+
 def test_unwritable_home_never_crashes(tmp_path):
+    """A home the learner cannot write: a warning, progress kept in memory, no crash. Root can write
+    anywhere through CAP_DAC_OVERRIDE, so as root the learner's process runs without it (``setpriv``
+    drops it from the bounding set): the same permission check an ordinary learner meets."""
     home = tmp_path / "ro"
     home.mkdir()
     home.chmod(0o500)
+    cmd = [sys.executable, "-c", _UNWRITABLE_HOME, str(home)]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "as root this test needs util-linux's setpriv to drop CAP_DAC_OVERRIDE"
+        cmd = [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", *cmd]
     try:
-        store = ProgressStore("ann", home)
-        with pytest.warns(UserWarning, match="Could not"):
-            store.put("x", SkillRecord(streak=1))
-        assert store.peek("x").streak == 1
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     finally:
         home.chmod(0o700)
+    assert r.returncode == 0 and "kept in memory" in r.stdout, r.stdout + r.stderr
+    assert not list(home.iterdir()), "nothing may be written into an unwritable home"
 
 
 def test_home_is_a_file_never_crashes(tmp_path):
