@@ -45,7 +45,7 @@ class Action(str, Enum):
 TRANSITIONS: dict[tuple[State, Action], State] = {
     **{(s, Action.REGRADE_CHANGED): State.AUTOGRADED for s in State},  # a person's item: AWAITING_MANUAL
     **{(s, Action.MANUAL_GRADE): State.MANUALLY_GRADED for s in State},
-    **{(s, Action.REGRADE): State.REGRADED for s in State if s is not State.AWAITING_MANUAL},
+    **{(s, Action.REGRADE): State.REGRADED for s in State},
     **{(s, Action.RELEASE): State.RELEASED for s in State if s is not State.AWAITING_MANUAL},
     **{(s, Action.REQUEST): State.REGRADE_REQUESTED for s in State if s is not State.AWAITING_MANUAL},
     **{(s, Action.EXPORT): State.EXPORTED for s in State if s is not State.AWAITING_MANUAL},
@@ -66,7 +66,7 @@ NOTES: dict[Action, str] = {
     Action.MANUAL_GRADE: "the grade history records who, when, old -> new",
     Action.RELEASE: "an item still awaiting manual grading stays so",
     Action.REQUEST: "refused (kept with the reason) while the item awaits manual grading",
-    Action.REGRADE: "refused while the item awaits manual grading: grade it in formgrader",
+    Action.REGRADE: "resolves the open requests for the item; the score counts as its manual grade",
     Action.EXTENSION: "the state is kept; the penalty is recomputed",
     Action.EXPORT: "an item awaiting manual grading is not exported: the row is listed and the command fails",
 }
