@@ -64,16 +64,19 @@ class KeepManualGrades(SaveAutoGrades):
 
     def preprocess(self, nb, resources):
         """Record the autograded scores of ``nb`` as nbgrader does, then the answers' checksums;
-        name the items sent back to manual grading in the student's report."""
+        name the items waiting for manual grading again because their answer changed (now or at an
+        earlier re-grade) in the student's report (``back_to_manual``)."""
+        from nbgrader.api import Gradebook
         self._answers = answer_checksums(nb)
-        self._back: list[str] = []
         nb, resources = super().preprocess(nb, resources)
-        if self._back:
-            info = resources["nbgrader"]
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:  # changed now, or earlier and still not graded again
+            back = changed_since_manual(gb.find_submission(info["assignment"], info["student"]))
+        if back:
             root = CourseDirectory(config=self.config).root
             rep = read_report(root, info["assignment"], info["student"])
             if rep is not None:
-                rep["back_to_manual"] = sorted(set(rep.get("back_to_manual", [])) | set(self._back))
+                rep["back_to_manual"] = back
                 write_report(root, info["assignment"], info["student"], rep)
         return nb, resources
 
@@ -92,8 +95,6 @@ class KeepManualGrades(SaveAutoGrades):
             action = Action.REGRADE_SAME if stored.checksum == now else Action.REGRADE_CHANGED
             state = after(before, action, graded_by_person=person)
             grade.needs_manual_grade = state is State.AWAITING_MANUAL
-            if action is Action.REGRADE_CHANGED and person:
-                self._back.append(gid)
             stored.checksum = now
         else:
             gb.db.add(AnswerChecksum(assignment=key[0], notebook=key[1], student=key[2], item=key[3],

@@ -102,10 +102,13 @@ def state_of(grade) -> State:
 
 def table_markdown() -> str:
     """The table for ``autograder/README.md``: one row per action, the state it leads to and notes."""
-    rows = ["| action | the item's state after it | recomputed after it | notes |", "|---|---|---|---|"]
+    rows = ["| action | the item's state after it | penalty, final_score, sheet, feedback recomputed | notes |",
+            "|---|---|---|---|"]
     for action in Action:
-        if action in (Action.GRADE, Action.REGRADE_CHANGED):
+        if action is Action.GRADE:
             to = f"{State.AWAITING_MANUAL.value} (written answers) or {State.AUTOGRADED.value}"
+        elif action is Action.REGRADE_CHANGED:
+            to = f"{State.AWAITING_MANUAL.value} (items a person grades) or {State.AUTOGRADED.value}"
         elif action is Action.REGRADE_SAME:
             to = "unchanged"
         else:
