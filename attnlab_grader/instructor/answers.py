@@ -34,6 +34,10 @@ from .history import Base, ensure_tables
 from .lifecycle import Action, State, after, state_of
 
 
+#: Gradebook URLs whose attnlab tables this process has made sure of.
+_TABLES_MADE: set[str] = set()
+
+
 class AnswerChecksum(Base):
     """The checksum of the answer an item was last graded on (table ``attnlab_answer_checksum``)."""
     __tablename__ = "attnlab_answer_checksum"
@@ -85,7 +89,9 @@ class KeepManualGrades(SaveAutoGrades):
         gid = cell.metadata["nbgrader"]["grade_id"]
         grade = gb.find_grade(gid, self.notebook_id, self.assignment_id, self.student_id)
         before = state_of(grade)
-        ensure_tables(gb.db.connection())
+        if self.db_url not in _TABLES_MADE:  # once per process and gradebook, not per cell
+            ensure_tables(gb.db.connection())
+            _TABLES_MADE.add(self.db_url)
         key = (self.assignment_id, self.notebook_id, self.student_id, gid)
         stored = gb.db.get(AnswerChecksum, key)
         now = self._answers[gid]
