@@ -88,6 +88,7 @@ def _grade_by_hand(db, scores: dict[str, float]) -> None:
             grade = gb.find_grade(WRITTEN, A, A, student)
             grade.manual_score = score
             grade.needs_manual_grade = False
+            gb.find_comment(WRITTEN, A, A, student).manual_comment = f"TA note for {student}: {score:g} points"
         gb.db.commit()
 
 
@@ -143,7 +144,8 @@ def test_regrade_of_the_class_after_an_extension_keeps_every_manual_grade(course
         assert float(after[s]["final_score"]) == pytest.approx(
             float(after[s]["score"]) - float(after[s]["late_penalty"]))
     assert after[DEE]["extension"] == "2 d" and after[DEE]["late_by"] == ""
-    assert f"Score: {MANUAL[ANA]:.1f} / 2.0" in _feedback(root, ANA)  # the regenerated feedback keeps it
+    page = _feedback(root, ANA)  # the regenerated feedback keeps the TA's score and comment
+    assert f"Score: {MANUAL[ANA]:.1f} / 2.0" in page and f"TA note for {ANA}: 2 points" in page
     from nbgrader.api import Gradebook
     with Gradebook(db, "attnlab") as gb:
         for s, score in MANUAL.items():
