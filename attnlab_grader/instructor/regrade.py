@@ -87,7 +87,8 @@ def inbox(exchange_root: str | os.PathLike, course_id: str) -> Path:
 
 
 def make_inbox(exchange_root: str | os.PathLike, course_id: str, group: str | int | None = None) -> Path:
-    """Create the inbox ``EXCHANGE/<course_id>/regrade``: students may drop files but not list or
+    """Create the inbox ``EXCHANGE/<course_id>/regrade`` (and ``EXCHANGE/<course_id>`` 0755 when missing):
+    students may drop files but not list or
     read them (0733 with the sticky bit), and every file dropped gets the inbox's group (the setgid
     bit), which students' requests are readable by (they are written 0640).
 
@@ -111,7 +112,10 @@ def make_inbox(exchange_root: str | os.PathLike, course_id: str, group: str | in
         except KeyError:
             raise RegradeError(f"there is no group {group!r}; name the graders' group (e.g. formgrade-{course_id})") from None
     path = inbox(exchange_root, course_id)
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.parent.exists():  # EXCHANGE/<course>: 0755 as nbgrader makes it, whatever the umask
+        path.parent.mkdir(parents=True)
+        os.chmod(path.parent, 0o755)
+    path.mkdir(exist_ok=True)
     if gid is not None:
         os.chown(path, -1, gid)
     os.chmod(path, 0o3733)

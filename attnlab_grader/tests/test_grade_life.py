@@ -288,3 +288,30 @@ def test_two_students_file_regrade_requests_at_once_and_the_late_penalty_follows
     page = _feedback(root, BEN)
     assert f"{float(row['late_penalty']):g} point(s) taken" in page, page[:2000]
     assert f"{float(before['late_penalty']):g} point(s) taken" not in page
+
+
+def test_a_request_the_graders_cannot_read_is_kept_and_reported(accounts):
+    """The grader's own account (not root) collects the queue: a request file the graders' group may
+    not read (written 0600 by hand, as the issue's students' files were) is listed as KEPT with what
+    to do and stays in the inbox; nothing is stored or deleted for it."""
+    cfg, _, group, ta = accounts
+    base = cfg.parent
+    course, exchange = base / "ta-course", base / "ta-exchange"
+    for d in (course, exchange):
+        d.mkdir()
+        shutil.chown(d, ta, group)
+    grader = [sys.executable, "-m", "attnlab_grader", "regrade-queue", str(course), "--exchange", str(exchange),
+              "--course-id", f"cls{RUN}"]
+    made = _as(ta, *grader, "--open-inbox", "--group", group)
+    assert made.returncode == 0, made.stdout + made.stderr
+    box = exchange / f"cls{RUN}" / "regrade"
+    request = box / f"{BEN}+{A}+20261201T000000+abcd.json"
+    body = ('{"student": "%s", "assignment": "%s", "item": "%s", "reason": "by hand", '
+            '"filed_at": "2026-12-01T00:00:00"}' % (BEN, A, WRITTEN))
+    wrote = _as(BEN, "sh", "-c", f"printf '%s' '{body}' > {request}")
+    assert wrote.returncode == 0 and oct(request.stat().st_mode & 0o777) == "0o600", wrote.stderr
+    res = _as(ta, *grader)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"KEPT {request}: not readable as a regrade request (the grader account may not read it" in res.stderr
+    assert request.exists(), "an unreadable request was deleted"
+    assert "Kept in the inbox" in (course / "reports" / "regrade-queue.html").read_text()
