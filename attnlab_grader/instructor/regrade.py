@@ -87,10 +87,10 @@ def inbox(exchange_root: str | os.PathLike, course_id: str) -> Path:
 
 
 def make_inbox(exchange_root: str | os.PathLike, course_id: str, group: str | int | None = None) -> Path:
-    """Create the inbox ``EXCHANGE/<course_id>/regrade`` (and ``EXCHANGE/<course_id>`` 0755 when missing):
-    students may drop files but not list or
-    read them (0733 with the sticky bit), and every file dropped gets the inbox's group (the setgid
-    bit), which students' requests are readable by (they are written 0640).
+    """Create the inbox ``EXCHANGE/<course_id>/regrade`` (and ``EXCHANGE/<course_id>``, 0755, when
+    missing): students may drop files but not list or read them (0733 with the sticky bit), and every
+    file dropped gets the inbox's group (the setgid bit), which students' requests are readable by
+    (they are written 0640).
 
     Args:
         exchange_root: nbgrader's ``Exchange.root``.
