@@ -4,8 +4,9 @@ the feedback page, the LMS export file, the grade summary and the class report).
 One class of set 01 (four students, each with a written answer) is graded by the documented command,
 its written answers graded by hand through nbgrader's gradebook as formgrader does, then:
 
-1. an extension is granted and the whole class is graded again: every manual grade, score, penalty and
-   status stays, and the LMS export has a grade for every student;
+1. an extension is granted and the whole class is graded again (and one student by formgrader's
+   Autograde): every manual grade, comment, score, penalty and status stays, and the LMS export has a
+   grade for every student;
 2. one student resubmits a changed written answer: only that answer goes back to manual grading, the
    summary, the class report and ``grades.csv`` say which, and the LMS export refuses to write (exit 1,
    the row listed) until ``--allow-partial`` or the TA grades it again;
@@ -151,6 +152,17 @@ def test_regrade_of_the_class_after_an_extension_keeps_every_manual_grade(course
         for s, score in MANUAL.items():
             g = gb.find_grade(WRITTEN, A, A, s)
             assert (g.manual_score, g.needs_manual_grade) == (score, False), s
+    # formgrader's Autograde button on one student (nbgrader's API, formgrader's configuration) keeps it too
+    from nbgrader.apps import NbGraderAPI
+
+    from attnlab_grader.course import load_config
+    cfg = load_config(root)
+    del cfg.AutogradeOutcome["fail_when_kept"]
+    cfg.CourseDirectory.submitted_directory = "submitted"
+    assert NbGraderAPI(config=cfg).autograde(A, ANA, force=True, create=True)["success"]
+    with Gradebook(db, "attnlab") as gb:
+        g = gb.find_grade(WRITTEN, A, A, ANA)
+        assert (g.manual_score, g.needs_manual_grade) == (MANUAL[ANA], False)
     res = _run("lms-export", root, "--format", "canvas", "--roster", _canvas_roster(tmp_path / "r.csv"),
                "--out", tmp_path / "canvas.csv")
     assert "not exported" not in res.output
