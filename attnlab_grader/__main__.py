@@ -84,7 +84,7 @@ def check_release(names):
               "c.SandboxGrade.mechanism; see autograder/SECURITY.md).")
 def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_notebook_mb, mechanism):
     """Autograde SUBMISSIONS_DIR/submitted/*/ASSIGNMENT, write feedback and grades CSV."""
-    from .course import GradebookUnavailable
+    from .course import GradebookLost, GradebookUnavailable
     from .pipeline import grade as do_grade
     from .sandbox import SandboxUnavailable
     try:
@@ -92,6 +92,10 @@ def grade(submissions_dir, assignment, db_url, jobs, csv_path, no_feedback, max_
                            feedback=not no_feedback, csv_path=csv_path,
                            max_notebook_bytes=int(max_notebook_mb * 2**20) if max_notebook_mb else None,
                            mechanism=mechanism, solutions=_solutions())
+    except GradebookLost as e:  # what each submission came to, then why the run could not finish
+        for s in e.summaries.values():
+            click.echo(s.text())
+        raise click.ClickException(str(e)) from None
     except (GradebookUnavailable, SandboxUnavailable) as e:
         raise click.ClickException(str(e)) from None
     click.echo(summary.text())

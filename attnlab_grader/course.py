@@ -78,6 +78,29 @@ class GradebookUnavailable(RuntimeError):
     """The ``--db`` URL is malformed, names a driver that is not installed, or cannot be reached."""
 
 
+class GradebookLost(GradebookUnavailable):
+    """The gradebook stopped answering during a grading run, after the submissions were graded.
+
+    ``summaries`` (``{assignment: Summary}``) say what each submission came to; what was recorded
+    before stays in the gradebook, and running the same command again completes the class."""
+
+    def __init__(self, message: str, summaries: dict):
+        super().__init__(message)
+        self.summaries = summaries
+
+
+#: What a submission's reason says when the gradebook's server went away while it was recorded.
+GRADEBOOK_LOST = ("the gradebook's database stopped answering while this submission was being recorded ({}); "
+                  "its grade is not complete: grade again once the database is back")
+
+
+def is_connection_loss(text: str) -> bool:
+    """``text`` (an error or log line) says the database connection failed or was cut: psycopg's
+    and SQLAlchemy's ``OperationalError``, a server shutdown, a refused or closed connection."""
+    return any(k in text for k in ("OperationalError", "AdminShutdown", "server closed the connection",
+                                   "terminating connection", "Connection refused", "connection failed"))
+
+
 def normalize_db_url(db_url: str | None) -> str | None:
     """The gradebook URL SQLAlchemy should use.
 

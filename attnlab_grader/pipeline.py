@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course import api_for, load_config
+from sqlalchemy.exc import DBAPIError
+
+from .course import GradebookLost, api_for, is_connection_loss, load_config
 from .grade_report import GradeReport, error_report, read_report, report_path, write_report
 from .intake import (SubmissionIntake, SubmissionRefused, autograde_exact, feedback_exact, safe_text, stage,
                      submission_folders)
@@ -72,10 +74,15 @@ def _grade_one(args):
 def _reason(log: str) -> str:
     """A sentence saying why nbgrader could not grade a submission, taken from its log (never
     "see the above traceback": that traceback is shown nowhere)."""
+    from .course import GRADEBOOK_LOST, is_connection_loss
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     for ln in reversed(lines):
         if "SubmissionError" in ln:
             return ln.split("SubmissionError:", 1)[-1].strip()
+    for ln in reversed(lines):
+        if is_connection_loss(ln) and "Traceback" not in ln:
+            why = ln.split("OperationalError)", 1)[-1].split("OperationalError:", 1)[-1].strip()
+            return GRADEBOOK_LOST.format(safe_text(why)[:200])
     for ln in reversed(lines):
         if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
             return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit"
@@ -120,6 +127,13 @@ class Summary:
         return [r for r in self.reports if r["status"] == "error"]
 
     @property
+    def back_to_manual(self):
+        """Reports of submissions where an answer a person had graded changed, so the item waits
+        for manual grading again (``back_to_manual``: its ``grade_id``s); every other manual grade
+        was kept (:mod:`attnlab_grader.instructor.answers`)."""
+        return [r for r in self.reports if r.get("back_to_manual")]
+
+    @property
     def flagged(self):
         """Reports of submissions graded but flagged for an instructor's review."""
         return [r for r in self.reports if r["status"] == "flagged"]
@@ -132,6 +146,9 @@ class Summary:
             out.append(f"  FAILED  {safe_text(r['student'])}: {safe_text(r.get('reason'))}")
         for r in self.kept:
             out.append(f"  KEPT    {safe_text(r['student'])}: {safe_text(r['kept_previous'])}")
+        for r in self.back_to_manual:
+            out.append(f"  MANUAL  {safe_text(r['student'])}: answer changed since it was graded by hand, "
+                       f"grade again in formgrader: {safe_text(', '.join(r['back_to_manual']))}")
         for r in self.flagged:
             for f in r["flags"][:3]:
                 out.append(f"  FLAGGED {safe_text(r['student'])}: {safe_text(f)}")
@@ -254,21 +271,34 @@ def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths,
                 it = tqdm(it, total=len(tasks), desc=f"grading {', '.join(ready)}", unit="sub")
             for rep in it:
                 summaries[rep["assignment"]].reports.append(rep)
-    api = api_for(root, db_url) if ready else None
-    csv_paths = csv_paths or {}
-    for a in ready:
-        summary = summaries[a]
+    for summary in summaries.values():
         summary.reports.sort(key=lambda r: r["student"])
-        if feedback and summary.graded:
-            res = feedback_exact(api, a, [r["student"] for r in summary.graded])
-            if not res["success"]:
-                raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
-        default = Path(root) / ("grades.csv" if len(assignments) == 1 else f"grades-{a}.csv")
-        summary.csv = export(root, a, db_url, csv_paths.get(a) or default)
+        summary.sandbox = next((r["sandbox"] for r in summary.reports if r.get("sandbox")), mechanism)
+    csv_paths = csv_paths or {}
+    try:
+        api = api_for(root, db_url) if ready else None
+        for a in ready:
+            summary = summaries[a]
+            if feedback and summary.graded:
+                res = feedback_exact(api, a, [r["student"] for r in summary.graded])
+                if not res["success"]:
+                    log = (res.get("error") or "") + "\n" + (res.get("log") or "")
+                    if db_url and is_connection_loss(log):
+                        raise ConnectionError(log.strip().splitlines()[-1])
+                    raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
+            default = Path(root) / ("grades.csv" if len(assignments) == 1 else f"grades-{a}.csv")
+            summary.csv = export(root, a, db_url, csv_paths.get(a) or default)
+    except (ConnectionError, DBAPIError) as err:  # the server went away after grading
+        why = str(getattr(err, "orig", None) or err).strip().splitlines()[0][:200]
+        for summary in summaries.values():
+            summary.wall_s = time.perf_counter() - t0
+        raise GradebookLost(f"the gradebook's database stopped answering after grading ({why}); feedback and "
+                            "the grades sheet were not written, and the submissions listed as FAILED were not "
+                            "recorded. Nothing recorded before is lost: run the same grade command again once the "
+                            "database is back.", summaries) from None
     wall = time.perf_counter() - t0
     for summary in summaries.values():
         summary.wall_s = wall
-        summary.sandbox = next((r["sandbox"] for r in summary.reports if r.get("sandbox")), mechanism)
     return summaries
 
 

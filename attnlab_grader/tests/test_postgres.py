@@ -44,8 +44,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def postgres():
+def postgres(cluster):
     """``postgresql://attnlab@127.0.0.1:PORT/gradebook`` of a cluster that lives for this module."""
+    return cluster[0]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """``(url, pg)``: the database URL of a throwaway cluster that lives for this module, and
+    ``server(program, *args)`` running one of its server programs as the server's user (for
+    ``pg_ctl``: this cluster, and ``start`` with its options)."""
     bindir = _pg_bindir()
     if bindir is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: "
@@ -67,13 +75,17 @@ def postgres():
 
     r = pg(f"{bindir}/initdb", "-D", str(data), "-U", "attnlab", "--auth=trust", "-E", "UTF8", "--no-sync")
     assert r.returncode == 0, f"initdb failed:\n{r.stdout}\n{r.stderr}"
-    r = pg(f"{bindir}/pg_ctl", "-D", str(data), "-l", str(log), "-w", "-t", "60", "start", "-o",
-           f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off")
+    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off"
+    r = pg(f"{bindir}/pg_ctl", "-D", str(data), "-l", str(log), "-w", "-t", "60", "start", "-o", opts)
     assert r.returncode == 0, f"pg_ctl start failed:\n{r.stdout}\n{r.stderr}\n{log.read_text() if log.exists() else ''}"
     try:
         r = pg(f"{bindir}/createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "attnlab", "gradebook")
         assert r.returncode == 0, f"createdb failed:\n{r.stderr}"
-        yield f"postgresql://attnlab@127.0.0.1:{port}/gradebook"
+        def server(prog, *args):
+            if prog == "pg_ctl":  # this cluster, started with the options above
+                args = ("-D", str(data), "-l", str(log), *args, *(("-o", opts) if "start" in args else ()))
+            return pg(f"{bindir}/{prog}", *args)
+        yield f"postgresql://attnlab@127.0.0.1:{port}/gradebook", server
     finally:
         pg(f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(base, ignore_errors=True)
@@ -161,3 +173,71 @@ def test_cli_says_what_is_wrong_with_an_unreachable_database(tmp_path):
     if "sandbox" in proc.stderr and "cannot grade" in proc.stderr:
         pytest.skip("sandbox unavailable here; the database check comes after it")
     assert "cannot open the gradebook" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.xdist_group("grading-2")
+def test_postgres_stopped_mid_grade_is_a_clear_error_and_a_rerun_completes(cluster, tmp_path):
+    """The gradebook's server goes down in the middle of ``grade`` (after the first submissions are
+    recorded) and comes back: the submissions in flight end with one clear sentence (never a
+    traceback), what was recorded before stays, and running the same command again grades the class."""
+    import time
+
+    from nbgrader.api import Gradebook
+    url, server = cluster
+    db = url.rsplit("/", 1)[0] + "/restart"
+    r = server("createdb", "-h", "127.0.0.1", "-p", url.rsplit(":", 1)[1].split("/")[0], "-U", "attnlab", "restart")
+    assert r.returncode == 0, r.stderr
+    root = tmp_path / "course"
+    students = [f"s{i:02d}" for i in range(12)]
+    for s in students:
+        qa.write(root, s, A, qa.reference_submission(A, s))
+    cmd = [sys.executable, "-m", "attnlab_grader", "grade", str(root), "-a", A, "--db", db, "--jobs", "1",
+           "--no-feedback"]
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=repo)
+    reports = root / "reports" / A
+    try:
+        deadline = time.monotonic() + 300
+        while len(list(reports.glob("*.json"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the class was graded before the server could be stopped"
+        stop = server("pg_ctl", "-m", "fast", "-w", "stop")
+        assert stop.returncode == 0, stop.stderr
+        down_at = time.monotonic()
+        time.sleep(4)  # at least one submission meets the stopped server
+        start = server("pg_ctl", "-w", "-t", "60", "start")
+        assert start.returncode == 0, start.stdout + start.stderr
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert time.monotonic() - down_at >= 4
+    text = out + err
+    assert "Traceback" not in text, text
+    failed = [ln for ln in out.splitlines() if ln.strip().startswith("FAILED")]
+    stopped_whole_run = proc.returncode != 0
+    assert failed or stopped_whole_run, text
+    for ln in failed:
+        assert "the gradebook's database stopped answering" in ln and "grade again" in ln, ln
+    if stopped_whole_run:
+        assert "the gradebook's database stopped answering" in err and "run the same grade command again" in err, text
+    # nothing recorded before the stop is lost
+    graded_before = [s for s in students if (reports / f"{s}.json").exists()
+                     and '"status": "graded"' in (reports / f"{s}.json").read_text()]
+    with Gradebook(normalize_db_url(db), "attnlab") as gb:
+        for s in graded_before:
+            sub = gb.find_submission(A, s)
+            assert sub.code_score == pytest.approx(sub.max_code_score) and sub.max_code_score > 0, s
+    # the same command again completes the class
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=repo)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"graded {len(students)}, failed 0" in again.stdout, again.stdout
+    with Gradebook(normalize_db_url(db), "attnlab") as gb:
+        for s in students:
+            sub = gb.find_submission(A, s)
+            assert sub.code_score == pytest.approx(sub.max_code_score), s
+    with open(root / "grades.csv", newline="") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert {s: rows[s]["status"] for s in students} == dict.fromkeys(students, "graded")
