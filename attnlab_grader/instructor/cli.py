@@ -4,8 +4,10 @@ the instructor page, LTI names and score passback.  Every command takes the cour
 bad input is one sentence and changes nothing."""
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -315,13 +317,20 @@ def practice_attach(notebook, home):
 @click.argument("course", type=click.Path(exists=True, file_okay=False))
 @click.option("--stale-days", type=float, default=7.0, show_default=True,
               help="List students whose last practice answer is older than this.")
-def class_mastery(course, stale_days):
+@click.option("--times-out", type=click.Path(dir_okay=False), default=None,
+              help="Also write the median minutes on task per lesson and exercise set to this JSON file "
+                   "(the course table reads it as src/attnlab/measured_times.json).")
+def class_mastery(course, stale_days, times_out):
     """Render the class's practice mastery from the summaries submitted with the notebooks."""
-    from .mastery import MasteryError, write
+    from .mastery import MasteryError, medians_document, write
     try:
         path, cm = write(course, stale_days)
     except MasteryError as e:
         _fail(e)
+    if times_out:
+        Path(times_out).write_text(json.dumps(medians_document(cm), indent=1, sort_keys=True) + "\n",
+                                   encoding="utf-8")
+        click.echo(f"wrote the median time on task of {len(cm.times)} lessons and exercise sets to {times_out}")
     click.echo(f"{cm.students} students, {len(cm.skills)} skills practised, {len(cm.stale)} without progress "
                f"for {stale_days:g} days; wrote {path}")
 

@@ -36,7 +36,8 @@ def probe_notebook(learner_nb: dict, released: dict, wanted: set[str]) -> dict |
     (grade ids), with check cells not in ``wanted`` left out and the wanted ones' sources taken from
     ``released`` where it has them.  ``None`` when no wanted check cell is in ``learner_nb``."""
     released_src = {_gid(c): _source(c) for c in released.get("cells", []) if _is_check_cell(c)}
-    cells, last = [], -1
+    cells: list[dict] = []
+    last = -1
     for cell in learner_nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
