@@ -99,10 +99,11 @@ def softmax_global_shift(x, dim):
 
 def softmax_over(axis):
     """The softmax taken over ``axis`` whatever ``dim`` asks (a model of ``softmax_wrong_axis``);
-    not a mistake where ``axis`` is ``dim`` itself."""
+    not this mistake where ``axis`` is ``dim`` itself, nor where it is the last axis (a softmax that
+    always takes the last axis is ``softmax_ignores_dim``)."""
     def model(x, dim):
-        if axis % np.ndim(x) == dim % np.ndim(x):
-            raise ValueError("the asked axis")
+        if axis % np.ndim(x) in (dim % np.ndim(x), np.ndim(x) - 1):
+            raise ValueError("the asked axis, or the last one")
         return ref_softmax(x, axis)
     return model
 
