@@ -7,8 +7,9 @@ same fresh random trial inputs compared with the ``attnlab.nn`` reference, your 
 (from your learner id) and the same named mistakes.  It reads your notebook as last saved, never
 writes to it or to the clone, and needs no course folder of an instructor.
 
-It prints one line per autograded item (the points, the grader's message and the named mistake),
-then the written answers apart (graded by a person: after you have attempted one, its model answer
+It prints one line per autograded item (the points, the grader's message and the named mistake;
+where the grader failed an item without naming a mistake, also what the notebook's own check cell
+says about the same code: :mod:`attnlab.check.check_cells`), then the written answers apart (graded by a person: after you have attempted one, its model answer
 and rubric are shown), and closes with one line ``X / Y points`` counting the points it could judge.
 
 Three modes (:class:`SelfCheckMode`), chosen per exercise set by :class:`SelfCheck`:
