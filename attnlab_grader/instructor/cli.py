@@ -302,14 +302,16 @@ def similarity(course, assignment, threshold):
 @click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
 @click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
 def practice_attach(notebook, home):
-    """(Students) put a summary of your practice progress into NOTEBOOK before you submit it."""
+    """(Students) put a summary of your practice progress and time on task into NOTEBOOK before you submit it."""
     from .mastery import MasteryError, attach
     try:
         summary = attach(notebook, home=home)
     except MasteryError as e:
         _fail(e)
     done = sum(s["mastered"] for s in summary["skills"].values())
-    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered) to {notebook}; "
+    timed = len(summary.get("time_on_task", {}))
+    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered; minutes on task for "
+               f"{timed} lessons and exercise sets, as your kernel counted them) to {notebook}; "
                "close and reopen it in JupyterLab before editing again, then submit")
 
 
