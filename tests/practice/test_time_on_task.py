@@ -123,3 +123,20 @@ def test_a_summary_with_a_malformed_time_is_not_counted(tmp_path):
     assert _valid(good) and _valid(summarise({}, "eve", now=1.0))
     assert not _valid(dict(good, time_on_task={"lesson 01": "ten"}))
     assert not _valid(dict(good, time_on_task={"lesson 01": -3}))
+
+
+def test_attaching_the_practice_summary_carries_this_learners_time_and_nobody_elses(tmp_path):
+    from attnlab_grader.instructor.mastery import KEY, attach
+    clock = Clock()
+    mine, other = TimeLog("fay", tmp_path, clock), TimeLog("gus", tmp_path, clock)
+    for log in (mine, other):
+        log.mark("lesson 02", True)
+    clock.t += 90
+    mine.mark("lesson 02", False)
+    clock.t += 30
+    other.mark("lesson 02", False)
+    path = tmp_path / "02.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), str(path))
+    summary = attach(path, home=tmp_path, learner="fay")
+    assert summary["time_on_task"] == {"lesson 02": 1.5}
+    assert nbformat.read(str(path), as_version=4).metadata[KEY]["time_on_task"] == {"lesson 02": 1.5}
