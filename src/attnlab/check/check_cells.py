@@ -68,7 +68,8 @@ def check_cell_messages(learner_nb: dict, released: dict, wanted: set[str], lear
     when run after the learner's code (see the module docstring); cells that passed are absent.
 
     ``learner_nb``/``released``: notebook JSON (dicts); ``learner``: the id the kernel draws the
-    by-hand variants for (``ATTNLAB_LEARNER`` in the kernel's environment only).  Never raises: a
+    by-hand variants for (``ATTNLAB_LEARNER`` in the kernel's environment only; the kernel gets a
+    temporary ``ATTNLAB_HOME``, so nothing of the learner's progress changes).  Never raises: a
     kernel that cannot start or a run that stops early gives the messages found so far.
     """
     if not wanted:
@@ -91,7 +92,8 @@ def check_cell_messages(learner_nb: dict, released: dict, wanted: set[str], lear
         client = NotebookClient(nb, timeout=PROBE_CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": tmp}})
         try:
-            client.execute(env={**os.environ, "ATTNLAB_LEARNER": learner})
+            # a home of its own: the run leaves the learner's progress and time on task as they were
+            client.execute(env={**os.environ, "ATTNLAB_LEARNER": learner, "ATTNLAB_HOME": os.path.join(tmp, "home")})
         except Exception:  # noqa: BLE001 - a timeout or a dead kernel: keep what ran
             pass
     finally:
