@@ -286,3 +286,19 @@ def test_a_written_answer_counts_as_attempted_only_when_it_is_more_than_the_stub
     assert not _attempted("# YOUR CODE HERE\nraise NotImplementedError()", None, "YOUR ANSWER HERE",
                           "# YOUR CODE HERE\nraise NotImplementedError()")
     assert _attempted("**Why?** In three sentences: ...\n\nBecause the variance grows.", question, "YOUR ANSWER HERE")
+
+
+@pytest.mark.slow
+def test_visible_check_reports_and_runs_as_the_learner_given_on_the_command_line(tmp_path):
+    """`attnlab check --visible --learner X`: the report names X, and the notebook's kernel draws and judges
+    the by-hand numbers for X (its check cells say whose numbers they are), not for the OS user."""
+    learner = _uid()
+    path = _write(qa.reference_submission(A, learner), tmp_path)
+    res = subprocess.run([sys.executable, "-m", "attnlab.cli", "check", "--visible", "--learner", learner, "--json",
+                          str(path)], capture_output=True, text=True, timeout=600,
+                         env={k: v for k, v in os.environ.items() if k != "ATTNLAB_LEARNER"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    report = json.loads(res.stdout)
+    assert report["learner"] == learner and report["mode"] == "visible", res.stdout[:500]
+    by_hand = [i for i in report["items"] if i["grade_id"].endswith("_by_hand")]
+    assert by_hand and all(f"learner id '{learner}'" in i["message"] for i in by_hand), by_hand

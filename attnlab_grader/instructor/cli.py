@@ -4,8 +4,10 @@ the instructor page, LTI names and score passback.  Every command takes the cour
 bad input is one sentence and changes nothing."""
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -346,14 +348,16 @@ def similarity(course, assignment, threshold):
 @click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
 @click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
 def practice_attach(notebook, home):
-    """(Students) put a summary of your practice progress into NOTEBOOK before you submit it."""
+    """(Students) put a summary of your practice progress and time on task into NOTEBOOK before you submit it."""
     from .mastery import MasteryError, attach
     try:
         summary = attach(notebook, home=home)
     except MasteryError as e:
         _fail(e)
     done = sum(s["mastered"] for s in summary["skills"].values())
-    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered) to {notebook}; "
+    timed = len(summary.get("time_on_task", {}))
+    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered; minutes on task for "
+               f"{timed} lessons and exercise sets, as your kernel counted them) to {notebook}; "
                "close and reopen it in JupyterLab before editing again, then submit")
 
 
@@ -361,13 +365,20 @@ def practice_attach(notebook, home):
 @click.argument("course", type=click.Path(exists=True, file_okay=False))
 @click.option("--stale-days", type=float, default=7.0, show_default=True,
               help="List students whose last practice answer is older than this.")
-def class_mastery(course, stale_days):
+@click.option("--times-out", type=click.Path(dir_okay=False), default=None,
+              help="Also write the median minutes on task per lesson and exercise set to this JSON file "
+                   "(the course table reads it as src/attnlab/measured_times.json).")
+def class_mastery(course, stale_days, times_out):
     """Render the class's practice mastery from the summaries submitted with the notebooks."""
-    from .mastery import MasteryError, write
+    from .mastery import MasteryError, medians_document, write
     try:
         path, cm = write(course, stale_days)
     except MasteryError as e:
         _fail(e)
+    if times_out:
+        Path(times_out).write_text(json.dumps(medians_document(cm), indent=1, sort_keys=True) + "\n",
+                                   encoding="utf-8")
+        click.echo(f"wrote the median time on task of {len(cm.times)} lessons and exercise sets to {times_out}")
     click.echo(f"{cm.students} students, {len(cm.skills)} skills practised, {len(cm.stale)} without progress "
                f"for {stale_days:g} days; wrote {path}")
 

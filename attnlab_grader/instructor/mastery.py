@@ -11,12 +11,15 @@ copy that was graded; the instructor's side reads nothing else.
 The summary is what the student's own engine recorded (self-reported, like any practice log:
 it never counts towards a grade).  Per skill: mastered or not, attempts, correct answers, the
 time of the last answer, and how often each named mistake (the misconception catalogue,
-:mod:`attnlab.practice.misconceptions`) was made.
+:mod:`attnlab.practice.misconceptions`) was made.  Per lesson and exercise set: the minutes on task
+the student's kernel measured (:mod:`attnlab.practice.time_on_task`; optional in the summary).
 
 ``attnlab-grade class-mastery COURSE [--stale-days N]`` renders ``COURSE/reports/class-mastery.html``
 (and ``.json``): per skill, how many students practised it and mastered it; the most frequent
-named mistakes in practice; and the students with no practice progress for N days (or none
-submitted at all).
+named mistakes in practice; the distribution of time on task per lesson and exercise set (learners,
+quartiles and median, in minutes); and the students with no practice progress for N days (or none
+submitted at all).  ``--times-out FILE`` also writes the medians in the form the course table reads
+(:func:`attnlab.course.measured_minutes`): copy that file into ``src/attnlab/`` to publish them.
 """
 from __future__ import annotations
 
@@ -40,16 +43,21 @@ class MasteryError(ValueError):
     """A notebook or progress file that cannot be used; nothing was changed."""
 
 
-def summarise(records: dict, learner: str, now: float | None = None) -> dict[str, Any]:
-    """The submitted summary of ``records`` (``{skill: SkillRecord}``) for ``learner``."""
+def summarise(records: dict, learner: str, now: float | None = None,
+              minutes: dict[str, float] | None = None) -> dict[str, Any]:
+    """The submitted summary of ``records`` (``{skill: SkillRecord}``) for ``learner``; ``minutes``:
+    ``{unit: minutes on task}`` (:func:`attnlab.practice.time_on_task.minutes_by_unit`), left out when None."""
     skills = {}
     for name, r in sorted(records.items()):
         mistakes = Counter(h[3] for h in r.history if len(h) == 4 and h[3])
         last = max((float(h[0]) for h in r.history if h and isinstance(h[0], (int, float))), default=None)
         skills[name] = {"mastered": bool(r.mastered), "attempts": int(r.attempts), "correct": int(r.correct),
                         "last_answer_at": last, "mistakes": dict(sorted(mistakes.items()))}
-    return {"schema": SCHEMA, "learner": learner, "exported_at": now if now is not None else time.time(),
-            "skills": skills}
+    out = {"schema": SCHEMA, "learner": learner, "exported_at": now if now is not None else time.time(),
+           "skills": skills}
+    if minutes is not None:
+        out["time_on_task"] = {str(u): float(m) for u, m in sorted(minutes.items())}
+    return out
 
 
 def attach(notebook: str | os.PathLike, home: str | os.PathLike | None = None,
@@ -61,13 +69,15 @@ def attach(notebook: str | os.PathLike, home: str | os.PathLike | None = None,
         MasteryError: if the notebook cannot be read as a notebook (save it in JupyterLab first).
     """
     from attnlab.practice.store import ProgressStore
+    from attnlab.practice.time_on_task import TimeLog, minutes_by_unit
     path = Path(notebook)
     try:
         nb = nbformat.read(str(path), as_version=4)
     except (OSError, ValueError) as err:
         raise MasteryError(f"cannot read the notebook {path} ({err}); save it in JupyterLab and try again") from None
     store = ProgressStore(learner=learner, home=home)
-    summary = summarise(store.records(), store.learner)
+    summary = summarise(store.records(), store.learner,
+                        minutes=minutes_by_unit(TimeLog(learner=store.learner, home=home)))
     nb.metadata[KEY] = summary
     tmp = path.with_name(f".{path.name}.attnlab-tmp")
     nbformat.write(nb, str(tmp))
@@ -84,7 +94,9 @@ def _valid(summary: Any) -> bool:
                 and all(isinstance(k, str) and isinstance(v, int) for k, v in s["mistakes"].items())
                 and (s.get("last_answer_at") is None or isinstance(s["last_answer_at"], (int, float)))):
             return False
-    return True
+    times = summary.get("time_on_task", {})
+    return isinstance(times, dict) and all(isinstance(u, str) and isinstance(m, (int, float)) and not
+                                           isinstance(m, bool) and 0 <= m < 100_000 for u, m in times.items())
 
 
 def submitted_summaries(root: str | os.PathLike) -> tuple[dict[str, dict], set[str]]:
@@ -111,9 +123,11 @@ def submitted_summaries(root: str | os.PathLike) -> tuple[dict[str, dict], set[s
 class ClassMastery:
     """What the page shows: ``skills`` {skill: {practised, mastered, attempts, correct}};
     ``mistakes`` [(name, title, count, students)] most frequent first; ``stale`` [(student,
-    days since the last answer or None: no practice submitted)]."""
+    days since the last answer or None: no practice submitted)]; ``times`` {unit: {learners, p25,
+    median, p75}} minutes on task of the learners who recorded any for that lesson or exercise set."""
     students: int
     skills: dict[str, dict] = field(default_factory=dict)
+    times: dict[str, dict] = field(default_factory=dict)
     mistakes: list[tuple] = field(default_factory=list)
     stale: list[tuple] = field(default_factory=list)
 
@@ -136,6 +150,12 @@ def class_mastery(root: str | os.PathLike, stale_days: float = 7.0, now: float |
             for m, n in s["mistakes"].items():
                 counts[m] += n
                 who.setdefault(m, set()).add(student)
+    spent: dict[str, list[float]] = {}
+    for summary in summaries.values():
+        for unit, minutes in (summary.get("time_on_task") or {}).items():
+            if minutes > 0:
+                spent.setdefault(unit, []).append(float(minutes))
+    out.times = {unit: _distribution(values) for unit, values in sorted(spent.items())}
     for m, n in counts.most_common():
         try:
             title = get_misconception(m).title
@@ -151,6 +171,24 @@ def class_mastery(root: str | os.PathLike, stale_days: float = 7.0, now: float |
         elif now - last > stale_days * 86400:
             out.stale.append((student, round((now - last) / 86400, 1)))
     return out
+
+
+def _distribution(values: list[float]) -> dict[str, float | int]:
+    """``{learners, p25, median, p75}`` of ``values`` (minutes; quartiles by ``statistics.quantiles``,
+    inclusive method; with one learner all three are that learner's minutes)."""
+    import statistics
+    v = sorted(values)
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return {"learners": len(v), "p25": round(q[0], 1), "median": round(statistics.median(v), 1),
+            "p75": round(q[2], 1)}
+
+
+def medians_document(cm: ClassMastery, now: float | None = None) -> dict[str, Any]:
+    """The measured medians in the form :func:`attnlab.course.measured_minutes` reads:
+    ``{"measured_at": "YYYY-MM-DD", "units": {unit: {"median": minutes, "learners": n}}}``."""
+    stamp = dt.datetime.fromtimestamp(now if now is not None else time.time(), dt.timezone.utc)
+    return {"measured_at": f"{stamp:%Y-%m-%d}",
+            "units": {u: {"median": d["median"], "learners": d["learners"]} for u, d in cm.times.items()}}
 
 
 def write(root: str | os.PathLike, stale_days: float = 7.0, now: float | None = None) -> tuple[Path, ClassMastery]:
@@ -183,6 +221,8 @@ def write(root: str | os.PathLike, stale_days: float = 7.0, now: float | None = 
         for n, a in sorted(cm.skills.items()))
     mistake_rows = "".join(f"<tr><td>{esc(t)} <small>({esc(m)})</small></td><td>{n}</td><td>{s}</td></tr>"
                            for m, t, n, s in cm.mistakes[:15])
+    time_rows = "".join(f"<tr><td>{esc(u)}</td><td>{d['learners']}</td><td>{d['p25']:g}</td><td>{d['median']:g}</td>"
+                        f"<td>{d['p75']:g}</td></tr>" for u, d in cm.times.items())
     stale_rows = "".join(f"<li>{esc(s)}: " + ("no practice records submitted" if d is None
                                                else f"no practice for {d:g} days") + "</li>" for s, d in cm.stale)
     stamp = dt.datetime.fromtimestamp(now if now is not None else time.time(), dt.timezone.utc)
@@ -193,6 +233,11 @@ def write(root: str | os.PathLike, stale_days: float = 7.0, now: float | None = 
             f"<th>answers right</th></tr>{skill_rows}</table>"
             f"<h2>Most frequent named mistakes in practice</h2><table border=1 cellpadding=4><tr><th>mistake</th>"
             f"<th>times</th><th>students</th></tr>{mistake_rows}</table>"
+            f"<h2>Time on task (minutes)</h2><p>Measured in each student's own kernel (cells run, pauses over "
+            f"10 minutes not counted) and submitted with the practice summary.</p>"
+            + (f"<table border=1 cellpadding=4><tr><th>lesson or exercise set</th><th>learners</th><th>25 %</th>"
+               f"<th>median</th><th>75 %</th></tr>{time_rows}</table>" if time_rows else
+               "<p>No submitted summary holds any time on task yet.</p>") +
             f"<h2>No practice progress for {stale_days:g} days</h2><ul>{stale_rows or '<li>none</li>'}</ul>")
     (out / "class-mastery.html").write_text(page, encoding="utf-8")
     return out / "class-mastery.html", cm

@@ -44,7 +44,6 @@ gate("01")
 # %%
 # %matplotlib inline
 import math
-import time
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -52,6 +51,7 @@ import numpy as np
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Polygon
 
+from attnlab.fast.timing import claim, paired_ratio
 from attnlab.nn import scaled_dot_product_attention
 
 torch.manual_seed(0)
@@ -283,7 +283,14 @@ plt.show()
 # Attention wins on both of the first two columns and pays in the third (lesson 10 measures it). The measurement
 # below runs the same sequence through a tanh RNN step by step and through one attention layer. The attention layer
 # does *more* arithmetic (printed), but in one step that the hardware can spread out; the RNN's smaller amount of work
-# has to happen in 256 rounds, each waiting for the last. Compare the two times on your machine.
+# has to happen in 256 rounds, each waiting for the last.
+#
+# What is measured, and how: one forward pass of each (no gradients), on this machine, with the number of torch threads
+# the course's thread policy picks for it (`attnlab.fast.machine_policy`: on a busy machine that is fewer threads than
+# cores). A single timing on a shared machine can be off by 2x, so the cell times the two in 15 **paired rounds**
+# (one call of each per round, their order alternating) and prints the median of the per-round ratios
+# RNN time / attention time with its quartiles, then checks the claim of this paragraph on those figures: the RNN takes
+# longer (the lower quartile of the ratio is above 1). A few seconds.
 
 # %%
 n_par, d_par = 256, 64
@@ -302,20 +309,11 @@ def attention_pass():
     return scaled_dot_product_attention(x_par, x_par, x_par)[0]  # all positions in one step
 
 
-def best_time(fn, repeats=5):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-with torch.no_grad():
-    t_rnn, t_att = best_time(rnn_pass), best_time(attention_pass)
-print(f"n = {n_par}: RNN {n_par} sequential steps {1e3 * t_rnn:.2f} ms; attention, 1 step {1e3 * t_att:.2f} ms "
-      f"(ratio {t_rnn / t_att:.1f})")
+ratio = paired_ratio(rnn_pass, attention_pass, rounds=15)
+print(f"n = {n_par}: {ratio.text('RNN, 256 sequential steps', 'attention, 1 step')}")
 print(f"multiply-adds: RNN n·d² = {n_par * d_par * d_par:,}, attention 2·n²·d = {2 * n_par * n_par * d_par:,}")
+claim(ratio.q1 > 1, "the RNN's sequential steps take longer than attention's one step, despite less arithmetic",
+      f"lower quartile of RNN time / attention time: {ratio.q1:.2f}")
 
 
 # %% [markdown]

@@ -36,7 +36,6 @@ gate("02")
 # %%
 # %matplotlib inline
 import math
-import time
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -44,6 +43,7 @@ import numpy as np
 import torch
 from IPython.display import display
 
+from attnlab.fast.timing import claim, paired_ratio
 from attnlab.nn import scaled_dot_product_attention
 from attnlab.settings import course_settings
 from attnlab.viz import attention_heatmap
@@ -497,38 +497,47 @@ for length in (512, 2_048, 8_192, 32_768, 131_072):
     print(f"L = {length:>7,}:  {length * length:>17,} scores  = {length * length * 4 / 2**20:>9,.0f} MiB")
 
 # %% [markdown]
-# And the time, measured on this machine: the library's attention for one head with $d_k = d_v = 64$.
-# Doubling $L$ should roughly quadruple the time: a slope of 2 on a log-log plot.
+# And the time. What is measured: the library's attention for one head with $d_k = d_v = 64$, forward only, on this
+# machine, with the torch threads the course's thread policy picks (`attnlab.fast.machine_policy`). Doubling $L$
+# quadruples the number of scores, so the time should grow about **4x per doubling**. One timing on a shared machine
+# can be off by 2x, so each doubling is measured in paired rounds (one call at $L$ and one at $2L$ per round, their
+# order alternating), and the cell plots the median of the per-round ratios with its quartiles. At small $L$ fixed
+# overheads can make the ratio smaller than 4; at large $L$ it can be larger than 4, because the $L \times L$ matrix
+# (16 MiB at $L = 2048$) no longer fits in the CPU's cache and every pass over it waits for memory. The cell checks
+# the claim it can make on any machine: at the largest $L$, doubling $L$ more than doubles the time (the lower
+# quartile of the ratio is above 2). About 10 seconds on a shared 2-core machine (measured: 9 s at load average 15).
 
 # %%
 lengths = [128, 256, 512, 1024] if QUICK else [128, 256, 512, 1024, 2048]
-seconds = []
-for length in lengths:
-    q, k, v = torch.randn(length, 64), torch.randn(length, 64), torch.randn(length, 64)
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        scaled_dot_product_attention(q, k, v)                   # builds the (L, L) weights
-        best = min(best, time.perf_counter() - start)
-    seconds.append(best)
+inputs = {n: [torch.randn(n, 64) for _ in range(3)] for n in lengths}
+doublings = [paired_ratio(lambda n=n: scaled_dot_product_attention(*inputs[2 * n]),  # builds the (2L, 2L) weights
+                          lambda n=n: scaled_dot_product_attention(*inputs[n]), rounds=9)
+             for n in lengths[:-1]]
+for n, r in zip(lengths, doublings):
+    print(f"L = {n:>4} -> {2 * n:>4}: time x {r.median:.2f} (quartiles {r.q1:.2f}-{r.q3:.2f})")
+print(f"measured on {doublings[-1].machine}")
 
 fig, ax = plt.subplots(figsize=(6.5, 4))
-ax.loglog(lengths, seconds, "o-", lw=2, label="measured")
-ref = [seconds[-1] * (n / lengths[-1]) ** 2 for n in lengths]
-ax.loglog(lengths, ref, ":", color="0.4", label="∝ L²")
-ax.set_xlabel("sequence length L")
-ax.set_ylabel("seconds (best of 5)")
-ax.set_xticks(lengths, [str(n) for n in lengths])
-ax.minorticks_off()
-ax.set_title("One attention head: time grows like L²")
+middle = [r.median for r in doublings]
+spread = [[r.median - r.q1 for r in doublings], [r.q3 - r.median for r in doublings]]
+ax.errorbar([str(n) for n in lengths[:-1]], middle, yerr=spread, fmt="o-", lw=2, capsize=4,
+            label="measured: median of paired rounds, quartiles")
+ax.axhline(4, ls=":", color="0.4", label="4x: the number of scores")
+ax.axhline(2, ls="--", color="0.7", label="2x: linear growth")
+ax.set_xlabel("L, doubled to 2L")
+ax.set_ylabel("time at 2L / time at L")
+ax.set_title("One attention head: doubling L multiplies the time by about 4")
 ax.legend()
-ax.grid(alpha=0.3, which="both")
+ax.grid(alpha=0.3)
 plt.show()
+claim(doublings[-1].q1 > 2, f"doubling L from {lengths[-2]} to {lengths[-1]} more than doubles the time",
+      f"lower quartile of the ratio {doublings[-1].q1:.2f}")
 
 
 # %% [markdown]
-# At small $L$ fixed overheads flatten the curve; at larger $L$ it follows $L^2$. Lesson 10 returns to
-# what this means for long contexts.
+# The ratios scatter around 4: below it where fixed overheads still count, above it once the scores leave the
+# cache, and with wide quartiles when the machine is busy (the spread is part of the measurement). Lesson 10 returns
+# to what this means for long contexts.
 
 # %% [markdown]
 # ## 8 · Common mistakes, and what they do to the numbers

@@ -102,7 +102,7 @@ plt.show()
 
 # %% [markdown]
 # The additive version $M$ has $0$ where the boolean is `True` and $-\infty$ above the
-# diagonal. This is exactly the matrix from the course notes:
+# diagonal. Written out for $L = 4$, it is the matrix added to the scores before the softmax:
 
 # %%
 M = torch.zeros(4, 4).masked_fill(~allowed, float("-inf"))  # (4, 4): 0 allowed, -inf forbidden

@@ -126,7 +126,7 @@ print("equivariance holds for permutation", p.tolist())
 # %% [markdown]
 # ### Equivariant, not invariant
 #
-# Two words that are easy to mix up, and the source notes of this course mix them up too:
+# Two words that are easy to mix up, and texts on transformers often do:
 #
 # * $f$ is permutation-**invariant** if shuffling the input changes **nothing**: $f(PX) = f(X)$. A sum or a mean over
 #   the tokens is invariant.

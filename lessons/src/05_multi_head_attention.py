@@ -115,7 +115,7 @@ plt.show()
 # %% [markdown]
 # ## 2 · The full shape trace
 #
-# This is the example from the course notes: $d_\text{model} = 8$, $H = 2$ so $d_k = 4$,
+# A configuration small enough to follow every number: $d_\text{model} = 8$, $H = 2$ so $d_k = 4$,
 # $L = 3$ tokens, batch $B = 1$. We run the layer one step at a time and record every shape,
 # then check that the result equals `mha(x)`.
 
@@ -188,7 +188,7 @@ print("max |difference| to the correct output:", (y_wrong - y).abs().max().item(
 #
 # ## 4 · A bigger configuration: $d_\text{model} = 1024$, $H = 16$
 #
-# A problem from the notes: (a) what is $d_k$? (b) what are the shapes of one head's $W_Q$,
+# Three questions: (a) what is $d_k$? (b) what are the shapes of one head's $W_Q$,
 # $W_K$, $W_V$? (c) what is the shape of one head's score matrix for $L = 128$?
 # Work it out on paper first, then run the cell.
 

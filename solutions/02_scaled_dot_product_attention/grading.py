@@ -97,6 +97,29 @@ def softmax_global_shift(x, dim):
     return (e / e.sum(dim=dim, keepdim=True)).to(torch.float64)
 
 
+def softmax_over(axis):
+    """The softmax taken over ``axis`` whatever ``dim`` asks (a model of ``softmax_wrong_axis``);
+    not this mistake where ``axis`` is ``dim`` itself, nor where it is the last axis (a softmax that
+    always takes the last axis is ``softmax_ignores_dim``)."""
+    def model(x, dim):
+        if axis % np.ndim(x) in (dim % np.ndim(x), np.ndim(x) - 1):
+            raise ValueError("the asked axis, or the last one")
+        return ref_softmax(x, axis)
+    return model
+
+
+def sdpa_softmax_over(axis):
+    """Attention whose weights are normalised over ``axis`` instead of the key axis (-1): over the
+    queries (-2), or over the batch or head axis (a softmax written for one fixed axis)."""
+    def model(q, k, v, mask, dropout_p=0.0):
+        s = ref_scores(q, k)
+        if mask is not None:
+            s = s.masked_fill(~torch.as_tensor(mask), float("-inf"))
+        w = ref_softmax(s, axis)
+        return w @ t64(v), w
+    return model
+
+
 def sdpa_ref(q, k, v, mask, dropout_p=0.0):
     """attnlab's attention without dropout (a dropout trial is judged by :class:`DropoutCheck`)."""
     return ref_sdpa(t64(q), t64(k), t64(v), None if mask is None else torch.as_tensor(mask))
@@ -189,6 +212,7 @@ CHECKS = [
         "test_softmax", target="softmax", inputs=softmax_inputs,
         call="softmax(_I['x'], dim=_I['dim'])", reference=ref_softmax, trials=4, atol=1e-4,
         mistakes={"softmax_ignores_dim": lambda x, dim: ref_softmax(x, -1),
+                  "softmax_wrong_axis": softmax_over(0),  # a softmax written for a fixed first axis
                   "softmax_max_shift_global": softmax_global_shift,
                   "softmax_no_max_shift": (softmax_no_shift(torch.float32), softmax_no_shift(torch.float64)),
                   "scores_clamped": tuple((lambda x, dim, c=c: ref_softmax(np.minimum(x, c), dim))
@@ -199,6 +223,7 @@ CHECKS = [
         call="scaled_dot_product_attention(_I['q'], _I['k'], _I['v'], mask=_I['mask'], dropout_p=_I['dropout_p'])",
         reference=sdpa_ref, trials=4, atol=1e-4,
         mistakes={"mask_after_softmax": sdpa_mask_after, "no_scale": sdpa_unscaled,
+                  "softmax_wrong_axis": tuple(sdpa_softmax_over(a) for a in (-2, 0, 1)),
                   "mask_fill_zero": sdpa_fill(0.0),
                   "scale_by_wrong_axis": lambda q, k, v, mask, dropout_p=0.0: ref_sdpa(
                       t64(q) * math.sqrt(q.shape[-1] / v.shape[-1]), t64(k), t64(v),

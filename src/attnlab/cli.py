@@ -197,13 +197,17 @@ def gate(lesson: str, override: bool) -> None:
               help="The exercise set, e.g. 03_masks (default: read from the file name or its setup cell).")
 @click.option("--visible", is_flag=True, help="Run only the notebook's visible test cells.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check_cmd(notebook: str, assignment: str | None, visible: bool, as_json: bool) -> None:
+@click.option("--learner", "learner", default=None,
+              help="Learner id whose by-hand numbers are checked (same as attnlab --learner ID check ...).")
+def check_cmd(notebook: str, assignment: str | None, visible: bool, as_json: bool, learner: str | None) -> None:
     """Grade NOTEBOOK (your copy of an exercise set) with the grader's own checks and print each item,
     the written answers apart, and the points it could judge. Nothing is written to the notebook."""
     from attnlab.check import CheckError, SelfCheckMode, run_check
 
     try:
-        report = run_check(notebook, assignment=assignment, learner=_learner(), mode=SelfCheckMode.VISIBLE if visible else None)
+        who = learner.strip() if learner and learner.strip() else _learner()
+        report = run_check(notebook, assignment=assignment, learner=who,
+                           mode=SelfCheckMode.VISIBLE if visible else None)
     except CheckError as err:
         raise click.UsageError(str(err)) from None
     click.echo(report.to_json() if as_json else report.text())

@@ -15,7 +15,13 @@ Times are **estimates**, not measurements with learners:
 * ``minutes`` (a lesson): the lesson authors' estimates;
 * ``exercise_minutes``: estimated at about 5 minutes per graded nbgrader point of the set, rounded to
   5 minutes (points in ``solutions/`` when this was written: 01-03: 11, 04: 9, 05: 12, 06-07: 10,
-  08: 12, 09: 11, 10: 9). Nobody has timed a student on them yet.
+  08: 12, 09: 11, 10: 9).
+
+Measured times sit apart from the estimates, in ``measured_times.json`` next to this module
+(:func:`measured_minutes`): the median minutes on task learners' own kernels recorded
+(:mod:`attnlab.practice.time_on_task`), as an instructor's ``attnlab-grade class-mastery COURSE
+--times-out FILE`` writes them from the practice summaries students submitted.  The course table shows
+them in their own column, and says so while there are none.
 
 Source: the course's own design (README "The course", the lessons' "You will be able to" cells); no
 paper.
@@ -27,7 +33,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 __all__ = ["Lesson", "UnknownLesson", "lesson_id", "lessons", "lesson", "exercise_sets", "course_table_markdown",
-           "load_lessons"]
+           "load_lessons", "measured_minutes"]
+
+#: The measured medians' file next to this module (absent until an instructor publishes some).
+MEASURED_FILE = "measured_times.json"
 
 
 @dataclass(frozen=True)
@@ -178,21 +187,62 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def course_table_markdown() -> str:
+def measured_minutes(text: str | None = None) -> tuple[str | None, dict[str, tuple[float, int]]]:
+    """``(date measured, {unit: (median minutes, learners)})`` from ``measured_times.json`` (or
+    ``text``, its content), units as :func:`attnlab.practice.time_on_task.unit_of` names them
+    (``"lesson 03"``, ``"exercise 03_masks"``); ``(None, {})`` when the file is absent.
+
+    Raises ValueError (naming the file and what is wrong) when the file is not in the form
+    ``{"measured_at": "YYYY-MM-DD", "units": {unit: {"median": minutes, "learners": n}}}``."""
+    import json
+    if text is None:
+        try:
+            text = resources.files(__package__).joinpath(MEASURED_FILE).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None, {}
+    try:
+        doc = json.loads(text)
+        units = {str(u): (float(d["median"]), int(d["learners"])) for u, d in doc["units"].items()}
+        when = str(doc["measured_at"])
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"src/attnlab/{MEASURED_FILE} is not the file `attnlab-grade class-mastery --times-out` "
+                         f"writes ({type(err).__name__}: {err}); write it again with that command") from None
+    return when, units
+
+
+def _measured_cell(entry: Lesson, units: dict[str, tuple[float, int]]) -> str:
+    parts = []
+    for label, unit in (("lesson", f"lesson {entry.id}"), ("exercise", f"exercise {entry.exercise}")):
+        if unit in units:
+            median, n = units[unit]
+            parts.append(f"{label} {median:.0f} min ({n} learner{'s' if n != 1 else ''})")
+    return ", ".join(parts) or "–"
+
+
+def course_table_markdown(measured: tuple[str | None, dict[str, tuple[float, int]]] | None = None) -> str:
     """The README's course table (GitHub Markdown, links relative to the repository root), with a
-    closing line giving the total estimated time. Ends with a newline."""
-    rows = ["| # | lesson | you will be able to | gate: skills needed first | time | exercise (autograded) |",
-            "|---|---|---|---|---|---|"]
+    closing line giving the total estimated time. Ends with a newline.
+
+    ``measured``: what :func:`measured_minutes` returns (default: read it); the column "measured
+    (median)" shows it, and the closing line says when nothing has been measured yet."""
+    when, units = measured if measured is not None else measured_minutes()
+    rows = ["| # | lesson | you will be able to | gate: skills needed first | time (estimate) | measured (median) "
+            "| exercise (autograded) |",
+            "|---|---|---|---|---|---|---|"]
     for entry in _LESSONS:
         gate = ", ".join(f"`{name}`" for name in entry.prerequisites) or "–"
         time = f"{entry.minutes} min" + (f" ({entry.time_note})" if entry.time_note else "")
         exercise = (f"[{entry.exercise}]({entry.exercise_path}), about {entry.exercise_minutes} min"
                     if entry.exercise else "–")
         rows.append(f"| {entry.id} | [{_cell(entry.title)}]({entry.notebook_path}) | {_cell(entry.outcomes)} | "
-                    f"{gate} | {time} | {exercise} |")
+                    f"{gate} | {time} | {_measured_cell(entry, units)} | {exercise} |")
     lesson_total = sum(entry.minutes for entry in _LESSONS)
     exercise_total = sum(entry.exercise_minutes or 0 for entry in _LESSONS)
-    rows += ["", f"In all about {lesson_total / 60:.0f} h of lessons and {exercise_total / 60:.0f} h of exercises. "
-                 "Every time is an estimate: lesson times are the authors', exercise times about 5 minutes per "
-                 "graded point; nobody has timed learners yet."]
+    closing = (f"The measured column is the median time on task learners' own kernels recorded (cells run, "
+                f"pauses over 10 minutes not counted), as submitted with their practice summaries up to {when}."
+                if units else "No learner has been timed yet: the measured column fills in once an instructor "
+                "publishes the times learners' kernels recorded (`attnlab-grade class-mastery --times-out`).")
+    rows += ["", f"In all about {lesson_total / 60:.0f} h of lessons and {exercise_total / 60:.0f} h of exercises "
+                 "(estimates: lesson times are the authors', exercise times about 5 minutes per graded point). "
+                 + closing]
     return "\n".join(rows) + "\n"

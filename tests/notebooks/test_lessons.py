@@ -11,8 +11,12 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from attnlab.fast.timing import CLAIM_MIME
+
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+#: Lessons whose timing demonstrations and measured claims are checked in the cells (claims per run, at least).
+CLAIMING = {"01_routing_problem": 1, "02_scaled_dot_product_attention": 1, "09_capstone_gpt": 3}
 
 
 def test_lessons_exist_in_order():
@@ -47,6 +51,14 @@ def test_lesson_executes(path, tmp_path):
         for out in cell.get("outputs", []) if out.get("output_type") == "error"
     ]
     assert not errors, f"{path.name} produced error outputs: {errors[:1]}"
+    # every claim a lesson's text makes about a measurement is checked by the cell that measures it
+    # (attnlab.fast.timing.claim): each must hold in this run
+    claims = [out["data"][CLAIM_MIME] for cell in nb.cells if cell.cell_type == "code"
+              for out in cell.get("outputs", []) if CLAIM_MIME in out.get("data", {})]
+    failed = [c for c in claims if not c["holds"]]
+    assert not failed, f"{path.name}: claims of the text that did not hold: {failed}"
+    if path.stem in CLAIMING:
+        assert len(claims) >= CLAIMING[path.stem], f"{path.name} checked {len(claims)} claims, expected {CLAIMING[path.stem]}"
     images = [
         out["data"]["image/png"] for cell in nb.cells if cell.cell_type == "code"
         for out in cell.get("outputs", []) if "image/png" in out.get("data", {})

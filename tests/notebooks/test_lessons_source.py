@@ -39,3 +39,15 @@ def test_coverage_table_points_at_the_cells_that_teach_each_topic():
     assert len(rows) >= 60, "docs/coverage.md lost its table"
     problems = build_lessons.coverage_problems()
     assert not problems, "\n".join(problems) + "\nrun: python scripts/build_lessons.py --coverage"
+
+
+def test_no_lesson_or_exercise_cites_notes_a_learner_does_not_have():
+    """A learner has the lessons, the exercises and the library's docstrings, nothing else: no text
+    sends them to "the course notes" (or "the notes"), which they cannot open."""
+    import re
+    pattern = re.compile(r"\b(course|source|lecture)\s+notes\b|\bfrom the notes\b|\bin the notes\b", re.I)
+    texts = [*(ROOT / "lessons" / "src").glob("*.py"), *(ROOT / "solutions").glob("*/*.pct.py"),
+             *(ROOT / "src" / "attnlab" / "nn").glob("*.py")]
+    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in texts
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert texts and not found, "\n".join(found)

@@ -7,8 +7,9 @@ same fresh random trial inputs compared with the ``attnlab.nn`` reference, your 
 (from your learner id) and the same named mistakes.  It reads your notebook as last saved, never
 writes to it or to the clone, and needs no course folder of an instructor.
 
-It prints one line per autograded item (the points, the grader's message and the named mistake),
-then the written answers apart (graded by a person: after you have attempted one, its model answer
+It prints one line per autograded item (the points, the grader's message and the named mistake;
+where the grader failed an item without naming a mistake, also what the notebook's own check cell
+says about the same code: :mod:`attnlab.check.check_cells`), then the written answers apart (graded by a person: after you have attempted one, its model answer
 and rubric are shown), and closes with one line ``X / Y points`` counting the points it could judge.
 
 Three modes (:class:`SelfCheckMode`), chosen per exercise set by :class:`SelfCheck`:
@@ -165,6 +166,7 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
             report.items.append(ItemVerdict(gid, "passed" if item["ok"] else "failed", message,
                                             float(item["points"]), float(item["max_points"]),
                                             [str(m) for m in named if m]))
+        _add_check_cell_messages(report, items_by_id, learner_nb, released)
         report.notes += [f"when graded: {f}" for f in rep.get("flags", [])] + list(rep.get("notes", []))
         report.written = _written(learner_nb, released, solutions / name / f"{name}.ipynb", set(items_by_id)
                                   | {_gid(t) for t, _ in _items_of(released)}, text_stub, True)
@@ -172,6 +174,30 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
     finally:
         os.chdir(here)
         shutil.rmtree(root, ignore_errors=True)
+
+
+#: Kinds of failure where the check cell has nothing to add: the grader's message already says what
+#: happened (the code did not run to a value, or a person must look).
+_NOTHING_TO_ADD = frozenset({"not attempted (stub left)", "timed out (an infinite loop?)", "ran out of memory",
+                             "crashed (sys.exit or the process died)", "held for review (suspicious code)",
+                             "test cell tampered with", "used the library version"})
+
+
+def _add_check_cell_messages(report: CheckReport, items_by_id: dict, learner_nb: dict | None,
+                             released: dict) -> None:
+    """Where the grader failed an item without naming a mistake, add what the notebook's own check
+    cell says about the learner's code (:func:`attnlab.check.check_cells.check_cell_messages`), so
+    the check never says less than the visible check cell did."""
+    from .check_cells import check_cell_messages
+    wanted = {v.grade_id for v in report.items if v.status == "failed" and not v.mistakes
+              and str((items_by_id.get(v.grade_id) or {}).get("kind", "")) not in _NOTHING_TO_ADD
+              and not str((items_by_id.get(v.grade_id) or {}).get("kind", "")).startswith("raised ")}
+    if not wanted or learner_nb is None:
+        return
+    said = check_cell_messages(learner_nb, released, wanted, report.learner)
+    for v in report.items:
+        if v.grade_id in said:
+            v.message += f"; your notebook's check cell says: {said[v.grade_id]}"
 
 
 def _cell_errors(graded: Path) -> dict[str, str]:
@@ -239,7 +265,9 @@ def _visible(path: Path, report: CheckReport, why: str) -> CheckReport:
         client = NotebookClient(nb, timeout=VISIBLE_CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": tmp}})
         try:
-            client.execute()
+            # the kernel draws the by-hand variants and prints the learner id as the notebook would for
+            # this learner: the id goes into the kernel's environment only, never into this process's
+            client.execute(env={**os.environ, "ATTNLAB_LEARNER": report.learner})
         except (CellTimeoutError, DeadKernelError, RuntimeError) as err:
             report.notes.append(f"the run stopped early: {str(err).strip().splitlines()[0][:200]}")
         except Exception as err:  # noqa: BLE001 - a kernel that cannot start: one sentence, no traceback

@@ -54,7 +54,7 @@ def scaled_dot_product_attention(
             undefined); ``dropout_p`` outside [0, 1).
         TypeError: if ``mask`` is not a bool tensor, or q, k, v are not all of one float dtype.
 
-    Example (the 2-token worked example of the course notes)::
+    Example (two tokens, small enough to check by hand)::
 
         q = torch.tensor([[1., 0.], [0., 1.]]); k = torch.tensor([[1., 0.], [1., 1.]])
         v = torch.tensor([[1., 2.], [3., 4.]])

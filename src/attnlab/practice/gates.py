@@ -85,7 +85,8 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
         override: open the lesson regardless (review, instructors); env ``ATTNLAB_GATE_OVERRIDE=1`` does the same.
         store: progress store (default: the current learner's).
     Returns:
-        :class:`GateResult`. Never raises; never blocks. In Jupyter, shows practice cards for the
+        :class:`GateResult`. Never raises; never blocks. In a Jupyter kernel it also starts counting
+        this notebook's time on task, kept locally (:func:`attnlab.practice.time_on_task.track`). In Jupyter, shows practice cards for the
         missing skills; elsewhere prints a text summary.
     """
     try:
@@ -97,6 +98,9 @@ def gate(lesson: str | int, override: bool = False, *, store: ProgressStore | No
         needed = course.lesson(lid).prerequisites
         store = store if store is not None else ProgressStore()
         store.visit(lid)
+        if _in_kernel():  # time on task of this notebook, kept locally (attnlab.practice.time_on_task)
+            from .time_on_task import TimeLog, track
+            track(lid, log=TimeLog(learner=store.learner, home=store.home))
         missing = tuple(s for s in needed if not mastery.is_mastered(store, s))
         overridden = bool(override) or _override_env()
         reviews = tuple(mastery.due_reviews(store, lid))
