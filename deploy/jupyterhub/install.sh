@@ -104,6 +104,12 @@ stop_orphans() {
   done
 }
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }  # not a zombie
+# put the freshly made folder NEW in place of DEST, unless DEST already holds the same files: a
+# grading run working in DEST (its cwd, its imports) keeps it through a re-run of install.sh
+replace_if_changed() {
+  if [ -d "$2" ] && diff -rq --no-dereference "$1" "$2" >/dev/null 2>&1; then rm -rf "$1"
+  else rm -rf "$2" && mv "$1" "$2"; fi
+}
 hub_running() {
   if systemd_runs && [ -f "$UNIT_FILE" ]; then systemctl is-active --quiet "$UNIT"; else [ -n "$(hub_pid)" ]; fi
 }
@@ -310,7 +316,7 @@ cp -a "$HUB_HOME/grader-site/." "$GRADER_SITE.new/"
 chown -R root:"$(id -gn "$GRADER")" "$GRADER_SITE.new"
 chmod -R u+rwX,g+rX,g-w,o-rwx "$GRADER_SITE.new"
 chmod 750 "$GRADER_SITE.new"
-rm -rf "$GRADER_SITE" && mv "$GRADER_SITE.new" "$GRADER_SITE"
+replace_if_changed "$GRADER_SITE.new" "$GRADER_SITE"
 
 # students' homes: private (their feedback and work are theirs); the old mode comes back at uninstall
 for u in $(split "$STUDENTS"); do
@@ -331,7 +337,7 @@ tar -C "$ROOT" --exclude=./.git --exclude=./.venv --exclude=./artifacts --exclud
 chown -R root:"$STAFF_GROUP" "$CLONE.new"
 chmod -R u+rwX,g+rX,g-w,o-rwx "$CLONE.new"
 chmod 750 "$CLONE.new"
-rm -rf "$CLONE" && mv "$CLONE.new" "$CLONE"
+replace_if_changed "$CLONE.new" "$CLONE"
 
 # the lessons, as a git repository without solutions (nbgitpuller clones it as each student);
 # a later run with newer lessons adds a commit, which nbgitpuller merges into students' copies
