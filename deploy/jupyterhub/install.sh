@@ -384,6 +384,11 @@ chown "$GRADER:$GRADER" "$EX/$COURSE" "$EX/$COURSE/outbound" "$EX/$COURSE/inboun
 chmod 755 "$EX/$COURSE" "$EX/$COURSE/outbound"
 chmod 2733 "$EX/$COURSE/inbound"   # students write their submissions, nobody lists them
 chmod 711 "$EX/$COURSE/feedback"   # feedback under unguessable hashes
+# the regrade inbox (attnlab_grader/instructor/regrade.py): students drop requests, cannot list or
+# read them; each request gets the staff group (setgid), which the grader account reads them by
+mkdir -p "$EX/$COURSE/regrade"
+chown "$GRADER:$STAFF_GROUP" "$EX/$COURSE/regrade"
+chmod 3733 "$EX/$COURSE/regrade"
 chmod 1777 "$EX"
 
 # the grader's home: the course folder, its nbgrader settings, a shell that finds the tools
