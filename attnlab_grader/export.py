@@ -16,8 +16,9 @@ formgrader: nbgrader's own ``flagged`` decides, so unflagging there is seen here
 atomically under a file lock), so the sheet holds every assignment exported so far.
 ``reason`` is in words for people (:mod:`attnlab_grader.instructor.reasons`).  Deadlines
 (:mod:`attnlab_grader.instructor.deadlines`): ``due`` (with the student's extension), ``extension``,
-``late_by``, ``late_penalty`` (points, nbgrader's ``late_submission_penalty``) and
-``final_score`` = ``score`` − ``late_penalty``.  ``failed_items``: each item that earned nothing,
+``late_by``, ``late_penalty`` (points, nbgrader's ``late_submission_penalty``, recomputed from the
+gradebook at every export) and ``final_score`` = ``score`` − ``late_penalty``.  A ``manual_pending`` row
+whose written answer changed after a person graded it names those items in ``reason``.  ``failed_items``: each item that earned nothing,
 as ``grade_id: kind (named mistake)`` from its verdict (:func:`attnlab_grader.verdict.failed_items`).
 Text cells pass through :func:`attnlab_grader.intake.csv_cell` (no control characters, no
 spreadsheet formulas).
@@ -30,7 +31,8 @@ from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
 from .grade_report import read_report
-from .instructor.deadlines import describe
+from .instructor.answers import changed_since_manual
+from .instructor.deadlines import describe, reapply_in
 from .instructor.gradesheet import merge
 from .instructor.reasons import reason_text
 from .intake import csv_cell
@@ -77,6 +79,8 @@ class AttnlabCsvExport(ExportPlugin):
         for assignment in gradebook.assignments:
             if self.assignment and assignment.name not in self.assignment:
                 continue
+            reapply_in(gradebook, assignment.name)  # penalties from the scores as they are now
+            gradebook.db.commit()
             # students the gradebook knows, and those refused before nbgrader saw them
             reports = os.path.join(root, "reports", assignment.name)
             ids = {s.id for s in gradebook.students} | (
@@ -96,7 +100,10 @@ class AttnlabCsvExport(ExportPlugin):
                 status = status_of(rep, sub)
                 extra = []
                 if status == "manual_pending":
-                    extra.append("manually graded answers not graded yet (formgrader)")
+                    changed = changed_since_manual(sub)
+                    extra.append("answer changed since it was graded by hand, grade again in formgrader: "
+                                 + ", ".join(changed) if changed else
+                                 "manually graded answers not graded yet (formgrader)")
                 if rep and rep.get("status") == "flagged" and status != "flagged":
                     extra.append("flag cleared in formgrader")
                 elif status == "flagged" and not (rep and rep.get("flags")):

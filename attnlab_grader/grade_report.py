@@ -51,6 +51,7 @@ class GradeReport(TypedDict, total=False):
     notes: list[str]        #: remarks about the submission folder (intake)
     seconds: float          #: wall time of this submission's grading
     cleared_flags: list[str]  #: flags the instructor cleared (``review``)
+    back_to_manual: list[str]  #: items a person had graded whose answer changed: they wait for manual grading again
 
 
 def error_report(student: str, assignment: str, reason: str) -> GradeReport:

@@ -10,8 +10,10 @@ autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place o
                QuietOverwriteCells is nbgrader's OverwriteCells without its "checksum has
                changed" warning for a test cell received as released, hidden tests cleared:
                attnlab_grader/overwrite_cells.py)
-    autograde: SandboxGrade, LimitOutput, SaveAutoGrades, AttnlabLatePenalties,
+    autograde: SandboxGrade, LimitOutput, KeepManualGrades, AttnlabLatePenalties,
                CheckCellMetadataOnce, AutogradeOutcome    (SandboxGrade replaces Execute;
+               KeepManualGrades is nbgrader's SaveAutoGrades keeping the manual grades of unchanged
+               answers: attnlab_grader/instructor/answers.py;
                AutogradeOutcome fails a run that could not grade: attnlab_grader/instructor/outcome.py;
                CheckCellMetadataOnce is nbgrader's CheckCellMetadata with its schema compiled once:
                attnlab_grader/metadata_check.py)
@@ -21,11 +23,12 @@ a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths`
 ``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
 """
 from nbgrader.preprocessors import (ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
-                                    OverwriteKernelspec, SaveAutoGrades)
+                                    OverwriteKernelspec)
 
 from attnlab_grader.export import AttnlabCsvExport
 from attnlab_grader.instructor import history
-from attnlab_grader.instructor.deadlines import AttnlabLatePenalties, LatePolicy
+from attnlab_grader.instructor.answers import KeepManualGrades
+from attnlab_grader.instructor.deadlines import AttnlabLatePenalties, LatePolicy, ReapplyLatePenalties
 from attnlab_grader.instructor.outcome import AutogradeOutcome
 from attnlab_grader.instructor.release import CurrentReleaseFeedback
 from attnlab_grader.metadata_check import CheckCellMetadataOnce
@@ -46,7 +49,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
                                       OverwriteKernelspec, QuietOverwriteCells, CheckCellMetadataOnce]
-c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, SaveAutoGrades,
+c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, KeepManualGrades,
                                        AttnlabLatePenalties, CheckCellMetadataOnce, AutogradeOutcome]
 # Deadlines (attnlab_grader/instructor/deadlines.py): nbgrader's late-penalty step and plugin, after
 # copying the student's extension onto the submission; the policy is per assignment in the gradebook.
@@ -55,7 +58,8 @@ c.AssignLatePenalties.plugin_class = LatePolicy
 # adds a notice of changed grades (attnlab_grader/instructor/release.py, history.py).
 c.ExchangeFactory.release_feedback = CurrentReleaseFeedback
 history.install()  # every grade change (formgrader, regrade, rubric) is recorded in the gradebook
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests,
+# Feedback shows the late penalty recomputed from the current score (after a regrade or manual grade).
+c.GenerateFeedback.preprocessors = [ReapplyLatePenalties, GetGrades, ClearHiddenTests,
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
 c.LimitOutput.max_lines = 200
 # `nbgrader export` writes COURSE/grades.csv with status, flags and reasons (attnlab_grader/export.py)

@@ -120,6 +120,13 @@ class Summary:
         return [r for r in self.reports if r["status"] == "error"]
 
     @property
+    def back_to_manual(self):
+        """Reports of submissions where an answer a person had graded changed, so the item waits
+        for manual grading again (``back_to_manual``: its ``grade_id``s); every other manual grade
+        was kept (:mod:`attnlab_grader.instructor.answers`)."""
+        return [r for r in self.reports if r.get("back_to_manual")]
+
+    @property
     def flagged(self):
         """Reports of submissions graded but flagged for an instructor's review."""
         return [r for r in self.reports if r["status"] == "flagged"]
@@ -132,6 +139,9 @@ class Summary:
             out.append(f"  FAILED  {safe_text(r['student'])}: {safe_text(r.get('reason'))}")
         for r in self.kept:
             out.append(f"  KEPT    {safe_text(r['student'])}: {safe_text(r['kept_previous'])}")
+        for r in self.back_to_manual:
+            out.append(f"  MANUAL  {safe_text(r['student'])}: answer changed since it was graded by hand, "
+                       f"grade again in formgrader: {safe_text(', '.join(r['back_to_manual']))}")
         for r in self.flagged:
             for f in r["flags"][:3]:
                 out.append(f"  FLAGGED {safe_text(r['student'])}: {safe_text(f)}")

@@ -193,6 +193,12 @@ class ClassReport:
         return [r for r in self.reports if r["status"] == "flagged" or (r["flags"] and r["status"] != "error")]
 
     @property
+    def back_to_manual(self) -> list[dict]:
+        """Reports of submissions whose answer changed after a person graded it: those items wait
+        for manual grading again (``back_to_manual``; :mod:`attnlab_grader.instructor.answers`)."""
+        return [r for r in self.reports if r.get("back_to_manual")]
+
+    @property
     def errored(self) -> list[dict]:
         """Reports of submissions that could not be graded."""
         return [r for r in self.reports if r["status"] == "error"]

@@ -207,6 +207,13 @@ def render(rep: ClassReport) -> str:
     out.append("</div>")
     if rep.problems:
         out.append('<p class="muted">Skipped report files: ' + "; ".join(_e(p) for p in rep.problems) + "</p>")
+    if rep.back_to_manual:
+        out.append('<h2 id="back-to-manual">Grade again by hand</h2><p>These answers changed after they were '
+                   "graded by hand, so they wait for manual grading in formgrader again; every other manual "
+                   "grade was kept.</p><ul>"
+                   + "".join(f"<li><code>{_e(r['student'])}</code>: "
+                             + ", ".join(f"<code>{_e(i)}</code>" for i in r["back_to_manual"]) + "</li>"
+                             for r in rep.back_to_manual) + "</ul>")
 
     out.append('<h2 id="scores">Score distribution</h2>')
     out.append(_img(figure_scores(rep), f"histogram of the autograded scores of {len(graded)} graded submissions"))

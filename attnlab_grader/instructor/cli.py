@@ -42,6 +42,20 @@ def _reexport(course: str, db_url: str | None, assignments) -> None:
     export(course, sorted(set(assignments)), db_url)
 
 
+def _reexport_all(course: str, db_url: str | None) -> None:
+    """Merge every assignment the gradebook has into COURSE/grades.csv (nothing when there is no
+    gradebook yet, e.g. a sheet made by hand)."""
+    from nbgrader.api import Gradebook
+    from ..course import normalize_db_url
+    url = _db(course, db_url)
+    if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
+        return
+    with Gradebook(normalize_db_url(url) or url, "attnlab") as gb:
+        names = [a.name for a in gb.assignments]
+    if names:
+        _reexport(course, db_url, names)
+
+
 def _fail(err: Exception):
     raise click.ClickException(str(err)) from None
 
@@ -131,34 +145,49 @@ def regrade_request(assignment, item, reason, exchange, course_id):
     """(Students) ask for a regrade of ITEM of ASSIGNMENT, with a reason."""
     from .regrade import RegradeError, file_request
     try:
-        file_request(exchange or _nbgrader_setting("Exchange.root"),
-                     course_id or _nbgrader_setting("CourseDirectory.course_id"), assignment, item, reason)
+        path = file_request(exchange or _nbgrader_setting("Exchange.root"),
+                            course_id or _nbgrader_setting("CourseDirectory.course_id"), assignment, item, reason)
     except (RegradeError, OSError) as e:
         _fail(e)
-    click.echo(f"regrade request for {item} of {assignment} sent; you get a notice with your updated feedback")
+    click.echo(f"regrade request for {item} of {assignment} received ({path.name}); "
+               "you get a notice with your updated feedback")
 
 
 @click.command("regrade-queue")
 @click.argument("course", type=click.Path(exists=True, file_okay=False))
 @click.option("--exchange", default=None, help="The course exchange (default: nbgrader's Exchange.root).")
-@click.option("--course-id", default="attnlab", show_default=True)
+@click.option("--course-id", default=None,
+              help="The class's course id (default: CourseDirectory.course_id of the class's nbgrader config).")
 @click.option("--all", "show_all", is_flag=True, help="Also refused and resolved requests.")
 @click.option("--open-inbox", is_flag=True, help="Create the exchange's regrade inbox (students may write, not read).")
+@click.option("--group", default=None,
+              help="With --open-inbox: the graders' group that reads the requests (default: the folder's group).")
 @click.option("--db", "db_url", **_DB)
-def regrade_queue(course, exchange, course_id, show_all, open_inbox, db_url):
-    """Collect students' regrade requests into the gradebook and list the queue."""
-    from .regrade import ingest, make_inbox, queue, write_page
+def regrade_queue(course, exchange, course_id, show_all, open_inbox, group, db_url):
+    """Collect students' regrade requests into the gradebook and list the queue.
+
+    A file in the inbox that cannot be read as a request is left there and listed (KEPT), never deleted.
+    """
+    from .regrade import RegradeError, ingest, make_inbox, queue, write_page
     exchange = exchange or _nbgrader_setting("Exchange.root")
+    course_id = course_id or _nbgrader_setting("CourseDirectory.course_id")
     url = _db(course, db_url)
     if open_inbox:
-        click.echo(f"inbox: {make_inbox(exchange, course_id)}")
+        try:
+            click.echo(f"inbox: {make_inbox(exchange, course_id, group)}")
+        except (RegradeError, OSError) as e:
+            _fail(e)
+    kept = []
     for row in ingest(exchange, course_id, url):
         if row["status"] == "refused":
             click.echo(f"refused {row['student']}/{row['assignment']} {row['item']}: {row['note']}")
+        elif row["status"] == "kept":
+            kept.append(row)
+            click.echo(f"KEPT {row['path']}: {row['note']}", err=True)
     for r in queue(url, None if show_all else "open"):
         click.echo(f"#{r['id']} [{r['status']}] {r['student']}/{r['assignment']} {r['item']}: {r['reason']}"
                    + (f" -- {r['note']}" if r["note"] else ""))
-    click.echo(f"graders' page: {write_page(course, url)}")
+    click.echo(f"graders' page: {write_page(course, url, kept)}")
 
 
 @click.command()
@@ -203,16 +232,33 @@ def history_cmd(course, assignment, student, db_url):
 @click.option("--csv", "csv_path", default=None, help="Grades sheet (default COURSE/grades.csv).")
 @click.option("--column", "columns", multiple=True, metavar="ASSIGNMENT=LMS COLUMN",
               help="The LMS column of an assignment (default: its name).")
-def lms_export(course, fmt, roster, out, csv_path, columns):
-    """Write the grades sheet in the import format of Canvas or Moodle."""
-    from .lms import LmsError, export
+@click.option("--assignment", "-a", "assignments", multiple=True,
+              help="Export only this assignment (repeatable; default: every assignment in the sheet).")
+@click.option("--allow-partial", is_flag=True,
+              help="Write the file even when some grades cannot be exported (they are listed; exit 0).")
+@click.option("--db", "db_url", **_DB)
+def lms_export(course, fmt, roster, out, csv_path, columns, assignments, allow_partial, db_url):
+    """Write the grades sheet in the import format of Canvas or Moodle.
+
+    The course's sheet is exported from the gradebook first (late penalties and statuses as they
+    are now).  Every grade that cannot be exported is listed with the reason; then nothing is
+    written and the command fails, unless --allow-partial.
+    """
+    from .lms import LeftOut, LmsError, export
     try:
         mapping = dict(c.split("=", 1) for c in columns)
     except ValueError:
         _fail(ValueError("--column takes ASSIGNMENT=LMS COLUMN, e.g. 03_masks='Masks (123)'"))
+    if not csv_path:  # the course's own sheet: bring it up to date with the gradebook first
+        _reexport_all(course, db_url)
     try:
         path, skipped = export(fmt, csv_path or os.path.join(course, "grades.csv"), roster,
-                               out or os.path.join(course, f"lms-{fmt}.csv"), mapping)
+                               out or os.path.join(course, f"lms-{fmt}.csv"), mapping,
+                               list(assignments) or None, allow_partial)
+    except LeftOut as e:
+        for line in e.lines:
+            click.echo(f"not exported: {line}", err=True)
+        _fail(e)
     except LmsError as e:
         _fail(e)
     for line in skipped:
@@ -357,12 +403,20 @@ def lti_roster(course, launches, db_url):
 @click.option("--launches", **_LAUNCHES)
 @click.option("--csv", "csv_path", default=None, help="Grades sheet (default COURSE/grades.csv).")
 @click.option("--dry-run", is_flag=True, help="List what would be sent; send nothing.")
+@click.option("--allow-partial", is_flag=True,
+              help="Exit 0 even when some scores were not sent (they are listed either way).")
 @click.option("--db", "db_url", **_DB)
 def lti_passback(course, assignment, tool_config, issuer, client_id, lineitems, lineitem, label, launches,
-                 csv_path, dry_run, db_url):
-    """Send ASSIGNMENT's final scores (after late penalties) to the LMS through LTI Advantage AGS."""
+                 csv_path, dry_run, allow_partial, db_url):
+    """Send ASSIGNMENT's final scores (after late penalties) to the LMS through LTI Advantage AGS.
+
+    The final scores are sent; every score that is not is listed with the reason, and then the
+    command exits 1 unless --allow-partial.
+    """
     from .lti import LtiError, default_launches, import_roster, lineitems_url, passback, read_launches
     url = _db(course, db_url)
+    if not csv_path:  # the course's own sheet, brought up to date with the gradebook first
+        _reexport_all(course, db_url)
     try:
         path = launches or default_launches()
         if launches or os.path.exists(path):
@@ -380,3 +434,6 @@ def lti_passback(course, assignment, tool_config, issuer, client_id, lineitems, 
         click.echo(f"not sent: {line}", err=True)
     click.echo(f"{len(out.sent)} score(s) {'to send' if dry_run else 'sent'} to {out.lineitem or 'the line item'}; "
                f"{len(out.not_sent)} not sent")
+    if out.not_sent and not allow_partial:
+        _fail(ValueError(f"{len(out.not_sent)} score(s) of {assignment} were not sent (listed above); "
+                         "grade or fix them and send again, or pass --allow-partial"))

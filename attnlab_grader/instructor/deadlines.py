@@ -14,7 +14,9 @@
   (``SubmittedNotebook.late_submission_penalty``); the grades sheet shows it.
 
 Changing a due date, policy or extension re-applies the penalties of submissions already graded
-(:func:`reapply`), so a late grant is honoured without re-grading.
+(:func:`reapply`), so a late grant is honoured without re-grading; and every writer of derived values
+(the grades sheet, feedback) recomputes the penalty from the gradebook first (:func:`reapply_in`),
+so a penalty always matches the current score after a regrade, a manual grade or a re-grade.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties
+from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from sqlalchemy import Column, DateTime, Float, Integer, String, Text, select
 
 from .history import Base, actor, now
@@ -216,22 +218,62 @@ def sync_extension(gb, assignment: str, student: str) -> None:
 
 def reapply(db_url: str, assignment: str) -> int:
     """Recompute the late penalty of every submission of ``assignment`` (extension and policy as
-    stored now).  Returns the number of submissions updated."""
-    from nbgrader.api import MissingEntry
+    stored now) and commit.  Returns the number of submissions updated (0 for an unknown assignment)."""
     with _gradebook(db_url) as gb:
-        try:
-            subs = gb.assignment_submissions(assignment)
-        except MissingEntry:
-            return 0
-        policy = policy_for(gb.db, assignment)
-        for sub in subs:
-            sync_extension(gb, assignment, sub.student.id)
-            gb.db.flush()
-            late = sub.total_seconds_late
-            for nb in sub.notebooks:
-                nb.late_submission_penalty = policy.penalty(nb.score, late) if late > 0 else None
+        n = reapply_in(gb, assignment)
         gb.db.commit()
-        return len(subs)
+        return n
+
+
+def reapply_in(gb, assignment: str, students: list[str] | None = None) -> int:
+    """Recompute, in the open nbgrader ``Gradebook`` ``gb`` (not committed), the late penalty (points)
+    of the submissions of ``assignment`` -- every one, or those of ``students`` -- from their score,
+    timestamp, due date, extension and the assignment's policy as the gradebook holds them now.
+
+    Every writer of derived values calls it first (the grades sheet, feedback), so a penalty is never
+    one computed from an earlier score (a regrade, a manual grade, a re-grade).  Returns the number of
+    submissions updated (0 for an unknown assignment)."""
+    from nbgrader.api import MissingEntry
+    from .history import ensure_tables
+    try:
+        subs = gb.assignment_submissions(assignment)
+    except MissingEntry:
+        return 0
+    ensure_tables(gb.db.connection())
+    policy = policy_for(gb.db, assignment)
+    n = 0
+    for sub in subs:
+        if students is not None and sub.student.id not in students:
+            continue
+        sync_extension(gb, assignment, sub.student.id)
+        gb.db.flush()
+        late = sub.total_seconds_late
+        for nb in sub.notebooks:
+            penalty = policy.penalty(nb.score, late) if late > 0 else None
+            if nb.late_submission_penalty != penalty:
+                nb.late_submission_penalty = penalty
+        n += 1
+    gb.db.flush()
+    return n
+
+
+class ReapplyLatePenalties(NbGraderPreprocessor):
+    """First step of ``GenerateFeedback``: recompute the student's late penalty from the gradebook
+    as it is now (:func:`reapply_in`), so feedback never shows a penalty computed from an earlier
+    score."""
+
+    def preprocess(self, nb, resources):
+        """Recompute and commit the penalty of ``resources['nbgrader']``'s submission; ``nb`` unchanged."""
+        info = resources["nbgrader"]
+        from nbgrader.api import Gradebook
+        with Gradebook(info["db_url"]) as gb:
+            reapply_in(gb, info["assignment"], [info["student"]])
+            gb.db.commit()
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        """Cells are left as they are."""
+        return cell, resources
 
 
 class LatePolicy(LateSubmissionPlugin):

@@ -51,7 +51,7 @@ def prepare(db_url: str, students: list[str], course_id: str = "attnlab") -> Non
     from nbgrader.api import Gradebook
 
     from ..course import _quiet_imports, normalize_db_url
-    from . import deadlines, regrade, rubric  # noqa: F401 - their tables are created too
+    from . import answers, deadlines, regrade, rubric  # noqa: F401 - their tables are created too
     from .history import ensure_tables
     _quiet_imports()
     db_url = normalize_db_url(db_url) or db_url

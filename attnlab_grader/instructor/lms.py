@@ -18,8 +18,10 @@ writes it back with attnlab's scores filled in:
   ``Username``, then ``ID number``, then the part of ``Email address`` before ``@``.
 
 Only rows whose status is ``graded`` are exported, with ``final_score`` (after any late
-penalty); a submission still flagged, pending manual grading, in error or missing, and a student
-the roster does not know, are listed, never guessed.
+penalty).  Nothing is dropped silently: a submission still flagged, pending manual grading, in
+error or missing, a graded student the roster does not know, and a roster student with no row for
+an exported assignment are each returned with the reason (:class:`LeftOut`), never guessed; the
+command then writes nothing and fails unless told ``--allow-partial``.
 """
 from __future__ import annotations
 
@@ -34,6 +36,16 @@ MATCH = {"canvas": ["SIS Login ID", "SIS User ID", "ID"], "moodle": ["Username",
 
 class LmsError(ValueError):
     """The roster or the grades sheet cannot be used; nothing was written."""
+
+
+class LeftOut(LmsError):
+    """Some grades could not be exported (``lines``: one per grade, with the reason); nothing was
+    written."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = list(lines)
+        super().__init__(f"{len(self.lines)} grade(s) could not be exported (listed above); nothing was "
+                         "written: grade or fix them, or pass --allow-partial to write the others")
 
 
 def _read(path, what: str) -> tuple[list[str], list[dict]]:
@@ -54,10 +66,19 @@ def _key(fmt: str, column: str, value: str) -> str:
 
 
 def export(fmt: str, sheet: str | os.PathLike, roster: str | os.PathLike, out: str | os.PathLike,
-           columns: dict[str, str] | None = None) -> tuple[Path, list[str]]:
+           columns: dict[str, str] | None = None, assignments: list[str] | None = None,
+           allow_partial: bool = False) -> tuple[Path, list[str]]:
     """Write ``out`` in ``fmt`` (``canvas`` or ``moodle``) from the grades ``sheet`` and the LMS's
-    ``roster`` export; ``columns`` maps assignment → LMS column name.  Returns the path and one
-    line per grade not exported (with why).  Raises :class:`LmsError` for an unusable roster."""
+    ``roster`` export; ``columns`` maps assignment → LMS column name; ``assignments`` limits the
+    export to those (default: every assignment in the sheet).  Returns the path and one line per
+    grade not exported (with why).
+
+    Raises:
+        LmsError: the roster is not an export of ``fmt``, a file cannot be read, or an assignment
+            asked for has no row in the sheet (nothing written).
+        LeftOut: some grades could not be exported and ``allow_partial`` is False (nothing written;
+            ``.lines`` lists them with the reason).
+    """
     if fmt not in MATCH:
         raise LmsError(f"unknown LMS format {fmt!r}; use canvas or moodle")
     columns = dict(columns or {})
@@ -68,6 +89,12 @@ def export(fmt: str, sheet: str | os.PathLike, roster: str | os.PathLike, out: s
         raise LmsError(f"{roster} is not a {fmt} grades export: it has none of the columns "
                        f"{', '.join(MATCH[fmt])}; export the grades from the LMS and pass that file")
     _, g_rows = _read(sheet, "grades sheet")
+    present = list(dict.fromkeys(g.get("assignment", "") for g in g_rows))
+    wanted = list(assignments) if assignments else present
+    for a in wanted:
+        if a not in present:
+            raise LmsError(f"the grades sheet {sheet} has no rows for {a!r} (it has: "
+                           f"{', '.join(present) or 'none'}); grade or export it first")
     index: dict[str, int] = {}
     for i, row in enumerate(r_rows):
         if fmt == "canvas" and (row.get("Student") or "").strip() == "Points Possible":
@@ -76,26 +103,42 @@ def export(fmt: str, sheet: str | os.PathLike, roster: str | os.PathLike, out: s
             k = _key(fmt, c, row.get(c, ""))
             if k:
                 index.setdefault(k, i)
-    skipped, grades, maxima = [], {}, {}
+    skipped, grades, maxima, has_row = [], {}, {}, set()
     for g in g_rows:
         a, s = g.get("assignment", ""), g.get("student_id", "")
+        if a not in wanted:
+            continue
+        col = columns.get(a) or (a if fmt == "canvas" else f"Assignment: {a} (Real)")
+        if g.get("max_score"):
+            maxima[col] = g["max_score"]
+        if s in index:
+            has_row.add((index[s], a))
         if g.get("status") != "graded":
-            skipped.append(f"{s}/{a}: status {g.get('status') or 'unknown'} (only final grades are exported)")
+            why = g.get("reason") or ""
+            skipped.append(f"{s}/{a}: status {g.get('status') or 'unknown'}, not a final grade"
+                           + (f" ({why})" if why else ""))
             continue
         if s not in index:
             skipped.append(f"{s}/{a}: student {s!r} is not in the {fmt} roster (check the id or enrol them)")
             continue
-        col = columns.get(a) or (a if fmt == "canvas" else f"Assignment: {a} (Real)")
         grades[(index[s], col)] = g.get("final_score") or g.get("score", "")
-        maxima[col] = g.get("max_score", "")
-    grade_cols = list(dict.fromkeys(col for _, col in sorted(grades, key=lambda k: k[1])))
+    for i, row in enumerate(r_rows):  # roster students the sheet has nothing for
+        if fmt == "canvas" and (row.get("Student") or "").strip() == "Points Possible":
+            continue
+        who = next((_key(fmt, c, row.get(c, "")) for c in match if _key(fmt, c, row.get(c, ""))), f"row {i + 2}")
+        for a in wanted:
+            if (i, a) not in has_row:
+                skipped.append(f"{who}/{a}: no row in the grades sheet (not submitted and not in the gradebook?)")
+    if skipped and not allow_partial:
+        raise LeftOut(skipped)
+    grade_cols = [columns.get(a) or (a if fmt == "canvas" else f"Assignment: {a} (Real)") for a in wanted]
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     with tmp.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(ident + grade_cols)
         if fmt == "canvas" and grade_cols:
-            writer.writerow(["Points Possible"] + [""] * (len(ident) - 1) + [maxima[c] for c in grade_cols])
+            writer.writerow(["Points Possible"] + [""] * (len(ident) - 1) + [maxima.get(c, "") for c in grade_cols])
         for i, row in enumerate(r_rows):
             if fmt == "canvas" and (row.get("Student") or "").strip() == "Points Possible":
                 continue

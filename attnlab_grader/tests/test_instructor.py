@@ -231,8 +231,8 @@ def test_regrade_request_reaches_queue_with_history_and_notice(course, tmp_path,
     # no inbox yet: the student is told so
     res = _run("regrade-request", A, auto, "--reason", "x", "--exchange", exchange, "--course", "attnlab", ok=False)
     assert res.exit_code == 1 and "takes no regrade requests yet" in res.output
-    _run("regrade-queue", root, "--exchange", exchange, "--open-inbox")
-    assert oct(os.stat(Path(exchange, "attnlab", "regrade")).st_mode & 0o7777) == "0o1733"
+    _run("regrade-queue", root, "--exchange", exchange, "--open-inbox", "--course-id", "attnlab")
+    assert oct(os.stat(Path(exchange, "attnlab", "regrade")).st_mode & 0o7777) == "0o3733"
     monkeypatch.setenv("JUPYTERHUB_USER", "erin")
     _run("regrade-request", A, auto, "--reason", "my routing is right for ties", "--exchange", exchange)
     _run("regrade-request", A, manual, "--reason", "please grade it", "--exchange", exchange)
@@ -244,21 +244,25 @@ def test_regrade_request_reaches_queue_with_history_and_notice(course, tmp_path,
     os.symlink(root / "gradebook.db", box / "erin+link.json")
     os.mkfifo(box / "erin+fifo.json")
     monkeypatch.setenv("JUPYTERHUB_USER", "ta1")
-    res = _run("regrade-queue", root, "--exchange", exchange)
-    assert res.output.count("not a readable regrade request") == 2, res.output
+    res = _run("regrade-queue", root, "--exchange", exchange, "--course-id", "attnlab")
+    assert res.output.count("not readable as a regrade request") == 2, res.output
     assert "OSError" in res.output or "not a regular file" in res.output
     assert f"refused erin/{A} {manual}: item {manual} of {A} has no grade yet" in res.output, res.output
     assert f"[open] erin/{A} {auto}: my routing is right for ties" in res.output
-    assert not list(box.glob("*.json")) and not os.path.lexists(box / "erin+link.json"), \
-        "the inbox is emptied into the gradebook"
+    assert sorted(p.name for p in box.glob("*.json")) == ["erin+fifo.json", "erin+link.json"], \
+        "requests are moved into the gradebook; what cannot be read is kept, never followed or deleted"
+    assert os.path.islink(box / "erin+link.json")
+    os.unlink(box / "erin+link.json")
+    os.unlink(box / "erin+fifo.json")
     # the grader changes the grade: recorded who, when, old -> new, why; the request resolved
     bad = _run("regrade", root, "-a", A, "-s", "erin", "--item", auto, "--score", 999, "--reason", "r", ok=False)
     assert "outside" in bad.output
     _run("regrade", root, "-a", A, "-s", "erin", "--item", auto, "--score", 0, "--reason", "tie rule misread")
     hist = _run("history", root, "-s", "erin").output
     assert f"erin/{A}  {auto}: {before:g} → 0 by ta1 (tie rule misread)" in hist, hist
-    assert _run("regrade-queue", root, "--exchange", exchange).output.count("[open]") == 0
-    assert "[resolved]" in _run("regrade-queue", root, "--exchange", exchange, "--all").output
+    assert _run("regrade-queue", root, "--exchange", exchange, "--course-id", "attnlab").output.count("[open]") == 0
+    assert "[resolved]" in _run("regrade-queue", root, "--exchange", exchange, "--course-id", "attnlab",
+                                "--all").output
     page = (root / "reports" / "regrade-queue.html").read_text()  # the graders' page
     assert "resolved" in page and "tie rule misread" in page and "my routing is right for ties" in page
     rows = _rows(root / "grades.csv")
@@ -327,8 +331,13 @@ def test_lms_export_canvas_and_moodle(course, tmp_path):
                       "\"Test, Alice\",101,s1,alice,A,\n\"Test, Bob\",102,s2,bob,A,\n"
                       "\"Test, Dave\",104,s4,dave,A,\n\"Nobody, No\",105,s5,nobody,A,\n")
     res = _run("lms-export", root, "--format", "canvas", "--roster", canvas, "--column", f"{A}=Routing (77)",
-               "--out", tmp_path / "canvas.csv")
+               "--out", tmp_path / "canvas.csv", "-a", A, ok=False)
+    assert res.exit_code == 1 and not (tmp_path / "canvas.csv").exists(), res.output  # grades left out: nothing
     assert "carol" in res.output and "not in the canvas roster" in res.output  # never guessed
+    assert f"nobody/{A}: no row in the grades sheet" in res.output
+    res = _run("lms-export", root, "--format", "canvas", "--roster", canvas, "--column", f"{A}=Routing (77)",
+               "--out", tmp_path / "canvas.csv", "-a", A, "--allow-partial")
+    assert "carol" in res.output and "not in the canvas roster" in res.output
     with open(tmp_path / "canvas.csv", newline="") as fh:
         out = list(csv.DictReader(fh))
     assert list(out[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Routing (77)"]
@@ -340,7 +349,8 @@ def test_lms_export_canvas_and_moodle(course, tmp_path):
     moodle = tmp_path / "moodle-roster.csv"
     moodle.write_text("First name,Last name,ID number,Institution,Department,Email address\n"
                       "Alice,Test,1001,U,CS,alice@uni.example\nBob,Test,1002,U,CS,bob@uni.example\n")
-    _run("lms-export", root, "--format", "moodle", "--roster", moodle, "--out", tmp_path / "moodle.csv")
+    _run("lms-export", root, "--format", "moodle", "--roster", moodle, "--out", tmp_path / "moodle.csv",
+         "-a", A, "--allow-partial")
     with open(tmp_path / "moodle.csv", newline="") as fh:
         out = {r["Email address"]: r for r in csv.DictReader(fh)}
     assert out["bob@uni.example"][f"Assignment: {A} (Real)"] == rows[(A, "bob")]["final_score"]

@@ -450,9 +450,11 @@ def test_lms_roster_and_passback_send_final_scores_to_the_platform(lms):
         {"student_id": "nolaunch", "score": 10, "status": "graded", "final_score": 10},
     ])
     tool = _tool_config(base, platform, tool_key)
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--launches", launches,
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
+                     "--launches", launches,
                      "--db", url)
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 1, out.stdout + out.stderr  # some were not sent: listed, and the command fails
+    assert "4 score(s) of 03_masks were not sent" in out.stderr
     [item] = platform.lineitems
     assert item["resourceId"] == "03_masks" and item["scoreMaximum"] == 10
     got = {s["userId"]: (s["scoreGiven"], s["scoreMaximum"], s["gradingProgress"])
@@ -464,8 +466,9 @@ def test_lms_roster_and_passback_send_final_scores_to_the_platform(lms):
     assert "2 score(s) sent" in out.stdout
 
     # again: the line item is found, not created twice; a new score for ben replaces nothing else
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--launches", launches,
-                     "--db", url)
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
+                     "--launches", launches,
+                     "--db", url, "--allow-partial")
     assert out.returncode == 0 and len(platform.lineitems) == 1
     assert len(platform.scores[item["id"]]) == 4
 
@@ -483,7 +486,7 @@ def test_lms_passback_refused_token_sends_nothing(lms, tmp_path):
     _sheet(course, [{"student_id": who["sub"], "score": 5, "status": "graded", "final_score": 5}])
     before = sum(len(v) for v in platform.scores.values())
     tool = _tool_config(tmp_path, platform, new_key())
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool,
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
                      "--lineitems", f"{platform.url}/lineitems", "--db", url)
     assert out.returncode != 0 and "HTTP 401" in out.stderr and "scores already sent: none" in out.stderr
     assert sum(len(v) for v in platform.scores.values()) == before
@@ -496,12 +499,13 @@ def test_lms_passback_bad_input_is_one_sentence(tmp_path):
     _sheet(course, [{"student_id": "s1", "score": 5, "status": "graded", "final_score": 5}])
     tool = tmp_path / "lti-tool.json"
     tool.write_text("{}")
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--db", url)
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
+                     "--db", url)
     assert out.returncode != 0 and "no line items URL" in out.stderr
-    out = _grade_cli("lti-passback", course, "-a", "99_nope", "--tool-config", tool,
+    out = _grade_cli("lti-passback", course, "-a", "99_nope", "--tool-config", tool, "--csv", course / "grades.csv",
                      "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
     assert out.returncode != 0 and "no rows for '99_nope'" in out.stderr
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool,
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
                      "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
     assert out.returncode != 0 and "registers no platform" in out.stderr
     key = tmp_path / "k.pem"
@@ -509,7 +513,8 @@ def test_lms_passback_bad_input_is_one_sentence(tmp_path):
     tool.write_text(json.dumps({"https://lms.example.edu": {
         "client_id": "c", "auth_login_url": "x", "auth_token_url": "http://127.0.0.1:9/token",
         "key_set_url": "x", "private_key_file": str(key), "deployment_ids": ["d"]}}))
-    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--issuer", "https://other",
+    out = _grade_cli("lti-passback", course, "-a", "03_masks", "--tool-config", tool, "--csv", course / "grades.csv",
+                     "--issuer", "https://other",
                      "--lineitems", "http://127.0.0.1:9/lineitems", "--db", url)
     assert out.returncode != 0 and "it has https://lms.example.edu" in out.stderr
 
