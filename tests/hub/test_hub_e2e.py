@@ -405,6 +405,91 @@ def kill_hub_and_recover(k: Klass, still_grading) -> dict:
     return {"grading_ran_through_kill": ran_through}
 
 
+#: the set's written answer (graded by hand in formgrader)
+WRITTEN = "why_sqrt_dk"
+
+
+def grader_cli(args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m attnlab_grader ARGS --db "$ATTNLAB_DB"`` in the grader's login shell (formgrader's terminal)."""
+    return grader_shell(f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader {args} --db "$ATTNLAB_DB"', timeout=timeout)
+
+
+def grades_sheet(course: Path) -> dict[str, dict]:
+    return {r["student_id"]: r for r in csv.DictReader(io.StringIO((course / "grades.csv").read_text()))
+            if r["assignment"] == A}
+
+
+def grade_by_hand(k: Klass, scores: dict[str, float]) -> None:
+    """The TA enters scores for the written answer in formgrader (its grade API, as its page does)."""
+    for sub in formgrader(k, "GET", f"submitted_notebooks/{A}/{A}", "submissions", who=TA):
+        if sub["student"] in scores:
+            grades = formgrader(k, "GET", "grades", "grades", who=TA, params={"submission_id": sub["id"]})
+            grade = next(g for g in grades if g["name"] == WRITTEN)
+            formgrader(k, "PUT", f"grade/{grade['id']}", "grade by hand", who=TA,
+                       json={"manual_score": scores[sub["student"]]})
+
+
+def week_two(k: Klass, course: Path) -> None:
+    """The week after the first grading, on the installed class, as its people do it and see it: a
+    deadline that has passed, the TA grades the written answers in formgrader; one student changes
+    that answer and submits again while both students file regrade requests at the same moment from
+    their own terminals; the other gets an extension; the class is collected and graded again once.
+    Then: the changed answer alone waits for the TA (named by the grade command and in grades.csv),
+    the other manual grade and the extension hold (no penalty), the queue has both requests, a
+    regrade moves the score in grades.csv, and once the TA grades the new answer the LMS export has
+    a grade for both students."""
+    from concurrent.futures import ThreadPoolExecutor
+    u1, u2 = STUDENTS
+    r = grader_cli(f'deadline ~/course -a {A} --due "2020-01-01 00:00" --per-day 10 --cap 30')
+    assert r.returncode == 0, r.stdout + r.stderr
+    grade_by_hand(k, {u1: 2.0, u2: 1.0})
+    # u1 changes the written answer and submits again
+    nb = submission(u1)
+    next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN).source = \
+        "Changed in week two: the variance of q.k grows like d_k, so we divide by sqrt(d_k)."
+    server(k, u1, "PUT", f"api/contents/{A}/{A}.ipynb", "save the new answer",
+           json={"type": "notebook", "format": "json", "content": json.loads(json.dumps(nb))})
+    server(k, u1, "POST", "assignments/submit", "submit again", data={"course_id": COURSE, "assignment_id": A})
+    with ThreadPoolExecutor(2) as pool:  # both students at the same moment, each in their own terminal
+        said = dict(zip(STUDENTS, pool.map(lambda u: terminal(
+            k, u, f"/user/{u}", f"attnlab-grade regrade-request {A} {WRITTEN} --reason 'look again, {u}'"),
+            STUDENTS)))
+    for u, out in said.items():
+        assert "received" in out, f"{u}: {out[-800:]}"
+    r = grader_cli(f'extension ~/course -a {A} -s {u2} --days 3650 --reason "illness"')
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = grades_sheet(course)
+    assert formgrader(k, "POST", f"assignment/{A}/collect", "collect again").get("success")
+    r = grader_cli(f"grade ~/course --assignment {A} --jobs 2")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert f"MANUAL  {u1}: answer changed since it was graded by hand" in out and out.count("MANUAL ") == 1, out[-3000:]
+    rows = grades_sheet(course)
+    assert rows[u1]["status"] == "manual_pending" and WRITTEN in rows[u1]["reason"], rows[u1]
+    assert rows[u2]["status"] == "graded", rows[u2]
+    assert float(rows[u2]["score"]) == float(before[u2]["score"]), (before[u2], rows[u2])  # the TA's 1.0 kept
+    assert float(rows[u2]["late_penalty"]) == 0 and float(rows[u2]["final_score"]) == float(rows[u2]["score"]), rows[u2]
+    # the queue holds both requests; a regrade of u2's answer moves the score in grades.csv
+    r = grader_cli("regrade-queue ~/course")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for u in STUDENTS:
+        assert f"{u}/{A} {WRITTEN}: look again, {u}" in r.stdout, r.stdout
+    r = grader_cli(f'regrade ~/course -a {A} -s {u2} --item {WRITTEN} --score 2 --reason "the variance is named"')
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert float(grades_sheet(course)[u2]["score"]) == float(rows[u2]["score"]) + 1
+    # the TA grades the new answer; the LMS export has a grade for each student
+    grade_by_hand(k, {u1: 2.0})
+    r = grader_shell("printf 'Student,ID,SIS User ID,SIS Login ID,Section\\n" +
+                     "".join(f"S{i},{100 + i},s{i},{u},A\\n" for i, u in enumerate(STUDENTS)) + "' > ~/roster.csv")
+    assert r.returncode == 0, r.stderr
+    r = grader_cli("lms-export ~/course --format canvas --roster ~/roster.csv --out ~/canvas.csv")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = grades_sheet(course)
+    exported = {e["SIS Login ID"]: e[A] for e in csv.DictReader(io.StringIO(
+        (Path(k.settings()["ATTNLAB_GRADER_HOME"]) / "canvas.csv").read_text())) if e["Student"] != "Points Possible"}
+    assert exported == {u: rows[u]["final_score"] for u in STUDENTS} and all(exported.values()), (exported, rows)
+
+
 # ---------------------------------------------------------------------------------- the test
 def test_installed_class_each_role_over_http(klass: Klass):
     k = klass
@@ -616,6 +701,11 @@ def test_installed_class_each_role_over_http(klass: Klass):
         r = subprocess.run(["runuser", "-l", GRADER, "-c", f"psql '{db}' -Atc 'SELECT count(*) FROM "
                             "submitted_assignment'"], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0 and int(r.stdout) >= 2, f"the grader cannot read its gradebook: {r.stderr}"
+
+    # -- week two: manual grades, a resubmission, two regrade requests at once, an extension, a re-grade
+    t0 = time.monotonic()
+    week_two(k, course)
+    k.timings["week_two_s"] = round(time.monotonic() - t0, 1)
 
     # -- a second run changes nothing that matters: the hub answers again, the grades are kept
     before = (course / "grades.csv").read_text()
