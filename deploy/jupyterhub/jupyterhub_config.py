@@ -94,6 +94,9 @@ if LESSONS_REPO:  # every server start pulls the lessons (nbgitpuller merges, ke
 else:
     c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
+# a terminal is bash with the server's environment (the course's python and attnlab-grade first on
+# PATH: students file regrade requests there); Jupyter's default login shell resets PATH from /etc/profile
+c.Spawner.args = ["--ServerApp.terminado_settings=shell_command=/bin/bash"]
 c.Spawner.mem_limit = MEM_LIMIT
 c.Spawner.cpu_limit = CPU_LIMIT
 c.Spawner.start_timeout = 120

@@ -73,6 +73,7 @@ def test_hub_restarts_keep_servers_and_services_record_their_pids(monkeypatch, t
                                               "ATTNLAB_LESSONS_REPO": "file:///srv/attnlab-x/lessons.git"},
               monkeypatch)
     assert c.JupyterHub.cleanup_servers is False
+    assert c.Spawner.args == ["--ServerApp.terminado_settings=shell_command=/bin/bash"]  # PATH kept in terminals
     url = urlsplit(c.Spawner.default_url)
     assert url.path == "/git-pull" and parse_qs(url.query) == {
         "repo": ["file:///srv/attnlab-x/lessons.git"], "branch": ["main"], "targetpath": ["lessons"],
