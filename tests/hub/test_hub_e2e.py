@@ -438,9 +438,11 @@ def week_two(k: Klass, course: Path) -> None:
     the other manual grade and the extension hold (no penalty), the queue has both requests, a
     regrade moves the score in grades.csv, and once the TA grades the new answer the LMS export has
     a grade for both students."""
+    import datetime as dt
     from concurrent.futures import ThreadPoolExecutor
     u1, u2 = STUDENTS
-    r = grader_cli(f'deadline ~/course -a {A} --due "2020-01-01 00:00" --per-day 10 --cap 30')
+    due = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2)).strftime("%Y-%m-%d %H:%M")
+    r = grader_cli(f'deadline ~/course -a {A} --due "{due}" --per-day 10 --cap 30')
     assert r.returncode == 0, r.stdout + r.stderr
     grade_by_hand(k, {u1: 2.0, u2: 1.0})
     # u1 changes the written answer and submits again
@@ -456,9 +458,10 @@ def week_two(k: Klass, course: Path) -> None:
             STUDENTS)))
     for u, out in said.items():
         assert "received" in out, f"{u}: {out[-800:]}"
-    r = grader_cli(f'extension ~/course -a {A} -s {u2} --days 3650 --reason "illness"')
+    r = grader_cli(f'extension ~/course -a {A} -s {u2} --days 5 --reason "illness"')
     assert r.returncode == 0, r.stdout + r.stderr
-    before = grades_sheet(course)
+    before = grades_sheet(course)  # the first grading: both written answers were still to grade
+    assert {before[u]["status"] for u in STUDENTS} == {"manual_pending"}, before
     assert formgrader(k, "POST", f"assignment/{A}/collect", "collect again").get("success")
     r = grader_cli(f"grade ~/course --assignment {A} --jobs 2")
     out = r.stdout + r.stderr
@@ -467,7 +470,7 @@ def week_two(k: Klass, course: Path) -> None:
     rows = grades_sheet(course)
     assert rows[u1]["status"] == "manual_pending" and WRITTEN in rows[u1]["reason"], rows[u1]
     assert rows[u2]["status"] == "graded", rows[u2]
-    assert float(rows[u2]["score"]) == float(before[u2]["score"]), (before[u2], rows[u2])  # the TA's 1.0 kept
+    assert float(rows[u2]["score"]) == float(before[u2]["score"]) + 1.0, (before[u2], rows[u2])  # the TA's 1.0 kept
     assert float(rows[u2]["late_penalty"]) == 0 and float(rows[u2]["final_score"]) == float(rows[u2]["score"]), rows[u2]
     # the queue holds both requests; a regrade of u2's answer moves the score in grades.csv
     r = grader_cli("regrade-queue ~/course")
