@@ -460,8 +460,8 @@ def week_two(k: Klass, course: Path) -> None:
         assert "received" in out, f"{u}: {out[-800:]}"
     r = grader_cli(f'extension ~/course -a {A} -s {u2} --days 5 --reason "illness"')
     assert r.returncode == 0, r.stdout + r.stderr
-    before = grades_sheet(course)  # the first grading: both written answers were still to grade
-    assert {before[u]["status"] for u in STUDENTS} == {"manual_pending"}, before
+    before = grades_sheet(course)  # rewritten from the gradebook by each change: the TA's grades are in it
+    assert {before[u]["status"] for u in STUDENTS} == {"graded"}, before
     assert formgrader(k, "POST", f"assignment/{A}/collect", "collect again").get("success")
     r = grader_cli(f"grade ~/course --assignment {A} --jobs 2")
     out = r.stdout + r.stderr
@@ -470,7 +470,7 @@ def week_two(k: Klass, course: Path) -> None:
     rows = grades_sheet(course)
     assert rows[u1]["status"] == "manual_pending" and WRITTEN in rows[u1]["reason"], rows[u1]
     assert rows[u2]["status"] == "graded", rows[u2]
-    assert float(rows[u2]["score"]) == float(before[u2]["score"]) + 1.0, (before[u2], rows[u2])  # the TA's 1.0 kept
+    assert float(rows[u2]["score"]) == float(before[u2]["score"]), (before[u2], rows[u2])  # the TA's 1.0 kept
     assert float(rows[u2]["late_penalty"]) == 0 and float(rows[u2]["final_score"]) == float(rows[u2]["score"]), rows[u2]
     # the queue holds both requests; a regrade of u2's answer moves the score in grades.csv
     r = grader_cli("regrade-queue ~/course")
@@ -491,6 +491,9 @@ def week_two(k: Klass, course: Path) -> None:
     exported = {e["SIS Login ID"]: e[A] for e in csv.DictReader(io.StringIO(
         (Path(k.settings()["ATTNLAB_GRADER_HOME"]) / "canvas.csv").read_text())) if e["Student"] != "Points Possible"}
     assert exported == {u: rows[u]["final_score"] for u in STUDENTS} and all(exported.values()), (exported, rows)
+    assert float(rows[u1]["late_penalty"]) > 0 and float(rows[u2]["late_penalty"]) == 0, rows  # late; extended
+    for u in STUDENTS:
+        assert float(rows[u]["final_score"]) == float(rows[u]["score"]) - float(rows[u]["late_penalty"]), rows[u]
 
 
 # ---------------------------------------------------------------------------------- the test
