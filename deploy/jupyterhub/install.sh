@@ -143,27 +143,51 @@ stop_hub() {  # the hub (it stops its proxy and services), then whatever it left
   return 0
 }
 
-# users' servers of this class: the pids the hub recorded in its database (LocalProcessSpawner),
-# each stopped only when it runs as that user; under systemd, the users' units
-stop_servers() {
-  local db="$STATE/jupyterhub.sqlite" name pid uid
+# "PID WHAT" lines for each running process of this class: the hub, what it started (by their PID
+# files and owners, as stop_orphans), the users' servers (the pids the hub recorded in its database,
+# LocalProcessSpawner, each only when it runs as that user)
+class_processes() {
+  local gid pid name uid db="$STATE/jupyterhub.sqlite"
+  gid="$(id -u "$GRADER" 2>/dev/null || echo none)"
+  pid="$(hub_pid)"; [ -z "$pid" ] || echo "$pid hub"
+  pid="$(recorded "$PROXY_PIDFILE" 0 configurable-http-proxy)"; [ -z "$pid" ] || echo "$pid proxy"
+  pid="$(recorded "$CULLER_PIDFILE" 0 jupyterhub-idle-culler)"; [ -z "$pid" ] || echo "$pid idle culler"
+  pid="$(recorded "$FG_PIDFILE" "$gid" jupyterhub-singleuser)"; [ -z "$pid" ] || echo "$pid formgrader"
   [ -f "$db" ] || return 0
   while read -r name pid; do
-    [ -n "$name" ] || continue
-    if systemd_runs; then systemctl stop "jupyter-$COURSE-$name" >/dev/null 2>&1 || true; fi
     uid="$(id -u "$name" 2>/dev/null || echo none)"
-    if [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(owner_uid "$pid")" = "$uid" ]; then
-      say "stopping the server of $name (pid $pid)"
-      stop_pid "$pid" 5
-    fi
+    if [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(owner_uid "$pid")" = "$uid" ]; then echo "$pid server of $name"; fi
   done < <(python3 - "$db" 2>/dev/null <<'PY' || true
 import json, sqlite3, sys
 con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 for name, state in con.execute("SELECT users.name, spawners.state FROM spawners JOIN users ON users.id = spawners.user_id"):
-    pid = (json.loads(state) if state else {}).get("pid") if isinstance(state, str) else None
-    print(name, pid or "")
+    state = json.loads(state) if isinstance(state, str) and state else {}
+    print(name, state.get("pid") or "")
 PY
 )
+}
+
+# uninstall: every process of this class at once (TERM, then KILL after 10 s), and under systemd the
+# hub's unit and the users' server units
+stop_everything() {
+  local pid what pids=() i left name
+  if systemd_runs; then
+    [ -f "$UNIT_FILE" ] && systemctl stop "$UNIT" >/dev/null 2>&1
+    for name in $(getent group "$STUDENTS_GROUP" "$STAFF_GROUP" | cut -d: -f4 | tr ',' ' '); do
+      systemctl stop "jupyter-$COURSE-$name" >/dev/null 2>&1 || true
+    done
+  fi
+  while read -r pid what; do
+    say "stopping the $what (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+  done < <(class_processes)
+  for ((i = 0; i < 100; i++)); do
+    left=0; for pid in "${pids[@]}"; do alive "$pid" && left=1; done
+    [ "$left" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do alive "$pid" && kill -KILL "$pid" 2>/dev/null; done
+  return 0
 }
 
 uninstall() {
@@ -180,9 +204,7 @@ uninstall() {
     fi
     return 0
   fi
-  say "stopping the hub of course '$COURSE'"
-  stop_hub
-  stop_servers
+  stop_everything
   if [ -f "$UNIT_FILE" ] && made "unit $UNIT_FILE"; then
     systemctl disable "$UNIT" >/dev/null 2>&1 || true
     rm -f "$UNIT_FILE"; systemctl daemon-reload 2>/dev/null || true
