@@ -525,7 +525,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
         clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True).stdout.splitlines()
         ours = [ln.split() for ln in clusters if ln.split()[1:2] == [f"attnlab-{COURSE}"]]
         assert ours and ours[0][3] == "online" and f"port={ours[0][2]}" in s["ATTNLAB_DB"], (clusters, s["ATTNLAB_DB"])
-        k.clusters_before = [ln for ln in clusters if f"attnlab-{COURSE}" not in ln]
+        k.clusters_before = [ln.split() for ln in clusters if f"attnlab-{COURSE}" not in ln]
 
     # -- everyone logs in with their own password through PAM; a wrong password is refused
     assert login(k, STUDENTS[0], "not-the-password") is None, "a wrong password logged in"
@@ -765,7 +765,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
     if postgres:  # the class's own cluster is gone; the machine's other clusters are as they were
         clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True).stdout.splitlines()
         assert not [ln for ln in clusters if f"attnlab-{COURSE}" in ln], clusters
-        assert clusters == k.clusters_before, (clusters, k.clusters_before)
+        assert [ln.split() for ln in clusters] == k.clusters_before, (clusters, k.clusters_before)
     r = k.install("--uninstall")
     assert r.returncode == 0 and "nothing installed" in r.stdout, r.stdout + r.stderr
     (ARTIFACTS / "measurements.json").write_text(json.dumps(k.timings, indent=1))
