@@ -6,7 +6,10 @@ autograde steps, with ``VerifySubmission`` first and ``SandboxGrade`` in place o
 ``Execute``; feedback additionally strips hidden tests::
 
     sanitize:  VerifySubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec,
-               OverwriteCells, CheckCellMetadataOnce      (nbgrader's, plus the first)
+               QuietOverwriteCells, CheckCellMetadataOnce (nbgrader's, plus the first;
+               QuietOverwriteCells is nbgrader's OverwriteCells without its "checksum has
+               changed" warning for a test cell received as released, hidden tests cleared:
+               attnlab_grader/overwrite_cells.py)
     autograde: SandboxGrade, LimitOutput, KeepManualGrades, AttnlabLatePenalties,
                CheckCellMetadataOnce, AutogradeOutcome    (SandboxGrade replaces Execute;
                KeepManualGrades is nbgrader's SaveAutoGrades keeping the manual grades of unchanged
@@ -20,7 +23,7 @@ a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths`
 ``.mechanism``; ``c.SubmissionIntake.*``), none is read from environment variables.
 """
 from nbgrader.preprocessors import (ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
-                                    OverwriteCells, OverwriteKernelspec)
+                                    OverwriteKernelspec)
 
 from attnlab_grader.export import AttnlabCsvExport
 from attnlab_grader.instructor import history
@@ -29,6 +32,7 @@ from attnlab_grader.instructor.deadlines import AttnlabLatePenalties, LatePolicy
 from attnlab_grader.instructor.outcome import AutogradeOutcome
 from attnlab_grader.instructor.release import CurrentReleaseFeedback
 from attnlab_grader.metadata_check import CheckCellMetadataOnce
+from attnlab_grader.overwrite_cells import QuietOverwriteCells
 from attnlab_grader.sandbox_grade import SandboxGrade
 from attnlab_grader.verify import VerifySubmission
 
@@ -44,7 +48,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
-                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadataOnce]
+                                      OverwriteKernelspec, QuietOverwriteCells, CheckCellMetadataOnce]
 c.Autograde.autograde_preprocessors = [SandboxGrade, LimitOutput, KeepManualGrades,
                                        AttnlabLatePenalties, CheckCellMetadataOnce, AutogradeOutcome]
 # Deadlines (attnlab_grader/instructor/deadlines.py): nbgrader's late-penalty step and plugin, after

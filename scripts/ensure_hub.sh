@@ -98,6 +98,11 @@ if ! stamp_ok "$HUB_HOME/proxy" "$want"; then
   fi
 fi
 
+code_hash() {
+  (cd "$ROOT" && find src attnlab_grader -path attnlab_grader/tests -prune -o -name __pycache__ -prune -o \
+     -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+}
+
 # --- the shared course environment --------------------------------------------------------------
 # the course's pins for this Python: a per-version lock when the course has one, else constraints.txt
 pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
@@ -180,11 +185,26 @@ if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
       echo "$note" > "$ENV/.attnlab-note"
       echo "$want" > "$GS/.attnlab-stamp"
       echo "$want" > "$ENV/.attnlab-stamp"
+      code_hash > "$ENV/.attnlab-code"
     else
       say "course environment install failed (see $log); the hub test will skip"
     fi
   else
     say "$PY -m venv failed (see $log); the hub test will skip"
+  fi
+fi
+
+# --- the course's own code in course-env, refreshed when this checkout's sources differ from the
+# installed ones (a newer grader or library reaches students' servers and formgrader; the
+# environment itself is rebuilt only when its pins change, above)
+if [ -f "$ENV/.attnlab-stamp" ] && [ "$(cat "$ENV/.attnlab-code" 2>/dev/null)" != "$(code_hash)" ]; then
+  say "refreshing attnlab in $ENV from this checkout's sources"
+  rm -rf "$HUB_HOME/src/src" "$HUB_HOME/src/attnlab_grader" "$HUB_HOME/src/build" "$HUB_HOME/src"/*.egg-info
+  cp -r "$ROOT/src" "$ROOT/attnlab_grader" "$HUB_HOME/src/" && rm -rf "$HUB_HOME/src/attnlab_grader/tests"
+  if pipq timeout 300 "$ENV/bin/pip" install --no-deps --force-reinstall "$HUB_HOME/src" >>"$log" 2>&1; then
+    code_hash > "$ENV/.attnlab-code"
+  else
+    say "attnlab did not reinstall into $ENV (see $log); its servers keep the previous version"
   fi
 fi
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # One-machine attnlab class on JupyterHub (see README.md next to this file).
 #
-#   install.sh --instructors LIST --graders LIST --students LIST --port N [--start]
+#   install.sh --instructors LIST --graders LIST --students LIST --port N [--start | --restart]
 #   install.sh --uninstall
 #
 # Run as root. LISTs are comma-separated names of existing Unix accounts (they log in with their
 # PAM passwords). Idempotent: a second run changes only what differs (group members, students),
-# never the course folder, the gradebook or the exchange. --uninstall stops what install.sh
-# started and removes what it made (recorded in its manifest), never the given users.
+# never the course folder, the gradebook or the exchange. --start starts the hub (or recovers it
+# after a crash: this class's leftover proxy, formgrader and culler, found by the PID files and the
+# owners recorded for them, are stopped first); --restart restarts a running hub. Users' servers
+# and files survive both, and a new --port. --uninstall stops what install.sh started and removes
+# what it made (recorded in its manifest), never the given users.
 #
 # Settings read from the environment (defaults in brackets):
 #   ATTNLAB_COURSE_ID [attnlab]            nbgrader course id; names the grader account
@@ -37,6 +40,9 @@ STATE="$SRV/hub"
 MANIFEST="$STATE/manifest"
 ENVFILE="$STATE/class.env"
 PIDFILE="$STATE/jupyterhub.pid"
+PROXY_PIDFILE="$STATE/jupyterhub-proxy.pid"   # written by JupyterHub (ConfigurableHTTPProxy.pid_file)
+CULLER_PIDFILE="$STATE/idle-culler.pid"       # written by the culler's start line (jupyterhub_config.py)
+FG_PIDFILE="$SRV/grader/.formgrader.pid"      # written by formgrader's start line, as the grader account
 UNIT="attnlab-hub-$COURSE"
 UNIT_FILE="/etc/systemd/system/$UNIT.service"
 
@@ -44,7 +50,7 @@ say() { echo "install.sh: $*"; }
 die() { echo "install.sh: $*" >&2; exit 2; }
 usage() {
   cat >&2 <<EOF
-usage: install.sh --instructors LIST --graders LIST --students LIST --port N [--start]
+usage: install.sh --instructors LIST --graders LIST --students LIST --port N [--start | --restart]
        install.sh --uninstall
 LISTs are comma-separated existing Unix accounts; see deploy/jupyterhub/README.md.
 EOF
@@ -65,19 +71,51 @@ sys.exit(1)
 PY
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-hub_pid() {  # the pid of this class's running hub (background mode), else nothing
-  [ -f "$PIDFILE" ] || return 0
-  local pid; pid="$(cat "$PIDFILE" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "jupyterhub -f $STATE/" && echo "$pid"
+cmdline() { { tr '\0' ' ' < "/proc/$1/cmdline"; } 2>/dev/null || true; }  # empty when gone
+owner_uid() { { awk '/^Uid:/ {print $2}' "/proc/$1/status"; } 2>/dev/null || true; }
+# recorded PID FILE UID TEXT: the pid in FILE when that process runs as UID and its command line
+# has TEXT (a pid reused by another program is not ours), else nothing
+recorded() {
+  local pid; pid="$({ head -c 20 "$1"; } 2>/dev/null || true)"; pid="${pid//[[:space:]]/}"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 0
+  [ "$(owner_uid "$pid")" = "$2" ] && [[ "$(cmdline "$pid")" == *"$3"* ]] && echo "$pid"
   return 0
 }
+hub_pid() { recorded "$PIDFILE" 0 "jupyterhub -f $STATE/"; }  # this class's hub (background mode)
+stop_pid() {  # TERM, then KILL after $2 seconds (default 10)
+  kill -TERM "$1" 2>/dev/null || return 0
+  local i; for ((i = 0; i < ${2:-10} * 10; i++)); do alive "$1" || return 0; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+}
+# what a hub that died leaves running: its proxy (root), the formgrader service (the grader account)
+# and the idle culler (root); each is stopped by its recorded PID and owner, never by a name match.
+# Users' servers stay: the next hub finds them through its database.
+stop_orphans() {
+  local pid what gid
+  gid="$(id -u "$GRADER" 2>/dev/null || echo none)"
+  for what in "proxy:$PROXY_PIDFILE:0:configurable-http-proxy" "idle culler:$CULLER_PIDFILE:0:jupyterhub-idle-culler" \
+              "formgrader:$FG_PIDFILE:$gid:jupyterhub-singleuser"; do
+    IFS=: read -r name file uid text <<< "$what"
+    pid="$(recorded "$file" "$uid" "$text")"
+    if [ -n "$pid" ]; then
+      say "stopping the $name left by the hub of course '$COURSE' (pid $pid)"
+      stop_pid "$pid"
+    fi
+  done
+}
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }  # not a zombie
+# put the freshly made folder NEW in place of DEST, unless DEST already holds the same files: a
+# grading run working in DEST (its cwd, its imports) keeps it through a re-run of install.sh
+replace_if_changed() {
+  if [ -d "$2" ] && diff -rq --no-dereference "$1" "$2" >/dev/null 2>&1; then rm -rf "$1"
+  else rm -rf "$2" && mv "$1" "$2"; fi
+}
 hub_running() {
   if systemd_runs && [ -f "$UNIT_FILE" ]; then systemctl is-active --quiet "$UNIT"; else [ -n "$(hub_pid)" ]; fi
 }
 
 # ------------------------------------------------------------------------------------------ args
-INSTRUCTORS="" GRADERS="" STUDENTS="" PORT="" START=0 UNINSTALL=0 HAVE_I=0 HAVE_G=0 HAVE_S=0
+INSTRUCTORS="" GRADERS="" STUDENTS="" PORT="" START=0 RESTART=0 UNINSTALL=0 HAVE_I=0 HAVE_G=0 HAVE_S=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --instructors) [ $# -ge 2 ] || usage; INSTRUCTORS="$2"; HAVE_I=1; shift 2 ;;
@@ -85,6 +123,7 @@ while [ $# -gt 0 ]; do
     --students) [ $# -ge 2 ] || usage; STUDENTS="$2"; HAVE_S=1; shift 2 ;;
     --port) [ $# -ge 2 ] || usage; PORT="$2"; shift 2 ;;
     --start) START=1; shift ;;
+    --restart) START=1; RESTART=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     -h|--help) usage ;;
     *) die "unknown option '$1'; see install.sh --help." ;;
@@ -94,31 +133,60 @@ done
 [[ "$COURSE" =~ ^[a-z][a-z0-9-]{0,30}$ ]] || die "course id '$COURSE' must be lower-case letters, digits and '-', starting with a letter."
 
 # -------------------------------------------------------------------------------------- uninstall
-stop_hub() {
+stop_hub() {  # the hub (it stops its proxy and services), then whatever it left; users' servers stay
   if systemd_runs && [ -f "$UNIT_FILE" ]; then
-    systemctl disable --now "$UNIT" >/dev/null 2>&1 || true
+    systemctl stop "$UNIT" >/dev/null 2>&1 || true
   fi
   local pid; pid="$(hub_pid)"
-  if [ -n "$pid" ]; then
-    kill -TERM "$pid" 2>/dev/null || true  # the hub stops the users' servers, its services, its proxy
-    for _ in $(seq 1 600); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    [ -d "/proc/$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  # what a killed hub may leave: its proxy (a session of its own, pid in its pid file) and the
-  # servers/services it started (they carry this hub's API URL in their environment)
-  if [ -f "$STATE/jupyterhub-proxy.pid" ]; then
-    pid="$(cat "$STATE/jupyterhub-proxy.pid" 2>/dev/null || true)"
-    if [[ "$pid" =~ ^[0-9]+$ ]] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q configurable-http-proxy; then
-      kill -TERM "$pid" 2>/dev/null || true
-    fi
-  fi
-  if [ -f "$ENVFILE" ]; then
-    local hub_port; hub_port="$(sed -n 's/^ATTNLAB_HUB_PORT=//p' "$ENVFILE")"
-    [ -n "$hub_port" ] && for p in /proc/[0-9]*; do
-      tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "JUPYTERHUB_API_URL=http://127.0.0.1:$hub_port/hub/api" \
-        && kill -KILL "${p#/proc/}" 2>/dev/null || true
+  [ -n "$pid" ] && stop_pid "$pid" 30
+  stop_orphans
+  return 0
+}
+
+# "PID WHAT" lines for each running process of this class: the hub, what it started (by their PID
+# files and owners, as stop_orphans), the users' servers (the pids the hub recorded in its database,
+# LocalProcessSpawner, each only when it runs as that user)
+class_processes() {
+  local gid pid name uid db="$STATE/jupyterhub.sqlite"
+  gid="$(id -u "$GRADER" 2>/dev/null || echo none)"
+  pid="$(hub_pid)"; [ -z "$pid" ] || echo "$pid hub"
+  pid="$(recorded "$PROXY_PIDFILE" 0 configurable-http-proxy)"; [ -z "$pid" ] || echo "$pid proxy"
+  pid="$(recorded "$CULLER_PIDFILE" 0 jupyterhub-idle-culler)"; [ -z "$pid" ] || echo "$pid idle culler"
+  pid="$(recorded "$FG_PIDFILE" "$gid" jupyterhub-singleuser)"; [ -z "$pid" ] || echo "$pid formgrader"
+  [ -f "$db" ] || return 0
+  while read -r name pid; do
+    uid="$(id -u "$name" 2>/dev/null || echo none)"
+    if [[ "$pid" =~ ^[0-9]+$ ]] && [ "$(owner_uid "$pid")" = "$uid" ]; then echo "$pid server of $name"; fi
+  done < <(python3 - "$db" 2>/dev/null <<'PY' || true
+import json, sqlite3, sys
+con = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+for name, state in con.execute("SELECT users.name, spawners.state FROM spawners JOIN users ON users.id = spawners.user_id"):
+    state = json.loads(state) if isinstance(state, str) and state else {}
+    print(name, state.get("pid") or "")
+PY
+)
+}
+
+# uninstall: every process of this class at once (TERM, then KILL after 10 s), and under systemd the
+# hub's unit and the users' server units
+stop_everything() {
+  local pid what pids=() i left name
+  if systemd_runs; then
+    [ -f "$UNIT_FILE" ] && systemctl stop "$UNIT" >/dev/null 2>&1
+    for name in $(getent group "$STUDENTS_GROUP" "$STAFF_GROUP" | cut -d: -f4 | tr ',' ' '); do
+      systemctl stop "jupyter-$COURSE-$name" >/dev/null 2>&1 || true
     done
   fi
+  while read -r pid what; do
+    say "stopping the $what (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+  done < <(class_processes)
+  for ((i = 0; i < 100; i++)); do
+    left=0; for pid in "${pids[@]}"; do alive "$pid" && left=1; done
+    [ "$left" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do alive "$pid" && kill -KILL "$pid" 2>/dev/null; done
   return 0
 }
 
@@ -136,14 +204,18 @@ uninstall() {
     fi
     return 0
   fi
-  say "stopping the hub of course '$COURSE'"
-  stop_hub
-  [ -f "$UNIT_FILE" ] && made "unit $UNIT_FILE" && { rm -f "$UNIT_FILE"; systemctl daemon-reload 2>/dev/null || true; }
-  if made "postgres-db $DBNAME"; then
-    runuser -u postgres -- psql -q -c "DROP DATABASE IF EXISTS \"$DBNAME\"" >/dev/null 2>&1 || say "could not drop database $DBNAME (is PostgreSQL running?); drop it by hand."
+  stop_everything
+  if [ -f "$UNIT_FILE" ] && made "unit $UNIT_FILE"; then
+    systemctl disable "$UNIT" >/dev/null 2>&1 || true
+    rm -f "$UNIT_FILE"; systemctl daemon-reload 2>/dev/null || true
   fi
-  if made "postgres-role $GRADER"; then
-    runuser -u postgres -- psql -q -c "DROP ROLE IF EXISTS \"$GRADER\"" >/dev/null 2>&1 || true
+  if grep -q "^postgres-cluster " "$MANIFEST"; then  # this class's own cluster (never another's)
+    set -- $(sed -n 's/^postgres-cluster //p' "$MANIFEST" | head -1)
+    if pg_dropcluster --stop "$1" "$2" >/dev/null 2>&1; then say "removed the PostgreSQL cluster $1/$2 (the gradebook)"
+    else say "could not remove the PostgreSQL cluster $1/$2; remove it with pg_dropcluster --stop $1 $2."; fi
+  elif made "postgres-db $DBNAME"; then  # a gradebook in the machine's shared cluster: the database only
+    runuser -u postgres -- psql -q -c "DROP DATABASE IF EXISTS \"$DBNAME\"" >/dev/null 2>&1 || say "could not drop database $DBNAME (is PostgreSQL running?); drop it by hand."
+    made "postgres-role $GRADER" && { runuser -u postgres -- psql -q -c "DROP ROLE IF EXISTS \"$GRADER\"" >/dev/null 2>&1 || true; }
   fi
   local line
   while IFS= read -r line; do  # students' homes back to their modes before the install
@@ -152,15 +224,6 @@ uninstall() {
       [ -d "$3" ] && chmod "$2" "$3" ;;
     esac
   done < "$MANIFEST"
-  if grep -q "^postgres-started " "$MANIFEST"; then
-    local others
-    others="$(runuser -u postgres -- psql -Atq -c "SELECT count(*) FROM pg_database WHERE datname NOT IN ('postgres','template0','template1')" 2>/dev/null || echo 1)"
-    if [ "$others" = "0" ]; then
-      local ver; ver="$(sed -n 's/^postgres-started //p' "$MANIFEST" | head -1)"
-      if systemd_runs; then systemctl stop postgresql >/dev/null 2>&1 || true
-      else pg_ctlcluster $ver stop >/dev/null 2>&1 || true; fi
-    fi
-  fi
   if made "user $GRADER" && getent passwd "$GRADER" >/dev/null; then
     pkill -KILL -u "$GRADER" 2>/dev/null || true  # our own service account: only our processes
     for _ in $(seq 1 50); do pgrep -u "$GRADER" >/dev/null || break; sleep 0.1; done
@@ -207,14 +270,30 @@ command -v node >/dev/null || missing+=(nodejs)
 [ -f "$HUB_HOME/proxy/.attnlab-stamp" ] || command -v npm >/dev/null || missing+=(npm)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || [ -f "$HUB_HOME/course-env/.attnlab-stamp" ] || missing+=(python3-venv)
 [ ${#missing[@]} = 0 ] || die "missing Debian package(s): ${missing[*]}; install them with 'apt-get install -y ${missing[*]}' and run install.sh again."
-if [ "$START" = 1 ] && ! hub_running && port_busy "$PORT"; then
+old_port=""
+[ -f "$ENVFILE" ] && old_port="$(sed -n 's/^ATTNLAB_HUB_URL=.*://p' "$ENVFILE")"
+if [ "$START" = 1 ] && ! hub_running; then
+  stop_orphans  # a hub that died: its proxy still holds the port, its formgrader and culler still run
+fi
+if [ "$START" = 1 ] && { ! hub_running || [ "$old_port" != "$PORT" ]; } && port_busy "$PORT"; then
   die "port $PORT on $BIND_IP is already in use by another program; choose a free --port."
 fi
-if [ -f "$ENVFILE" ]; then
-  old_port="$(sed -n 's/^ATTNLAB_HUB_URL=.*://p' "$ENVFILE")"
-  if [ "$old_port" != "$PORT" ] && hub_running; then
-    die "the hub of course '$COURSE' runs on port $old_port; stop it (install.sh --uninstall keeps nothing, or kill it) before moving it to $PORT."
-  fi
+# the source checkout holds solutions/ and the grading specs: nobody but its owner and group may read it
+if [ -d "$ROOT/solutions" ] && python3 - "$ROOT/solutions" <<'PY'
+import os, stat, sys
+path = os.path.abspath(sys.argv[1])
+d, ok = path, True
+while True:  # every folder on the way must let others through, and solutions/ must be readable
+    mode = os.stat(d).st_mode
+    ok = ok and bool(mode & stat.S_IXOTH) and (d != path or bool(mode & stat.S_IROTH))
+    if d == os.path.dirname(d):
+        break
+    d = os.path.dirname(d)
+sys.exit(0 if ok else 1)
+PY
+then
+  chmod o-rwx "$ROOT"
+  say "made the checkout $ROOT private (chmod o-rwx): it holds solutions/ and the grading specs, which students must not read."
 fi
 
 # ------------------------------------------------------------------------------------ install
@@ -259,7 +338,7 @@ cp -a "$HUB_HOME/grader-site/." "$GRADER_SITE.new/"
 chown -R root:"$(id -gn "$GRADER")" "$GRADER_SITE.new"
 chmod -R u+rwX,g+rX,g-w,o-rwx "$GRADER_SITE.new"
 chmod 750 "$GRADER_SITE.new"
-rm -rf "$GRADER_SITE" && mv "$GRADER_SITE.new" "$GRADER_SITE"
+replace_if_changed "$GRADER_SITE.new" "$GRADER_SITE"
 
 # students' homes: private (their feedback and work are theirs); the old mode comes back at uninstall
 for u in $(split "$STUDENTS"); do
@@ -280,7 +359,7 @@ tar -C "$ROOT" --exclude=./.git --exclude=./.venv --exclude=./artifacts --exclud
 chown -R root:"$STAFF_GROUP" "$CLONE.new"
 chmod -R u+rwX,g+rX,g-w,o-rwx "$CLONE.new"
 chmod 750 "$CLONE.new"
-rm -rf "$CLONE" && mv "$CLONE.new" "$CLONE"
+replace_if_changed "$CLONE.new" "$CLONE"
 
 # the lessons, as a git repository without solutions (nbgitpuller clones it as each student);
 # a later run with newer lessons adds a commit, which nbgitpuller merges into students' copies
@@ -294,6 +373,7 @@ else
   mkdir "$work/lessons" && $git_ -C "$work/lessons" init -q
 fi
 cp -r "$CLONE/lessons/." "$work/lessons/"
+rm -rf "$work/lessons/src"  # the notebooks' text sources: authors', not students' (they get the notebooks)
 find "$work/lessons" \( -name __pycache__ -o -name .ipynb_checkpoints -o -name solutions -o -name grading.py \) \
   -prune -exec rm -rf {} +
 $git_ -C "$work/lessons" add -A
@@ -308,15 +388,41 @@ chmod -R a+rX "$LESSONS"
 printf '[include]\n\tpath = /etc/gitconfig\n[safe]\n\tdirectory = %s\n' "$LESSONS" > "$SRV/gitconfig"
 chmod 644 "$SRV/gitconfig"
 
-# nbgrader's filesystem exchange: world-writable with the sticky bit (nbgrader sets the rest)
-mkdir -p "$SRV/exchange"; chmod 1777 "$SRV/exchange"
+# nbgrader's filesystem exchange: world-writable with the sticky bit (nbgrader's release insists on
+# 0777), and this course's folder made here, owned by the grader account with nbgrader's own modes,
+# before any student could make it (a student's folder there would block every release); a folder
+# of that name that is not the grader's is moved out of the exchange (kept, root-only) and reported
+EX="$SRV/exchange"
+[ -d "$EX" ] || { mkdir -m 755 "$EX"; }  # not yet writable by others while the course folder is made
+if [ -e "$EX/$COURSE" ] && [ "$(stat -c %U "$EX/$COURSE")" != "$GRADER" ]; then
+  mkdir -p -m 700 "$SRV/exchange-moved"
+  moved="$SRV/exchange-moved/$COURSE.$(date -u +%Y%m%dT%H%M%SZ)"
+  mv "$EX/$COURSE" "$moved"
+  say "moved $EX/$COURSE (made by $(stat -c %U "$moved"), not by the grader account) to $moved; the course's exchange folder is made anew."
+fi
+mkdir -p "$EX/$COURSE"
+for sub in outbound inbound feedback; do mkdir -p "$EX/$COURSE/$sub"; done
+chown "$GRADER:$GRADER" "$EX/$COURSE" "$EX/$COURSE/outbound" "$EX/$COURSE/inbound" "$EX/$COURSE/feedback"
+chmod 755 "$EX/$COURSE" "$EX/$COURSE/outbound"
+chmod 2733 "$EX/$COURSE/inbound"   # students write their submissions, nobody lists them
+chmod 711 "$EX/$COURSE/feedback"   # feedback under unguessable hashes
+# the regrade inbox (attnlab_grader/instructor/regrade.py): students drop requests, cannot list or
+# read them; each request gets the staff group (setgid), which the grader account reads them by
+mkdir -p "$EX/$COURSE/regrade"
+chown "$GRADER:$STAFF_GROUP" "$EX/$COURSE/regrade"
+chmod 3733 "$EX/$COURSE/regrade"
+chmod 1777 "$EX"
 
 # the grader's home: the course folder, its nbgrader settings, a shell that finds the tools
 GH="$SRV/grader"
 mkdir -p "$GH/course/source"
 cp "$CLONE/deploy/jupyterhub/grader_nbgrader_config.py" "$GH/nbgrader_config.py"
 
-# the gradebook: PostgreSQL (peer authentication: the grader's own unix identity, no password)
+# the gradebook: PostgreSQL in a cluster of this class's own (attnlab-<course>: its own port, data
+# folder and server process, started and stopped with this class only), peer authentication (the
+# grader's own unix identity, no password)
+PG_CLUSTER="attnlab-$COURSE"
+cluster_port() { pg_lsclusters -h 2>/dev/null | awk -v v="$1" -v c="$2" '$1 == v && $2 == c {print $3}'; }
 if [ -f "$ENVFILE" ] && grep -q '^ATTNLAB_DB=' "$ENVFILE"; then
   DB="$(sed -n 's/^ATTNLAB_DB=//p' "$ENVFILE")"  # never switch the gradebook of a class
 else
@@ -325,30 +431,38 @@ else
     say "installing PostgreSQL from Debian's package"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1 || true
   fi
-  if dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "ok installed"; then
-    DB="postgresql:///$DBNAME"
+  if dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "ok installed" && command -v pg_createcluster >/dev/null; then
+    pg_ver="$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -1)"
+    if [ -z "$(cluster_port "$pg_ver" "$PG_CLUSTER")" ]; then
+      pg_createcluster "$pg_ver" "$PG_CLUSTER" >/dev/null 2>&1 \
+        || die "could not create the PostgreSQL cluster $pg_ver/$PG_CLUSTER (pg_createcluster failed); see /var/log/postgresql/ and run install.sh again."
+      record "postgres-cluster $pg_ver $PG_CLUSTER"
+    fi
+    DB="postgresql:///$DBNAME?port=$(cluster_port "$pg_ver" "$PG_CLUSTER")"
   else
     DB="sqlite:///$GH/course/gradebook.db"
   fi
 fi
 if [[ "$DB" == postgresql* ]]; then
-  if ! runuser -u postgres -- psql -Atq -c "SELECT 1" >/dev/null 2>&1; then
-    if systemd_runs; then systemctl start postgresql
-    else
-      ver="$(pg_lsclusters -h 2>/dev/null | awk '{print $1" "$2}' | head -1)"
-      [ -n "$ver" ] || die "PostgreSQL is installed but has no cluster; create one (pg_createcluster --start 15 main) and run install.sh again."
-      pg_ctlcluster $ver start
-      record "postgres-started $ver"
+  pg_port="${DB##*port=}"; [[ "$DB" == *"?port="* ]] || pg_port=5432
+  if grep -q "^postgres-cluster " "$MANIFEST"; then  # this class's own cluster: started when down
+    read -r pg_ver pg_name <<< "$(sed -n 's/^postgres-cluster //p' "$MANIFEST" | head -1)"
+    if ! pg_ctlcluster "$pg_ver" "$pg_name" status >/dev/null 2>&1; then
+      if systemd_runs; then systemctl start "postgresql@$pg_ver-$pg_name" >/dev/null 2>&1 || true; fi
+      pg_ctlcluster "$pg_ver" "$pg_name" status >/dev/null 2>&1 || pg_ctlcluster "$pg_ver" "$pg_name" start >/dev/null 2>&1 \
+        || die "the gradebook's PostgreSQL cluster $pg_ver/$pg_name does not start; see /var/log/postgresql/postgresql-$pg_ver-$pg_name.log."
     fi
   fi
-  if [ "$(runuser -u postgres -- psql -Atq -c "SELECT 1 FROM pg_roles WHERE rolname='$GRADER'")" != 1 ]; then
-    runuser -u postgres -- createuser "$GRADER"; record "postgres-role $GRADER"
+  pg() { runuser -u postgres -- psql -p "$pg_port" -Atq "$@"; }
+  pg -c "SELECT 1" >/dev/null 2>&1 || die "the gradebook's PostgreSQL server (port $pg_port) does not answer; start it and run install.sh again."
+  if [ "$(pg -c "SELECT 1 FROM pg_roles WHERE rolname='$GRADER'")" != 1 ]; then
+    runuser -u postgres -- createuser -p "$pg_port" "$GRADER"; record "postgres-role $GRADER"
   fi
-  if [ "$(runuser -u postgres -- psql -Atq -c "SELECT 1 FROM pg_database WHERE datname='$DBNAME'")" != 1 ]; then
-    runuser -u postgres -- createdb -O "$GRADER" "$DBNAME"; record "postgres-db $DBNAME"
-    runuser -u postgres -- psql -q -d "$DBNAME" -c "REVOKE ALL ON DATABASE \"$DBNAME\" FROM PUBLIC" >/dev/null
+  if [ "$(pg -c "SELECT 1 FROM pg_database WHERE datname='$DBNAME'")" != 1 ]; then
+    runuser -u postgres -- createdb -p "$pg_port" -O "$GRADER" "$DBNAME"; record "postgres-db $DBNAME"
+    pg -d "$DBNAME" -c "REVOKE ALL ON DATABASE \"$DBNAME\" FROM PUBLIC" >/dev/null
   fi
-  say "gradebook: PostgreSQL database $DBNAME (owner $GRADER, local socket, peer authentication)"
+  say "gradebook: PostgreSQL database $DBNAME in this class's own cluster (port $pg_port; owner $GRADER, local socket, peer authentication)"
 else
   say "gradebook: SQLite at $GH/course/gradebook.db (Debian's postgresql package is not available here)"
 fi
@@ -377,6 +491,7 @@ ATTNLAB_GRADER_SITE=$GRADER_SITE
 ATTNLAB_EXCHANGE=$SRV/exchange
 ATTNLAB_CLONE=$CLONE
 ATTNLAB_GIT_SYSTEM_CONFIG=$SRV/gitconfig
+ATTNLAB_LESSONS_REPO=file://$LESSONS
 ATTNLAB_DB=$DB
 ATTNLAB_CULL_TIMEOUT=$CULL_TIMEOUT
 ATTNLAB_MEM_LIMIT=${ATTNLAB_MEM_LIMIT:-$(keep ATTNLAB_MEM_LIMIT echo 2G)}
@@ -406,11 +521,12 @@ start_cmd=("$HUB_HOME/hub/bin/jupyterhub" -f "$STATE/jupyterhub_config.py")
 # the configuration the hub reads: a root-owned copy (the repository may be private or move)
 cp "$CLONE/deploy/jupyterhub/jupyterhub_config.py" "$STATE/jupyterhub_config.py"
 settings_after="$(cat "$ENVFILE" "$STATE/jupyterhub_config.py" | sha256sum)"
-if [ "$START" = 1 ] && hub_running && [ "$settings_before" = "$settings_after" ]; then
+if [ "$START" = 1 ] && [ "$RESTART" = 0 ] && hub_running && [ "$settings_before" = "$settings_after" ]; then
   say "the hub of course '$COURSE' already runs with these settings; left running (users' servers untouched)"
 elif [ "$START" = 1 ]; then
   if hub_running; then
-    say "the hub of course '$COURSE' runs with other settings; restarting it (users' servers stop, their files stay)"
+    if [ "$RESTART" = 1 ]; then say "restarting the hub of course '$COURSE' (users' servers keep running)"
+    else say "the hub of course '$COURSE' runs with other settings; restarting it (users' servers keep running)"; fi
     stop_hub
   fi
   started=""
@@ -452,8 +568,25 @@ EOF
     [ "$SECONDS" -lt "$deadline" ] || die "the hub did not answer $health within 180 s; see $STATE/jupyterhub.log."
     sleep 0.1
   done
+  # formgrader (the hub starts it as a service): any HTTP answer below 500 on its own port
+  fg="http://127.0.0.1:$FORMGRADER_PORT/services/$COURSE/api"
+  until python3 - "$fg" 2>/dev/null <<'PY'
+import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=2)
+except urllib.error.HTTPError as e:
+    sys.exit(e.code >= 500)
+PY
+  do
+    [ "$SECONDS" -lt "$deadline" ] || die "formgrader (the hub service '$COURSE') did not answer $fg within 180 s; see $STATE/jupyterhub.log."
+    sleep 0.2
+  done
   say "the hub of course '$COURSE' answers at http://$BIND_IP:$PORT/ (put a TLS reverse proxy in front; see README.md)"
 else
-  say "installed; start the hub with install.sh ... --start (or: cd $STATE && set -a && . $ENVFILE && ${start_cmd[*]})"
+  if hub_running && [ "$settings_before" != "$settings_after" ]; then
+    say "installed; the running hub keeps its old settings until install.sh ... --restart"
+  else
+    say "installed; start the hub with the same command and --start"
+  fi
 fi
 say "lessons link for students: $LINK"

@@ -11,8 +11,14 @@ starts the hub with them. Production choices:
   from the shared course environment ``$ATTNLAB_HUB_HOME/course-env`` (readable by all; a learner's
   install, without the grader-only packages), with one BLAS/OpenMP thread per kernel and the hub
   user name as the learner id;
-* lessons arrive with nbgitpuller (a link ``/hub/user-redirect/git-pull?repo=...&urlpath=lab/...``)
-  from a repository of the lessons only (no solutions);
+* lessons arrive with nbgitpuller from a repository of the lesson notebooks only (no solutions, no
+  text sources): a server starts at nbgitpuller's page (``Spawner.default_url``), so the first login
+  clones the lessons and every later start merges new lesson commits without touching the
+  student's own edits, then opens JupyterLab on them;
+* a hub restart leaves users' servers running (``cleanup_servers`` off: the next hub finds them in
+  its database); the proxy, formgrader and the culler record their PIDs (``<state>/*.pid``,
+  ``~grader-<course>/.formgrader.pid``), which ``install.sh --start`` reads to stop what a hub that
+  died left behind;
 * assignments go through nbgrader's filesystem exchange (``ATTNLAB_EXCHANGE``; install.sh puts it in
   the class folder);
 * one class, several graders (nbgrader's documented set-up): formgrader runs as a hub service
@@ -28,6 +34,7 @@ starts the hub with them. Production choices:
 """
 import os
 import shutil
+from urllib.parse import urlencode
 
 c = get_config()  # noqa: F821 - provided by JupyterHub
 
@@ -60,6 +67,9 @@ c.ConfigurableHTTPProxy.command = [os.path.join(HUB_HOME, "proxy", "node_modules
 c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
 c.JupyterHub.db_url = f"sqlite:///{os.path.join(STATE, 'jupyterhub.sqlite')}"
 c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
+c.JupyterHub.cleanup_servers = False  # a restart (install.sh --restart, a new --port) keeps users' servers
+#: the start line of a service that records its PID in the file given first (read by install.sh)
+WRITE_PID = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"']
 
 # ---------------------------------------------------------------- who may log in
 c.JupyterHub.authenticator_class = "pam"
@@ -77,8 +87,16 @@ if shutil.which("systemctl") and os.path.isdir("/run/systemd/system"):
 else:
     c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
 c.Spawner.cmd = [os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")]
-c.Spawner.default_url = "/lab"
+LESSONS_REPO = os.environ.get("ATTNLAB_LESSONS_REPO")  # install.sh: file://<class>/lessons.git
+if LESSONS_REPO:  # every server start pulls the lessons (nbgitpuller merges, keeping the student's edits)
+    c.Spawner.default_url = "/git-pull?" + urlencode({"repo": LESSONS_REPO, "branch": "main",
+                                                      "targetpath": "lessons", "urlpath": "lab/tree/lessons"})
+else:
+    c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
+# a terminal is bash with the server's environment (the course's python and attnlab-grade first on
+# PATH: students file regrade requests there); Jupyter's default login shell resets PATH from /etc/profile
+c.Spawner.args = ["--ServerApp.terminado_settings=shell_command=/bin/bash"]
 c.Spawner.mem_limit = MEM_LIMIT
 c.Spawner.cpu_limit = CPU_LIMIT
 c.Spawner.start_timeout = 120
@@ -125,8 +143,8 @@ c.JupyterHub.services = [{
     "url": f"http://127.0.0.1:{FORMGRADER_PORT}",
     # listens on "url"; umask 077: what formgrader writes (submissions, grades) is the grader's only
     # (nbgrader sets the modes of what it releases into the exchange itself)
-    "command": ["/bin/sh", "-c", 'umask 077 && exec "$0" "$@"',
-                os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")],
+    "command": ["/bin/sh", "-c", 'umask 077 && echo $$ > "$0" && exec "$@"',
+                os.path.join(GRADER_HOME, ".formgrader.pid"), os.path.join(COURSE_ENV, "bin", "jupyterhub-singleuser")],
     "user": GRADER,
     "cwd": GRADER_HOME,
     "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab", "OMP_NUM_THREADS": "1", "HOME": GRADER_HOME,
@@ -141,5 +159,6 @@ c.JupyterHub.services = [{
 }, {
     # stops users' servers idle for CULL_TIMEOUT seconds (their files stay; a login starts them again)
     "name": "idle-culler",
-    "command": [os.path.join(HUB_HOME, "hub", "bin", "jupyterhub-idle-culler"), f"--timeout={CULL_TIMEOUT}"],
+    "command": [*WRITE_PID, os.path.join(STATE, "idle-culler.pid"),
+                os.path.join(HUB_HOME, "hub", "bin", "jupyterhub-idle-culler"), f"--timeout={CULL_TIMEOUT}"],
 }]

@@ -62,6 +62,34 @@ def test_hub_config_is_pam_course_env_limits_and_one_formgrader_service(monkeypa
     assert proxy.parts[-3:] == ("node_modules", ".bin", "configurable-http-proxy")
 
 
+def test_hub_restarts_keep_servers_and_services_record_their_pids(monkeypatch, tmp_path):
+    """A restart leaves users' servers running; the culler and formgrader write the PID files
+    install.sh reads to stop what a dead hub left (each start line run here: the pid written is the
+    pid of the program it execs); a server opens at nbgitpuller's page for the lessons."""
+    import subprocess
+    import sys
+    from urllib.parse import parse_qs, urlsplit
+    c = _load(HUB / "jupyterhub_config.py", {**PROD_ENV, "ATTNLAB_HUB_STATE": str(tmp_path / "state"),
+                                              "ATTNLAB_LESSONS_REPO": "file:///srv/attnlab-x/lessons.git"},
+              monkeypatch)
+    assert c.JupyterHub.cleanup_servers is False
+    assert c.Spawner.args == ["--ServerApp.terminado_settings=shell_command=/bin/bash"]  # PATH kept in terminals
+    url = urlsplit(c.Spawner.default_url)
+    assert url.path == "/git-pull" and parse_qs(url.query) == {
+        "repo": ["file:///srv/attnlab-x/lessons.git"], "branch": ["main"], "targetpath": ["lessons"],
+        "urlpath": ["lab/tree/lessons"]}
+    service, culler = c.JupyterHub.services
+    expected = {"culler": tmp_path / "state" / "idle-culler.pid",
+                "formgrader": Path(service["cwd"]) / ".formgrader.pid"}
+    for what, command in (("culler", culler["command"]), ("formgrader", service["command"])):
+        program = next(i for i, arg in enumerate(command) if arg.endswith(("idle-culler", "jupyterhub-singleuser")))
+        assert command[program - 1] == str(expected[what]), command
+        pidfile = tmp_path / f"{what}.pid"
+        line = [*command[:program - 1], str(pidfile), sys.executable, "-c", "import os; print(os.getpid())"]
+        out = subprocess.run(line, capture_output=True, text=True, check=True).stdout.strip()
+        assert pidfile.read_text().strip() == out, (what, pidfile.read_text(), out)
+
+
 def test_pins_agree():
     hub, single = _pins(HUB / "requirements-hub.txt"), _pins(HUB / "requirements-singleuser.txt")
     assert hub["jupyterhub"] == single["jupyterhub"], "jupyterhub-singleuser must match the hub's version"

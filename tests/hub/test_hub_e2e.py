@@ -20,6 +20,11 @@ grader-c<hex>  the account install.sh makes; formgrader runs as it and it grades
                grader-only packages (the PostgreSQL driver ...) the students' environment lacks
 =============  =================================================================================
 
+On the same class, faults as its people meet them: a student's exchange folder made before the
+install; the hub killed (SIGKILL) while grading runs, recovered with ``install.sh ... --start``;
+week two (manual grades, a resubmission, two regrade requests at the same moment, an extension, one
+re-grade, a regrade, the LMS export); a move to another port; an uninstall under 30 s.
+
 Timings go to ``artifacts/hub/measurements.json`` (figures for planning: ``deploy/SIZING.md``).
 """
 from __future__ import annotations
@@ -218,6 +223,13 @@ def klass():
         subprocess.run(["chpasswd"], input="".join(f"{u}:{p}\n" for u, p in k.passwords.items()),
                        text=True, check=True, capture_output=True)
         k.homes = homes
+        # a student gets to the exchange first: a folder named after the course, theirs (nbgrader's
+        # release would fail with "You don't own the directory"); install.sh must move it out
+        (k.srv / "exchange").mkdir(parents=True)
+        k.srv.chmod(0o755)
+        (k.srv / "exchange").chmod(0o1777)
+        r = as_user(STUDENTS[1], "mkdir", "-p", str(k.srv / "exchange" / COURSE / "inbound"))
+        assert r.returncode == 0, r.stderr
         t0 = time.monotonic()
         r = k.install("--instructors", INSTRUCTOR, "--graders", TA, "--students", ",".join(STUDENTS),
                       "--port", str(k.port), "--start")
@@ -340,6 +352,156 @@ def grader_shell(command: str, timeout: float = 600) -> subprocess.CompletedProc
                           timeout=timeout, cwd="/")
 
 
+def server_pid(k: Klass, user: str) -> int:
+    """The pid of ``user``'s running JupyterLab server (their uid, jupyterhub-singleuser); fails if none."""
+    pids = [p for p in _pids_of(pwd.getpwnam(user).pw_uid) if "jupyterhub-singleuser" in _cmdline(p)]
+    assert len(pids) >= 1, f"{user} has no running server"
+    return min(pids)
+
+
+def _pid_in(path: Path) -> int:
+    text = path.read_text().strip() if path.exists() else ""
+    assert text.isdigit(), f"{path} holds no pid: {text!r}"
+    return int(text)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def kill_hub_and_recover(k: Klass, still_grading) -> dict:
+    """SIGKILL the hub while ``still_grading()``; run the documented ``install.sh ... --start``; check
+    the class is back as its users see it. Returns what was measured."""
+    s = k.settings()
+    state = k.srv / "hub"
+    recorded = {"hub": state / "jupyterhub.pid", "proxy": state / "jupyterhub-proxy.pid",
+                "culler": state / "idle-culler.pid",
+                "formgrader": Path(s["ATTNLAB_GRADER_HOME"]) / ".formgrader.pid"}
+    old = {what: _pid_in(path) for what, path in recorded.items()}
+    assert all(_alive(pid) for pid in old.values()), {w: (p, _alive(p)) for w, p in old.items()}
+    servers = {u: server_pid(k, u) for u in STUDENTS}
+    time.sleep(3)  # grading is under way (it takes tens of seconds)
+    ran_through = still_grading()
+    os.kill(old["hub"], 9)
+    deadline = time.monotonic() + 30
+    while _alive(old["hub"]):
+        assert time.monotonic() < deadline, "the killed hub did not exit"
+        time.sleep(0.1)
+    assert k.request("GET", "/hub/health", timeout=10).status_code != 200, "the hub answers after it was killed"
+    assert _alive(old["proxy"]) and _alive(old["formgrader"]), "nothing was left behind: the recovery proves less"
+    t0 = time.monotonic()
+    r = k.install("--instructors", INSTRUCTOR, "--graders", TA, "--students", ",".join(STUDENTS),
+                  "--port", str(k.port), "--start")
+    k.timings["recover_after_hub_kill_s"] = round(time.monotonic() - t0, 1)
+    assert r.returncode == 0, f"recovery failed:\n{r.stdout}\n{r.stderr}\n{k.log_tail()}"
+    assert "/proc/" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert k.request("GET", "/hub/health").status_code == 200
+    formgrader(k, "GET", "assignments", "formgrader after the recovery")  # the new one, on its port
+    new = {what: _pid_in(path) for what, path in recorded.items()}
+    for what in old:  # each left-over process stopped, each new one running (so the culler runs once)
+        assert not _alive(old[what]), f"the old {what} (pid {old[what]}) still runs"
+        assert new[what] != old[what] and _alive(new[what]), f"no new {what}: {new[what]}"
+    for u, pid in servers.items():  # students' servers ran on and are reached through the new hub
+        assert server_pid(k, u) == pid, f"{u}'s server was restarted by the recovery"
+        server(k, u, "GET", "api/contents", "the student's files after the recovery")
+    return {"grading_ran_through_kill": ran_through}
+
+
+#: the set's written answer (graded by hand in formgrader)
+WRITTEN = "why_sqrt_dk"
+
+
+def grader_cli(args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m attnlab_grader ARGS --db "$ATTNLAB_DB"`` in the grader's login shell (formgrader's terminal)."""
+    return grader_shell(f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader {args} --db "$ATTNLAB_DB"', timeout=timeout)
+
+
+def grades_sheet(course: Path) -> dict[str, dict]:
+    return {r["student_id"]: r for r in csv.DictReader(io.StringIO((course / "grades.csv").read_text()))
+            if r["assignment"] == A}
+
+
+def grade_by_hand(k: Klass, scores: dict[str, float]) -> None:
+    """The TA enters scores for the written answer in formgrader (its grade API, as its page does)."""
+    for sub in formgrader(k, "GET", f"submitted_notebooks/{A}/{A}", "submissions", who=TA):
+        if sub["student"] in scores:
+            grades = formgrader(k, "GET", "grades", "grades", who=TA, params={"submission_id": sub["id"]})
+            grade = next(g for g in grades if g["name"] == WRITTEN)
+            formgrader(k, "PUT", f"grade/{grade['id']}", "grade by hand", who=TA,
+                       json={"manual_score": scores[sub["student"]]})
+
+
+def week_two(k: Klass, course: Path) -> None:
+    """The week after the first grading, on the installed class, as its people do it and see it: a
+    deadline that has passed, the TA grades the written answers in formgrader; one student changes
+    that answer and submits again while both students file regrade requests at the same moment from
+    their own terminals; the other gets an extension; the class is collected and graded again once.
+    Then: the changed answer alone waits for the TA (named by the grade command and in grades.csv),
+    the other manual grade and the extension hold (no penalty), the queue has both requests, a
+    regrade moves the score in grades.csv, and once the TA grades the new answer the LMS export has
+    a grade for both students."""
+    import datetime as dt
+    from concurrent.futures import ThreadPoolExecutor
+    u1, u2 = STUDENTS
+    due = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2)).strftime("%Y-%m-%d %H:%M")
+    r = grader_cli(f'deadline ~/course -a {A} --due "{due}" --per-day 10 --cap 30')
+    assert r.returncode == 0, r.stdout + r.stderr
+    grade_by_hand(k, {u1: 2.0, u2: 1.0})
+    # u1 changes the written answer and submits again
+    nb = submission(u1)
+    next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN).source = \
+        "Changed in week two: the variance of q.k grows like d_k, so we divide by sqrt(d_k)."
+    server(k, u1, "PUT", f"api/contents/{A}/{A}.ipynb", "save the new answer",
+           json={"type": "notebook", "format": "json", "content": json.loads(json.dumps(nb))})
+    server(k, u1, "POST", "assignments/submit", "submit again", data={"course_id": COURSE, "assignment_id": A})
+    asked = {u1: "test_sdpa", u2: WRITTEN}  # (u1's written answer waits for the TA again: nothing to ask)
+    with ThreadPoolExecutor(2) as pool:  # both students at the same moment, each in their own terminal
+        said = dict(zip(STUDENTS, pool.map(lambda u: terminal(
+            k, u, f"/user/{u}", f"attnlab-grade regrade-request {A} {asked[u]} --reason 'look again, {u}'"),
+            STUDENTS)))
+    for u, out in said.items():
+        assert "received" in out, f"{u}: {out[-800:]}"
+    r = grader_cli(f'extension ~/course -a {A} -s {u2} --days 5 --reason "illness"')
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = grades_sheet(course)  # rewritten from the gradebook by each change: the TA's grades are in it
+    assert {before[u]["status"] for u in STUDENTS} == {"graded"}, before
+    assert formgrader(k, "POST", f"assignment/{A}/collect", "collect again").get("success")
+    r = grader_cli(f"grade ~/course --assignment {A} --jobs 2")
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert f"MANUAL  {u1}: answer changed since it was graded by hand" in out and out.count("MANUAL ") == 1, out[-3000:]
+    rows = grades_sheet(course)
+    assert rows[u1]["status"] == "manual_pending" and WRITTEN in rows[u1]["reason"], rows[u1]
+    assert rows[u2]["status"] == "graded", rows[u2]
+    assert float(rows[u2]["score"]) == float(before[u2]["score"]), (before[u2], rows[u2])  # the TA's 1.0 kept
+    assert float(rows[u2]["late_penalty"]) == 0 and float(rows[u2]["final_score"]) == float(rows[u2]["score"]), rows[u2]
+    # the queue holds both requests; a regrade of u2's answer moves the score in grades.csv
+    r = grader_cli("regrade-queue ~/course")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for u in STUDENTS:
+        assert f"[open] {u}/{A} {asked[u]}: look again, {u}" in r.stdout, r.stdout
+    r = grader_cli(f'regrade ~/course -a {A} -s {u2} --item {WRITTEN} --score 2 --reason "the variance is named"')
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert float(grades_sheet(course)[u2]["score"]) == float(rows[u2]["score"]) + 1
+    # the TA grades the new answer; the LMS export has a grade for each student
+    grade_by_hand(k, {u1: 2.0})
+    r = grader_shell("printf 'Student,ID,SIS User ID,SIS Login ID,Section\\n" +
+                     "".join(f"S{i},{100 + i},s{i},{u},A\\n" for i, u in enumerate(STUDENTS)) + "' > ~/roster.csv")
+    assert r.returncode == 0, r.stderr
+    r = grader_cli("lms-export ~/course --format canvas --roster ~/roster.csv --out ~/canvas.csv")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = grades_sheet(course)
+    exported = {e["SIS Login ID"]: e[A] for e in csv.DictReader(io.StringIO(
+        (Path(k.settings()["ATTNLAB_GRADER_HOME"]) / "canvas.csv").read_text())) if e["Student"] != "Points Possible"}
+    assert exported == {u: rows[u]["final_score"] for u in STUDENTS} and all(exported.values()), (exported, rows)
+    assert float(rows[u1]["late_penalty"]) > 0 and float(rows[u2]["late_penalty"]) == 0, rows  # late; extended
+    for u in STUDENTS:
+        assert float(rows[u]["final_score"]) == pytest.approx(float(rows[u]["score"]) - float(rows[u]["late_penalty"]))
+
+
 # ---------------------------------------------------------------------------------- the test
 def test_installed_class_each_role_over_http(klass: Klass):
     k = klass
@@ -349,6 +511,21 @@ def test_installed_class_each_role_over_http(klass: Klass):
     postgres = s["ATTNLAB_DB"].startswith("postgresql")
     assert re.search(r"gradebook: (PostgreSQL|SQLite)", k.install_out), k.install_out
     assert k.request("GET", "/hub/health").status_code == 200
+    # -- the student's exchange folder made before the install was moved out; the course's is the grader's
+    assert re.search(rf"moved \S+/exchange/{COURSE} \(made by {STUDENTS[1]}", k.install_out), k.install_out
+    for sub, mode in (("", 0o755), ("outbound", 0o755), ("inbound", 0o2733), ("feedback", 0o711)):
+        info = (exchange / COURSE / sub).stat()
+        assert (pwd.getpwuid(info.st_uid).pw_name, info.st_mode & 0o7777) == (GRADER, mode), (sub, oct(info.st_mode))
+    for attempt in (["rm", "-rf", str(exchange / COURSE)], ["mkdir", str(exchange / COURSE / "outbound" / A)],
+                    ["mv", str(exchange / COURSE), str(exchange / "taken")]):
+        assert as_user(STUDENTS[1], *attempt).returncode != 0, f"a student could {attempt}"
+        assert (exchange / COURSE / "outbound").is_dir()
+    # -- the gradebook's PostgreSQL cluster is the class's own (the machine's other clusters untouched)
+    if postgres:
+        clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True).stdout.splitlines()
+        ours = [ln.split() for ln in clusters if ln.split()[1:2] == [f"attnlab-{COURSE}"]]
+        assert ours and ours[0][3] == "online" and f"port={ours[0][2]}" in s["ATTNLAB_DB"], (clusters, s["ATTNLAB_DB"])
+        k.clusters_before = [ln.split() for ln in clusters if f"attnlab-{COURSE}" not in ln]
 
     # -- everyone logs in with their own password through PAM; a wrong password is refused
     assert login(k, STUDENTS[0], "not-the-password") is None, "a wrong password logged in"
@@ -406,6 +583,11 @@ def test_installed_class_each_role_over_http(klass: Klass):
     link = re.search(r"lessons link for students: (\S+)", k.install_out).group(1)
     assert "urlpath=lab/" in link, f"the lessons link does not open JupyterLab: {link}"
     repo = re.search(r"repo=([^&]+)", link).group(1)
+    # a server opens at nbgitpuller's page for the lessons (its page then calls git-pull/api, as here)
+    r = k.sessions[st].get(f"{k.url}/user/{st}/", allow_redirects=False, timeout=60)
+    first = r.headers.get("Location", "")
+    assert r.status_code in (301, 302) and "/git-pull?" in first and "lessons.git" in first \
+        and "urlpath=lab%2Ftree%2Flessons" in first, f"{st}'s server opens at {first!r} (HTTP {r.status_code})"
     for u in STUDENTS:
         git_pull(k, u, repo)
         listing = server(k, u, "GET", "api/contents/lessons", "list lessons").json()
@@ -423,14 +605,39 @@ def test_installed_class_each_role_over_http(klass: Klass):
         assert res.get("success", True), res
     lessons = Path(k.homes / st / "lessons")
     assert not any(p.name in ("solutions", "grading.py") for p in lessons.rglob("*")), "solutions reached a student"
+    assert not (lessons / "src").exists(), "the lessons' text sources reached a student"
+    # -- a new lesson commit arrives at the next pull; the student's own edit of a lesson stays
+    mine = lessons / f"{A}.ipynb"
+    edited = mine.read_text().replace('"cells": [', '"cells": [{"cell_type": "markdown", "metadata": {}, '
+                                      '"source": ["my own note"]},', 1)
+    server(k, st, "PUT", f"api/contents/lessons/{A}.ipynb", "edit a lesson",
+           json={"type": "notebook", "format": "json", "content": json.loads(edited)})
+    work = k.base / "lessons-work"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", f"safe.directory={k.srv}/lessons.git"]
+    subprocess.run([*git, "clone", "-q", str(k.srv / "lessons.git"), str(work)], check=True, capture_output=True)
+    (work / "99_new_lesson.md").write_text("a lesson added in week two\n")
+    subprocess.run([*git, "-C", str(work), "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "-C", str(work), "commit", "-qm", "week two"], check=True, capture_output=True)
+    subprocess.run([*git, "-C", str(work), "push", "-q", "origin", "HEAD:main"], check=True, capture_output=True)
+    subprocess.run(["chmod", "-R", "a+rX", str(k.srv / "lessons.git")], check=True)
+    git_pull(k, st, repo)
+    assert (lessons / "99_new_lesson.md").is_file(), "the new lesson did not arrive"
+    assert "my own note" in mine.read_text(), "the pull overwrote the student's edit of a lesson"
 
     # -- collect, grade (the documented command, the grader's login shell), feedback, report
     assert formgrader(k, "POST", f"assignment/{A}/collect", "collect").get("success")
     t0 = time.monotonic()
-    graded = grader_shell(f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader grade ~/course --assignment {A} '
-                          f'--db "$ATTNLAB_DB" --jobs 2')
-    k.timings["grading_s_2_submissions"] = round(time.monotonic() - t0, 1)
-    assert graded.returncode == 0, f"grade failed:\n{(graded.stdout + graded.stderr)[-3000:]}"
+    grading = subprocess.Popen(["runuser", "-l", GRADER, "-c",
+                                f'cd "$ATTNLAB_CLONE" && python -m attnlab_grader grade ~/course --assignment {A} '
+                                f'--db "$ATTNLAB_DB" --jobs 2'],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd="/")
+    # -- the hub dies (SIGKILL) while grading runs; the documented command brings the class back
+    recovered = kill_hub_and_recover(k, lambda: grading.poll() is None)
+    out, _ = grading.communicate(timeout=600)
+    k.timings["grading_s_2_submissions_with_hub_kill"] = round(time.monotonic() - t0, 1)
+    assert grading.returncode == 0, f"grade failed:\n{out[-3000:]}"
+    assert recovered["grading_ran_through_kill"], "grading ended before the hub was killed: the kill proved nothing"
+    assert "has changed!" not in out, f"autograde reported a changed cell for honest work:\n{out[-2000:]}"
     rows = list(csv.DictReader(io.StringIO((course / "grades.csv").read_text())))
     assert {r.get("student_id") or r.get("student") for r in rows} >= set(STUDENTS), rows[:3]
     assert formgrader(k, "POST", f"assignment/{A}/generate_feedback", "generate feedback").get("success")
@@ -458,6 +665,9 @@ def test_installed_class_each_role_over_http(klass: Klass):
         r = as_user(st, "cat", str(path))
         assert r.returncode != 0 and "Permission denied" in r.stderr, f"{st} read {path}"
     assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
+    # the source checkout (solutions/, the grading specs) is private: install.sh made it so
+    assert ROOT.stat().st_mode & 0o007 == 0, f"the checkout {ROOT} is open to others: {oct(ROOT.stat().st_mode)}"
+    assert as_user(st, "ls", str(ROOT / "solutions")).returncode != 0, "a student lists the checkout's solutions"
     # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
     tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
     out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo LEAK$((7*{i + 1}))"
@@ -495,12 +705,19 @@ def test_installed_class_each_role_over_http(klass: Klass):
                 "-name", "solutions", "-o", "-name", "gradebook*.db*", "-o", "-name", "grades*.csv", ")")
     assert not r.stdout.strip(), f"readable by a student: {r.stdout[:500]}"
     if postgres:
-        dbname = s["ATTNLAB_DB"].rsplit("/", 1)[1]
-        r = as_user(st, "psql", "-d", dbname, "-Atc", "SELECT count(*) FROM submitted_assignment")
-        assert r.returncode != 0, f"a student queried the gradebook: {r.stdout}"
-        r = subprocess.run(["runuser", "-l", GRADER, "-c", f"psql -d {dbname} -Atc 'SELECT count(*) FROM "
+        db = s["ATTNLAB_DB"]  # postgresql:///<db>?port=<the class's cluster>: psql takes the same URL
+        r = as_user(st, "psql", db, "-Atc", "SELECT count(*) FROM submitted_assignment")
+        # refused by the class's server itself (no role, no CONNECT), not for want of a server to reach
+        assert r.returncode != 0 and not r.stdout.strip() and "FATAL" in r.stderr and \
+            ("denied" in r.stderr or "does not exist" in r.stderr), f"a student queried the gradebook: {r.stdout}{r.stderr}"
+        r = subprocess.run(["runuser", "-l", GRADER, "-c", f"psql '{db}' -Atc 'SELECT count(*) FROM "
                             "submitted_assignment'"], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0 and int(r.stdout) >= 2, f"the grader cannot read its gradebook: {r.stderr}"
+
+    # -- week two: manual grades, a resubmission, two regrade requests at once, an extension, a re-grade
+    t0 = time.monotonic()
+    week_two(k, course)
+    k.timings["week_two_s"] = round(time.monotonic() - t0, 1)
 
     # -- a second run changes nothing that matters: the hub answers again, the grades are kept
     before = (course / "grades.csv").read_text()
@@ -512,11 +729,30 @@ def test_installed_class_each_role_over_http(klass: Klass):
     assert k.request("GET", "/hub/health").status_code == 200
     assert (course / "grades.csv").read_text() == before, "a second install changed the grades"
 
+    # -- the class moves to another port: the hub answers there only, students' servers and files stay
+    pid_before = server_pid(k, st)
+    new_port = _free_port()
+    r = k.install("--instructors", INSTRUCTOR, "--graders", TA, "--students", ",".join(STUDENTS),
+                  "--port", str(new_port), "--start")
+    assert r.returncode == 0, r.stdout + r.stderr
+    old_port, k.port, k.url = k.port, new_port, f"http://127.0.0.1:{new_port}"
+    assert k.request("GET", "/hub/health").status_code == 200 and not _listening(old_port)
+    assert server_pid(k, st) == pid_before, "moving the class stopped a student's server"
+    server(k, st, "GET", f"api/contents/{A}/{A}.ipynb", "the student's work after the move")
+    formgrader(k, "GET", "assignments", "formgrader after the move")
+    assert (course / "grades.csv").read_text() == before, "moving the class changed the grades"
+    s = k.settings()
+
     # -- uninstall: nothing of the class is left running or on disk; the users are kept
     ports = [k.port] + [int(s[key]) for key in ("ATTNLAB_HUB_PORT", "ATTNLAB_PROXY_API_PORT",
                                                 "ATTNLAB_FORMGRADER_PORT")]
+    t0 = time.monotonic()
     r = k.install("--uninstall", timeout=300)
+    k.timings["uninstall_s"] = round(time.monotonic() - t0, 1)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert k.timings["uninstall_s"] < 30, f"uninstall took {k.timings['uninstall_s']} s:\n{r.stdout}{r.stderr}"
+    said = (r.stdout + r.stderr).splitlines()
+    assert said and all(line.startswith("install.sh: ") for line in said), f"uninstall printed noise:\n{r.stdout}{r.stderr}"
     time.sleep(0.5)
     assert not [p for p in ports if _listening(p)], f"still listening after uninstall: {ports}"
     for u, uid in _uids().items():
@@ -526,10 +762,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
     assert not k.srv.exists(), "the class folder is left"
     for u in STUDENTS:
         assert (k.homes / u).stat().st_mode & 0o777 == 0o755, "a student's home mode was not restored"
-    if postgres:
-        r = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-Atc",
-                            f"SELECT 1 FROM pg_database WHERE datname='{dbname}'"], capture_output=True, text=True)
-        assert not r.stdout.strip(), "the gradebook database is left"
+    if postgres:  # the class's own cluster is gone; the machine's other clusters are as they were
+        clusters = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True).stdout.splitlines()
+        assert not [ln for ln in clusters if f"attnlab-{COURSE}" in ln], clusters
+        assert [ln.split() for ln in clusters] == k.clusters_before, (clusters, k.clusters_before)
     r = k.install("--uninstall")
     assert r.returncode == 0 and "nothing installed" in r.stdout, r.stdout + r.stderr
     (ARTIFACTS / "measurements.json").write_text(json.dumps(k.timings, indent=1))
