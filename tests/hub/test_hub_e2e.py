@@ -212,6 +212,7 @@ def klass():
     base.chmod(0o755)
     k = Klass(base, _free_port())
     created: list[str] = []
+    root_mode = ROOT.stat().st_mode & 0o7777  # install.sh may close the checkout; the suite's later tests need it back
     try:
         homes = base / "home"
         homes.mkdir(mode=0o755)
@@ -240,7 +241,15 @@ def klass():
     finally:
         if (k.srv / "hub" / "jupyterhub.log").exists():
             shutil.copy2(k.srv / "hub" / "jupyterhub.log", ARTIFACTS / "jupyterhub.log")
-        _uninstall_and_remove(k, created)
+        try:
+            _uninstall_and_remove(k, created)
+        finally:
+            ROOT.chmod(root_mode)
+
+
+def _open_to_others(path: Path) -> bool:
+    """Whether every folder from ``/`` down to ``path`` lets other users through (o+x)."""
+    return all(p.stat().st_mode & 0o001 for p in (path, *path.parents))
 
 
 # ---------------------------------------------------------------------------------- steps
@@ -666,7 +675,8 @@ def test_installed_class_each_role_over_http(klass: Klass):
         assert r.returncode != 0 and "Permission denied" in r.stderr, f"{st} read {path}"
     assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
     # the source checkout (solutions/, the grading specs) is private: install.sh made it so
-    assert ROOT.stat().st_mode & 0o007 == 0, f"the checkout {ROOT} is open to others: {oct(ROOT.stat().st_mode)}"
+    if _open_to_others(ROOT.parent):  # reachable by students: install.sh must have closed the checkout itself
+        assert ROOT.stat().st_mode & 0o007 == 0, f"the checkout {ROOT} is open to others: {oct(ROOT.stat().st_mode)}"
     assert as_user(st, "ls", str(ROOT / "solutions")).returncode != 0, "a student lists the checkout's solutions"
     # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
     tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
