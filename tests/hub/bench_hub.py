@@ -103,6 +103,7 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix=f"attnlab-{course}-"))
     base.chmod(0o755)
     k = hub.Klass(base, hub._free_port())
+    hub._copy_checkout(hub.ROOT, k.checkout)  # install.sh may close its checkout: it gets a copy of its own
     k.env["ATTNLAB_COURSE_ID"] = course
     k.passwords = {u: secrets.token_urlsafe(12) for u in (*students, instructor)}
     grader = f"grader-{course}"

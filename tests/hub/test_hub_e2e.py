@@ -149,6 +149,9 @@ class Klass:
     def __init__(self, base: Path, port: int):
         self.base, self.port, self.url = base, port, f"http://127.0.0.1:{port}"
         self.srv = base / "srv"
+        #: the administrator's checkout the class is installed from: a copy of this one, so that install.sh
+        #: closing it to others (it holds solutions/) never touches the clone the rest of the suite reads
+        self.checkout = base / "checkout"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "VIRTUAL_ENV", "ATTNLAB_"))}
         self.env.update({"ATTNLAB_COURSE_ID": COURSE, "ATTNLAB_SRV": str(self.srv),
                          "ATTNLAB_HUB_HOME": str(HUB_HOME)})
@@ -158,7 +161,8 @@ class Klass:
         self.timings: dict[str, float] = {}
 
     def install(self, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(INSTALL), *extra], env=self.env, capture_output=True, text=True,
+        script = self.checkout / INSTALL.relative_to(ROOT)
+        return subprocess.run(["bash", str(script), *extra], env=self.env, capture_output=True, text=True,
                               timeout=timeout, cwd="/")
 
     def settings(self) -> dict[str, str]:
@@ -212,8 +216,8 @@ def klass():
     base.chmod(0o755)
     k = Klass(base, _free_port())
     created: list[str] = []
-    root_mode = ROOT.stat().st_mode & 0o7777  # install.sh may close the checkout; the suite's later tests need it back
     try:
+        _copy_checkout(ROOT, k.checkout)
         homes = base / "home"
         homes.mkdir(mode=0o755)
         for u in k.passwords:  # ordinary accounts, as a university's user administration makes them
@@ -241,10 +245,20 @@ def klass():
     finally:
         if (k.srv / "hub" / "jupyterhub.log").exists():
             shutil.copy2(k.srv / "hub" / "jupyterhub.log", ARTIFACTS / "jupyterhub.log")
-        try:
-            _uninstall_and_remove(k, created)
-        finally:
-            ROOT.chmod(root_mode)
+        _uninstall_and_remove(k, created)
+
+
+def _copy_checkout(src: Path, dst: Path) -> None:
+    """The files of checkout ``src`` that git tracks or would track (no .git, no ignored build outputs), with
+    their modes, into ``dst`` (made 0755, as a fresh ``git clone`` is)."""
+    listed = subprocess.run(["git", "-C", str(src), "ls-files", "-z", "-co", "--exclude-standard"],
+                            capture_output=True, text=True, check=True).stdout.split("\0")
+    dst.mkdir(mode=0o755)
+    for rel in filter(None, listed):
+        source = src / rel
+        if source.is_file() and not source.is_symlink():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dst / rel)
 
 
 def _open_to_others(path: Path) -> bool:
@@ -675,9 +689,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
         assert r.returncode != 0 and "Permission denied" in r.stderr, f"{st} read {path}"
     assert as_user(STUDENTS[1], "cat", str(feedback)).returncode == 0, "a student cannot read their own feedback"
     # the source checkout (solutions/, the grading specs) is private: install.sh made it so
-    if _open_to_others(ROOT.parent):  # reachable by students: install.sh must have closed the checkout itself
-        assert ROOT.stat().st_mode & 0o007 == 0, f"the checkout {ROOT} is open to others: {oct(ROOT.stat().st_mode)}"
-    assert as_user(st, "ls", str(ROOT / "solutions")).returncode != 0, "a student lists the checkout's solutions"
+    checkout = k.checkout
+    assert _open_to_others(checkout.parent), "the copied checkout must start reachable, or its closing proves nothing"
+    assert checkout.stat().st_mode & 0o007 == 0, f"the checkout {checkout} is open to others: {oct(checkout.stat().st_mode)}"
+    assert as_user(st, "ls", str(checkout / "solutions")).returncode != 0, "a student lists the checkout's solutions"
     # the same through the student's own JupyterLab terminal (over the hub, as they would try it)
     tried = [clone / "solutions" / A / "grading.py", course / "grades.csv", feedback]
     out = terminal(k, st, f"/user/{st}", "; ".join(f"cat {p} >/dev/null && echo LEAK$((7*{i + 1}))"
