@@ -952,6 +952,89 @@ def typos(o: Oracle, kind: str, decimals: int | None, lo=None, hi=None) -> list[
     return out
 
 
+# --------------------------------------------------------------------------------------------- option texts
+
+
+def _plain_text(text: str) -> str:
+    """An option's text as typed in a hurry: lower case, no punctuation, subscripts and operators spelled plainly."""
+    t = text.lower().translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉ᵀ−·×", "0123456789t-**"))
+    return " ".join("".join(c if c.isalnum() or c in "+-*/=" else " " for c in t).split())
+
+
+def _typo(text: str, rng: random.Random) -> str:
+    """``text`` with two adjacent letters of one longer word swapped."""
+    words = text.split(" ")
+    long = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
+    if not long:
+        return text
+    i = rng.choice(long)
+    w = words[i]
+    j = rng.randrange(1, len(w) - 2)
+    words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    return " ".join(words)
+
+
+def _most(text: str) -> str:
+    """The first two thirds of ``text`` (whole words): what a learner copies before moving on."""
+    words = text.split()
+    return " ".join(words[: max(3, (2 * len(words) + 2) // 3)])
+
+
+def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tuple[str, Any, str, list[str]]]:
+    """(label, answer, "right" | "wrong", mistake names) for an option item, named by the options' texts (as
+    shown, typed plainly, with a typo, two thirds of it, pasted with its label), by their numbers, and by
+    letters that name no option (which must be asked again, never charged)."""
+    texts = [t for t, _ in d["options"]]
+    letters = [chr(65 + i) for i in range(len(texts))]
+    by_letter = dict(zip(letters, texts))
+    valued = any(t[:1].isdigit() for t in texts)
+    out: list[tuple[str, Any, str, list[str]]] = []
+
+    def styles(letter: str) -> list[tuple[str, str]]:
+        t = by_letter[letter]
+        forms = [("text", t), ("plain text", _plain_text(t)), ("pasted", f"{letter}. {t}"),
+                 ("pasted paren", f"({letter.lower()}) {t}")]
+        if len(t) >= 25:
+            forms += [("typo", _typo(t, rng)), ("most of it", _most(t))]
+        if not valued:
+            forms.append(("number", str(letters.index(letter) + 1)))
+        return forms
+
+    if kind == "choice":
+        for letter in letters:
+            names = [n for n, v in o.mistakes.items() if v == letter]
+            for label, ans in styles(letter):
+                out.append((f"{label} of {'the right option' if letter == o.right else names}", ans,
+                            "right" if letter == o.right else "wrong", names))
+    elif kind == "choices":
+        right = list(o.right)
+        for sep in ("\n", "; "):
+            out.append((f"texts {sep!r}", sep.join(by_letter[c] for c in right[::-1]), "right", []))
+            out.append((f"plain texts {sep!r}", sep.join(_plain_text(by_letter[c]) for c in right), "right", []))
+        if not valued:
+            out.append(("numbers", ", ".join(str(letters.index(c) + 1) for c in right), "right", []))
+        for name, wrong in o.mistakes.items():
+            if wrong and sorted(wrong) != sorted(right):
+                out.append((f"texts of {name}", "\n".join(by_letter[c] for c in wrong), "wrong", [name]))
+    else:  # order
+        for answer in [o.right] + list(o.also_right):
+            out.append(("texts in order", "\n".join(by_letter[c] for c in answer), "right", []))
+            out.append(("numbers in order", " ".join(str(letters.index(c) + 1) for c in answer), "right", []))
+        for name, wrong in o.mistakes.items():
+            out.append((f"texts of {name}", "\n".join(by_letter[c] for c in wrong), "wrong", [name]))
+    return out
+
+
+def no_such_option(d: dict, kind: str) -> list[str]:
+    """Letters and numbers that name no option shown: each must be asked again ("there is no option F")."""
+    n = len(d["options"])
+    beyond = chr(65 + n)
+    out = [beyond, f"({beyond.lower()})"] if kind == "choice" else [f"A, {beyond}", f"{beyond} A B"]
+    if not any(t[:1].isdigit() for t, _ in d["options"]):
+        out.append(str(n + 1) if kind == "choice" else f"1 {n + 1}")
+    return out
+
+
 # --------------------------------------------------------------------------------------------- probing
 
 
@@ -1088,6 +1171,17 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
                         continue
                 put("mistake", "+".join(names), _typed_answer(value, kind, dec), expect="wrong", names=names,
                     mistake_value=value)
+            if kind in ("choice", "choices", "order"):  # options named by their texts and numbers
+                for label, ans, expect, names in option_forms(v.data, o, kind, rng):
+                    given = _parsed(ans, kind) if expect == "wrong" else None
+                    put("mistake" if names else "wrong", label, ans, expect=expect, names=names,
+                        mistake_value=o.mistakes.get(names[0]) if names else given)
+                for ans in no_such_option(v.data, kind):
+                    report.counts["wrong"] += 1
+                    fb = skill.check(v, ans)
+                    if fb.correct or fb.readable or "no option" not in fb.message:
+                        report.findings.append(Finding(skill.name, seed, "wrong_accepted" if fb.correct else
+                                                       "not_asked_again", "no such option", ans, fb.message))
             # typos
             for label, ans in typos(o, kind, dec, lo, hi):
                 if any(_same(ans_parsed, m, kind, dec) for m in o.mistakes.values() if m is not None
