@@ -770,6 +770,9 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         frac = _fraction_text(x)
         if frac:
             out.append(("fraction", frac))
+        if decimals:  # a decimal comma, as much of Europe writes it ("3,258" where about 3 is expected)
+            out += [("decimal comma", _num(x, decimals).replace(".", ",")),
+                    ("decimal comma, more decimals", f"{x:.{decimals + 1}f}".replace(".", ","))]
     elif kind == "int":
         n = int(r)
         out += [("plain", str(n)), ("int", n), ("float", float(n)), ("commas", f"{n:,}"), ("underscores", f"{n:_}"),
@@ -779,6 +782,10 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         m = m.rstrip("0").rstrip(".")
         if float(f"{m}e{int(e)}") == n:
             out += [("scientific", f"{m}e{int(e)}"), ("scientific E+", f"{m}E+{int(e):02d}")]
+            if int(e) >= 3:  # as on paper: 4.129024*10^6, 4.129024 × 10^6, 4.129024·10⁶
+                sup = str(int(e)).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+                out += [("times ten", f"{m}*10^{int(e)}"), ("times ten, ×", f"{m} × 10^{int(e)}"),
+                        ("times ten, superscript", f"{m}·10{sup}"), ("times ten, **", f"{m} * 10**{int(e)}")]
         if n >= 10000:
             out.append(("thin spaces", f"{n:,}".replace(",", " ")))
     elif kind == "shape":

@@ -65,6 +65,8 @@ register(Skill(
         "combine_with_or": lambda d: [[(j <= i) or (j < d["real"]) for j in range(d["S"])] for i in range(d["L"])]
         if d["setting"] == "decoder" else None,
         "causal_excludes_diagonal": lambda d: _mask(d, causal=lambda i: i - 1) if d["setting"] == "decoder" else None,
+        "causal_upper_triangle": lambda d: [[j >= i and j < d["real"] for j in range(d["S"])] for i in range(d["L"])]
+        if d["setting"] == "decoder" else None,
     },
     hints=("Ask two questions: may this attention see the future? Which side's padding are the keys?",
            "Encoder self-attention: source padding only. Decoder self-attention: causal AND target padding. "

@@ -7,7 +7,7 @@ import torch
 
 from ._common import Either, Skill, meta_count, register
 from .blocks import ffn_params
-from .heads import mha_params
+from .heads import mha_params, one_head_params
 
 
 def _gpt_build(rng):
@@ -70,7 +70,11 @@ register(Skill(
                                                 gpt_params(d, lost_bias=4 * d["d_model"])]),
         "ffn_dff_equals_dmodel": lambda d: gpt_params(d, d_ff=d["d_model"]),
         "forget_w_o": lambda d: gpt_params(d, w_o=False),
-        "params_one_head": lambda d: gpt_params(d, one_head=True),
+        "params_one_head": lambda d: Either([gpt_params(d) - d["n_layers"] * (mha_params(d["d_model"]) - one)
+                                             for one in one_head_params(d["d_model"], d["n_heads"])]),
+        # one of each block's two FFN layers counted (d_ff = 4·d_model): W_2 or W_1 left out of every block
+        "ffn_count_one_layer": lambda d: Either([gpt_params(d, lost_bias=4 * d["d_model"] ** 2 + lost)
+                                                 for lost in (d["d_model"], 4 * d["d_model"])]),
     },
     hints=("Count embeddings once, one block times n_layers, the final LayerNorm; the tied output layer adds nothing.",
            "V·d + block·d + n_layers·(4d² + 4d + 2·d·4d + 4d + d + 2·2d) + 2d, with d = d_model."),

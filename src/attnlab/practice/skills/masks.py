@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import Skill, f64, ints, register, show, softmax_rows
+from ._common import Either, Skill, f64, ints, register, show, softmax_rows
 
 _MASK_FORMS = "Write True/False or 1/0 (1 = may attend), one row per query, e.g. [[1, 0], [1, 1]]."
 
@@ -169,6 +169,7 @@ register(Skill(
         "missing_padding_mask": lambda d: _combined(d, pad=lambda i, j: True),
         "mask_padded_queries": lambda d: _combined(d, pad=lambda i, j: i < d["length"]),
         "causal_excludes_diagonal": lambda d: _combined(d, causal=lambda i, j: j < i),
+        "causal_upper_triangle": lambda d: _combined(d, causal=lambda i, j: j >= i),
     },
     hints=("A key is allowed only if both masks allow it.",
            "Start from the lower triangle (causal), then set every column j >= real length to False."),
@@ -201,6 +202,17 @@ def _masked_reference(d):
     return softmax_rows(d["scores"], causal_mask(len(d["scores"])))
 
 
+def _without_diagonal(d):
+    """Each row's softmax over the keys j < i only (the diagonal excluded); row 0 then has no key left, which a
+    learner writes as zeros or keeps on its own key: either row 0."""
+    L = len(d["scores"])
+    rows = []
+    for i, row in enumerate(d["scores"][1:], start=1):
+        e = [math.exp(v) if j < i else 0.0 for j, v in enumerate(row)]
+        rows.append([x / sum(e) for x in e])
+    return Either([[[0.0] * L] + rows, [[1.0] + [0.0] * (L - 1)] + rows])
+
+
 def _fill_zero(d):
     """Blocked scores replaced by 0 (not −inf) before the softmax."""
     return softmax_rows([[v if j <= i else 0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])])
@@ -214,6 +226,7 @@ register(Skill(
         "mask_after_softmax": lambda d: softmax_rows(d["scores"]) * torch.ones(len(d["scores"]), len(d["scores"])).tril(),
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
         "mask_fill_zero": _fill_zero,
+        "causal_excludes_diagonal": _without_diagonal,
         "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
                                                                                 dtype=torch.bool).triu()),
         "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
