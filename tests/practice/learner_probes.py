@@ -276,6 +276,7 @@ def _(d):
         "missing_padding_mask": _grid(L, L, lambda i, j: j <= i),
         "mask_padded_queries": _grid(L, L, lambda i, j: j <= i and i < n),
         "causal_excludes_diagonal": _grid(L, L, lambda i, j: j < i and j < n),
+        "causal_upper_triangle": _grid(L, L, lambda i, j: j >= i and j < n),
     })
 
 
@@ -291,6 +292,10 @@ def _(d):
         "mask_fill_zero": np_softmax(np.where(tril, s, 0.0)),
         "causal_upper_triangle": np_softmax(np.where(tril.T, s, -np.inf)),
         "softmax_no_normalise": np.where(tril, np.exp(s), 0.0),
+        # the diagonal excluded: row 0 keeps no key (zeros), or a learner keeps it on key 0
+        "causal_excludes_diagonal": np.nan_to_num(np_softmax(np.where(np.tril(tril, -1), s, -np.inf))),
+        "causal_excludes_diagonal#row 0 on key 0": np.vstack([np.eye(L)[0], np_softmax(
+            np.where(np.tril(tril, -1), s, -np.inf)[1:])]),
     }, working=lambda m: [m.softmax(r, [j <= i for j in range(L)]) for i, r in enumerate(d["scores"])],
         orders=(lambda m: [m.softmax(r, [j <= i for j in range(L)], shift=True) for i, r in enumerate(d["scores"])],))
 
@@ -375,7 +380,8 @@ def _(d):
     mistakes = {"forget_w_o": right * 3 // 4, "params_times_heads": right * h, "params_weights_times_heads": 4 * dm * dm * h,
                 "params_one_head": 4 * dm * dk + ((3 * dk + dm) if bias else 0)}
     if bias:
-        mistakes.update({"params_without_bias": 4 * dm * dm, "one_bias_forgotten": right - dm})
+        mistakes.update({"params_without_bias": 4 * dm * dm, "one_bias_forgotten": right - dm,
+                         "params_one_head#full biases": 4 * dm * dk + 4 * dm, "params_one_head#no biases": 4 * dm * dk})
     else:
         mistakes["count_bias_when_disabled"] = 4 * dm * dm + 4 * dm
     return Oracle(right, mistakes, also_right=[f"4*{dm}^2" + (f" + 4*{dm}" if bias else "")])
@@ -403,7 +409,9 @@ def _(d):
         "ffn_dff_equals_dmodel": attn + 2 * dm * dm + 2 * dm + 2 * ln, "params_times_heads": attn * h + ffn + 2 * ln,
         "layernorm_gain_only": right - 2 * dm, "one_bias_forgotten": right - dm,
         "params_one_head": 4 * dm * dk + 3 * dk + dm + ffn + 2 * ln,
+        "params_one_head#full biases": 4 * dm * dk + 4 * dm + ffn + 2 * ln,
         "one_bias_forgotten#2": right - ff,
+        "ffn_count_one_layer": right - (ff * dm + dm), "ffn_count_one_layer#W_2": right - (dm * ff + ff),
     })
 
 
@@ -447,6 +455,7 @@ def _(d):
                          "missing_padding_mask": g(lambda i, j: j <= i),
                          "combine_with_or": g(lambda i, j: j <= i or j < real),
                          "causal_excludes_diagonal": g(lambda i, j: j < i and j < real),
+                         "causal_upper_triangle": g(lambda i, j: j >= i and j < real),
                          "mask_padded_queries": g(lambda i, j: j <= i and i < real)})
     else:
         mistakes.update({"needless_causal_mask": g(lambda i, j: j <= i and j < real),
@@ -518,7 +527,8 @@ def _(d):
 
     desc = sorted(range(5), key=lambda i: -probs[i])
     right = nucleus(desc)
-    mistakes = {"top_p_unsorted": nucleus(range(5)), "top_p_one_past": sorted(right + [desc[len(right)]])}
+    mistakes = {"top_p_unsorted": nucleus(range(5)), "top_p_one_past": sorted(right + [desc[len(right)]]),
+                "ranks_not_ids": list(range(len(right))), "index_from_one": [i + 1 for i in right]}
     if nucleus(desc, False):
         mistakes["top_p_excludes_crossing"] = nucleus(desc, False)
     return Oracle(right, mistakes)
@@ -586,9 +596,23 @@ def _(d):
     right_beam, right = beam(k), None
     right = as_answer(right_beam)
     g1 = sorted(range(V), key=lambda a: -p1[a])[0]
-    mistakes = {"beam_rank_last_step": as_answer(beam(k, lambda a, b: p2[a][b]), lambda a, b: p2[a][b] / 10),
-                "beam_sum_probs": as_answer(beam(k, lambda a, b: p1[a] + p2[a][b]),
-                                            lambda a, b: (p1[a] + p2[a][b]) / 10)}
+    def slip(score, value):
+        """A ranking slip's typed answer, also where a tie decides its order but not what is typed: the
+        scores of the kept sequences (asked for their probabilities), or a best sequence that is not tied."""
+        seqs = beam(k, score)
+        if seqs is not None:
+            return as_answer(seqs, value)
+        starts = sorted(range(V), key=lambda a: -p1[a])[:k]
+        ranked = sorted(((a, b) for a in starts for b in range(V)), key=lambda s: -score(*s))
+        if ask == "probs":
+            return [value(*s) for s in ranked[:k]]
+        if ask == "greedy" and score(*ranked[0]) > score(*ranked[1]):
+            answer = [list(beam(1)[0]), list(ranked[0])]
+            return None if answer == right else answer
+        return None
+
+    mistakes = {"beam_rank_last_step": slip(lambda a, b: p2[a][b], lambda a, b: p2[a][b] / 10),
+                "beam_sum_probs": slip(lambda a, b: p1[a] + p2[a][b], lambda a, b: (p1[a] + p2[a][b]) / 10)}
     if ask == "greedy":
         g = list(beam(1)[0])
         mistakes["beam_as_greedy"] = [g, g]
@@ -617,6 +641,8 @@ def _(d):
         "head_bias_added": right + Vv, "one_bias_forgotten": right - n * dm,
         "one_bias_forgotten#2": right - n * 4 * dm,
         "params_one_head": right - n * attn + n * (4 * dm * dk + 3 * dk + dm),
+        "params_one_head#full biases": right - n * attn + n * (4 * dm * dk + 4 * dm),
+        "ffn_count_one_layer": right - n * (4 * dm * dm + dm), "ffn_count_one_layer#W_1": right - n * (4 * dm * dm + 4 * dm),
         "ffn_dff_equals_dmodel": right - n * (6 * dm * dm + 3 * dm), "forget_w_o": right - n * (dm * dm + dm),
     })
 

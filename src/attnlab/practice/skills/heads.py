@@ -163,12 +163,12 @@ def mha_params(d_model: int, bias: bool = True) -> int:
 def one_head_params(d_model: int, n_heads: int, bias: bool = True) -> Either:
     """The counts of the mistake ``params_one_head`` (one head's d_model × d_k matrices W_Q, W_K, W_V and a
     d_k × d_model W_O taken for the whole layer), with the biases counted each way a learner does: one head's
-    (3·d_k + d_model), the layer's full ones (4·d_model), d_k each (4·d_k), or none (bias=False: none only)."""
+    (3·d_k + d_model), the layer's full ones (4·d_model), or none (bias=False: none only)."""
     d_k = d_model // n_heads
     weights = 4 * d_model * d_k
     if not bias:
         return Either([weights])
-    return Either([weights + 3 * d_k + d_model, weights + 4 * d_model, weights + 4 * d_k, weights])
+    return Either([weights + 3 * d_k + d_model, weights + 4 * d_model, weights])
 
 
 def _mha_reference(d):
