@@ -409,8 +409,9 @@ def due_reviews(store: ProgressStore, lesson: str | int | None = None) -> list[s
 
 
 def status(store: ProgressStore, skill: str) -> str:
-    """``"mastered"``, ``"due for review"``, ``"in progress"`` or ``"not started"``."""
+    """``"mastered"``, ``"due for review"``, ``"in progress"`` (answered at least once) or ``"not started"`` (no
+    answer yet, even if a problem was shown)."""
     rec = store.get(skill)
     if rec.mastered:
         return "due for review" if is_due(store, skill) else "mastered"
-    return "in progress" if rec.attempts or rec.served else "not started"
+    return "in progress" if rec.attempts else "not started"
