@@ -1029,6 +1029,10 @@ def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tupl
                  ("pasted paren", f"({letter.lower()}) {t}")]
         if len(t) >= 25:
             forms += [("typo", _typo(t, rng)), ("most of it", _most(t))]
+        words = t.rstrip(".").split()
+        if len(words) >= 8:  # its clauses the other way round (a long option: a short one reordered is garbled)
+            half = len(words) // 2
+            forms.append(("words reordered", " ".join(words[half:] + words[:half])))
         if not valued:
             forms.append(("number", str(letters.index(letter) + 1)))
         return forms
@@ -1039,6 +1043,9 @@ def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tupl
             for label, ans in styles(letter):
                 out.append((f"{label} of {'the right option' if letter == o.right else names}", ans,
                             "right" if letter == o.right else "wrong", names))
+        right_text = by_letter[o.right]
+        out.append(("the right option negated", f"It is not true that {right_text[0].lower()}{right_text[1:]}",
+                    "wrong", []))
     elif kind == "choices":
         right = list(o.right)
         for sep in ("\n", "; "):

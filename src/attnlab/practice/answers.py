@@ -227,6 +227,26 @@ def _option_text(text: str) -> str:
     return re.sub(r"[^a-z0-9+\-*/=<>^.%≈]", "", s)
 
 
+_STOP = frozenset("a an the of to is are be it its this that so and or by in on for with as at from into than "
+                  "then each every one which what when will would does do".split())
+_NEGATION = frozenset("not no never cannot nothing none without".split())
+_NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+                 "seven": "7", "eight": "8", "nine": "9", "ten": "10"}
+
+
+def _words(text: str) -> tuple[set[str], int]:
+    """The content words of ``text`` (lower case, number words as digits, a plural s dropped, little words and
+    single characters left out) and how many times it negates (not, no, never, n't, ..., a typo in the longer
+    ones included)."""
+    s = unicodedata.normalize("NFKC", text).lower().replace("n't", " not").replace("√", "sqrt ")
+    tokens = re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", s.replace("_", ""))
+    tokens = [_NUMBER_WORDS.get(t, t) for t in tokens]
+    negations = sum(t in _NEGATION or (len(t) >= 5 and bool(difflib.get_close_matches(t, _NEGATION, 1, 0.8)))
+                    for t in tokens)
+    words = {t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in tokens if len(t) > 1}
+    return words - _STOP - _NEGATION, negations
+
+
 def _partial(a: str, o: str) -> float:
     """How well ``a`` matches its best-aligned stretch of the longer ``o`` (1.0: ``a`` is a stretch of ``o``)."""
     if len(a) >= len(o):
@@ -239,8 +259,11 @@ def _partial(a: str, o: str) -> float:
 
 
 def _text_scores(piece: str, options: Sequence[str]) -> list[float]:
-    """How closely ``piece`` reads as each option's text (1.0: the same text once normalised)."""
+    """How closely ``piece`` reads as each option's text (1.0: the same text once normalised): the same
+    characters (typos allowed), an exact part of it, or all its words in another order; at most "unsure" when
+    one negates and the other does not."""
     a = _option_text(piece)
+    words, negates = _words(piece)
     out = []
     for text in options:
         o = _option_text(text)
@@ -255,6 +278,11 @@ def _text_scores(piece: str, options: Sequence[str]) -> list[float]:
             score = max(score, 0.99)
         elif len(a) >= 12 and len(a) >= 0.4 * len(o):  # a good part of the option, with typos
             score = max(score, 0.9 * _partial(a, o))
+        option_words, option_negates = _words(text)
+        if negates != option_negates and not (len(a) >= 6 and a in o):
+            score = min(score, _UNSURE)  # "not" where the option affirms (or the reverse): never read as it
+        elif len(words) >= 4 and len(words & option_words) >= 0.5 * len(option_words):
+            score = max(score, 0.9 * len(words & option_words) / len(words))  # its words in another order
         out.append(score)
     return out
 
