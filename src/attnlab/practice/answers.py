@@ -17,10 +17,14 @@ mask      bool (True = may attend; ``T F; T T``), 0/1 (1 = may attend) or additi
           ``−∞``, ``float('-inf')``, ``-np.inf``); printed arrays ``[[ True False] [ True  True]]``
 int_list  ordered integers ``[3, 1, 2]``, ``"3 1 2"``
 int_set   integers in any order ``{0, 2}``, ``"2, 0"``
-choice    one option letter: ``"B"``, ``"b"``, ``"(b)"``, ``"B)"``
-choices   option letters in any order: ``"A, C"``, ``"ca"``, ``["A", "C"]``
-order     option letters in order: ``"C A B"``, ``"CAB"``, ``"C, A, B"``
+choice    one option letter: ``"B"``, ``"b"``, ``"(b)"``, ``"B)"``, ``"Option B"``; with the options shown
+          (:func:`read_options`) also its number (``"2"``) or its text, typed or pasted, exactly or closely
+choices   option letters in any order: ``"A, C"``, ``"ca"``, ``["A", "C"]`` (with the options: numbers, texts)
+order     option letters in order: ``"C A B"``, ``"CAB"``, ``"C, A, B"``, ``"C → A → B"`` (numbers, texts)
 ========  ==========================================================================
+
+Numbers also read ``4.129024*10^6`` / ``4.129024 × 10^6`` / ``4.129024·10⁶`` exactly (an exact count so written
+is a whole number), and a decimal comma as the expected value suggests (:func:`read_decimal_comma`).
 
 Anything that cannot be read raises :class:`AnswerFormatError` with a message saying what
 could not be read (never another exception: ``1/0`` is "cannot divide by zero").
