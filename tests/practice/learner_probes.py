@@ -1020,7 +1020,7 @@ def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tupl
     texts = [t for t, _ in d["options"]]
     letters = [chr(65 + i) for i in range(len(texts))]
     by_letter = dict(zip(letters, texts))
-    valued = any(t[:1].isdigit() for t in texts)
+    valued = all(t[:1].isdigit() for t in texts)  # options that are values: a number is a value
     out: list[tuple[str, Any, str, list[str]]] = []
 
     def styles(letter: str) -> list[tuple[str, str]]:
@@ -1070,7 +1070,7 @@ def no_such_option(d: dict, kind: str) -> list[str]:
     n = len(d["options"])
     beyond = chr(65 + n)
     out = [beyond, f"({beyond.lower()})"] if kind == "choice" else [f"A, {beyond}", f"{beyond} A B"]
-    if not any(t[:1].isdigit() for t, _ in d["options"]):
+    if not all(t[:1].isdigit() for t, _ in d["options"]):
         out.append(str(n + 1) if kind == "choice" else f"1 {n + 1}")
     return out
 

@@ -311,12 +311,14 @@ def _index(label: str, options: Sequence[str]) -> int:
 
 
 def _valued(options: Sequence[str]) -> dict[str, int]:
-    """Options whose text starts with a number ("64 = d_model / n_heads"): that number -> the option."""
+    """Options that are values, every one starting with its own number ("64 = d_model / n_heads", "512 =
+    d_model", ...): that number -> the option; {} for other options (then a number is the option's number)."""
     out = {}
     for i, text in enumerate(options):
         m = re.match(r"\s*(\d+(?:\.\d+)?)(?![\d.])", text)
-        if m:
-            out[m.group(1)] = i
+        if not m or m.group(1) in out:
+            return {}
+        out[m.group(1)] = i
     return out
 
 
