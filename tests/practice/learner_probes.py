@@ -219,7 +219,7 @@ def _(d):
         "no_scale": np_softmax(Q @ K.T) @ V, "scale_by_dk": np_softmax(Q @ K.T / 2) @ V,
         "softmax_wrong_axis": np_softmax(s, axis=0) @ V, "av_transposed": A.T @ V,
         "k_qt": np_softmax(K @ Q.T / math.sqrt(2)) @ V, "softmax_no_normalise": np.exp(s) @ V,
-        "lookup_ignores_weights": np.tile(V.mean(0), (2, 1)),
+        "lookup_ignores_weights": np.tile(V.mean(0), (2, 1)), "va_instead_of_av": V @ A,
     }, working=working, orders=(lambda m: working(m, "Q"), lambda m: working(m, "K")))
 
 
@@ -296,6 +296,11 @@ def _(d):
         "causal_excludes_diagonal": np.nan_to_num(np_softmax(np.where(np.tril(tril, -1), s, -np.inf))),
         "causal_excludes_diagonal#row 0 on key 0": np.vstack([np.eye(L)[0], np_softmax(
             np.where(np.tril(tril, -1), s, -np.inf)[1:])]),
+        "softmax_global_sum": np.where(tril, np.exp(s), 0.0) / np.where(tril, np.exp(s), 0.0).sum(),
+        **({"normalize_without_exp": np.where(tril, s, 0.0) / np.where(tril, s, 0.0).sum(1, keepdims=True)}
+           if np.all(np.where(tril, s, 0.0).sum(1) != 0) else {}),
+        **({"argmax_lookup": np.array([np.eye(L)[int(np.argmax(s[i, : i + 1]))] for i in range(L)])}
+           if all(list(s[i, : i + 1]).count(s[i, : i + 1].max()) == 1 for i in range(L)) else {}),
     }, working=lambda m: [m.softmax(r, [j <= i for j in range(L)]) for i, r in enumerate(d["scores"])],
         orders=(lambda m: [m.softmax(r, [j <= i for j in range(L)], shift=True) for i, r in enumerate(d["scores"])],))
 
@@ -410,6 +415,7 @@ def _(d):
         "layernorm_gain_only": right - 2 * dm, "one_bias_forgotten": right - dm,
         "params_one_head": 4 * dm * dk + 3 * dk + dm + ffn + 2 * ln,
         "params_one_head#full biases": 4 * dm * dk + 4 * dm + ffn + 2 * ln,
+        "params_weights_times_heads": right + 4 * dm * dm * (h - 1),
         "one_bias_forgotten#2": right - ff,
         "ffn_count_one_layer": right - (ff * dm + dm), "ffn_count_one_layer#W_2": right - (dm * ff + ff),
     })
@@ -462,6 +468,8 @@ def _(d):
                          "missing_padding_mask": g(lambda i, j: True)})
         if setting == "encoder":
             mistakes["mask_padded_queries"] = g(lambda i, j: i < real)
+        if setting == "cross" and S != L:
+            mistakes["keys_length_from_queries"] = _grid(L, L, lambda i, j: j < real)
     return Oracle(right, mistakes)
 
 
@@ -642,6 +650,7 @@ def _(d):
         "one_bias_forgotten#2": right - n * 4 * dm,
         "params_one_head": right - n * attn + n * (4 * dm * dk + 3 * dk + dm),
         "params_one_head#full biases": right - n * attn + n * (4 * dm * dk + 4 * dm),
+        "params_weights_times_heads": right + n * 4 * dm * dm * (h - 1),
         "ffn_count_one_layer": right - n * (4 * dm * dm + dm), "ffn_count_one_layer#W_1": right - n * (4 * dm * dm + 4 * dm),
         "ffn_dff_equals_dmodel": right - n * (6 * dm * dm + 3 * dm), "forget_w_o": right - n * (dm * dm + dm),
     })
@@ -701,6 +710,7 @@ def _(d):
     mistakes = {("flops_forget_factor_two", "flops_one_matmul"): right // 2, "scores_forget_heads": right // H}
     if B > 1:
         mistakes["forget_batch"] = right // B
+    mistakes["scores_linear_in_length"] = 2 * 2 * B * H * L * dk
     return Oracle(right, mistakes, also_right=[f"2*2*{B}*{H}*{L}*{L}*{dk}", f"{right} FLOPs"])
 
 

@@ -77,6 +77,8 @@ register(Skill(
         "params_without_bias": lambda d: block_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
+        "params_weights_times_heads": lambda d: block_params(d["d_model"], d["d_ff"])
+        + 4 * d["d_model"] ** 2 * (d["n_heads"] - 1),
         "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
         "one_bias_forgotten": lambda d: Either([block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
                                                 block_params(d["d_model"], d["d_ff"], lost_bias=d["d_ff"])]),

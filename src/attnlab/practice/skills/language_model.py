@@ -60,6 +60,7 @@ register(Skill(
         "params_without_bias": lambda d: gpt_params(d, bias=False),
         "tied_head_counted_twice": lambda d: gpt_params(d, tied=False),
         "params_times_heads": lambda d: gpt_params(d, heads=d["n_heads"]),
+        "params_weights_times_heads": lambda d: gpt_params(d) + d["n_layers"] * 4 * d["d_model"] ** 2 * (d["n_heads"] - 1),
         "forget_layernorm_params": lambda d: gpt_params(d, norms=False),
         "final_layernorm_missing": lambda d: gpt_params(d, final_norm=False),
         "layernorm_gain_only": lambda d: gpt_params(d, ln_bias=False),

@@ -213,6 +213,25 @@ def _without_diagonal(d):
     return Either([[[0.0] * L] + rows, [[1.0] + [0.0] * (L - 1)] + rows])
 
 
+def _kept_rows(d, f, whole=False):
+    """Each kept score mapped by ``f`` and divided by its row's sum (``whole``: by the sum over every row); None
+    when a sum is 0 (no number to type)."""
+    rows = [[f(v) if j <= i else 0.0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])]
+    sums = [sum(sum(r) for r in rows)] * len(rows) if whole else [sum(r) for r in rows]
+    return None if any(s == 0 for s in sums) else [[v / s for v in r] for r, s in zip(rows, sums, strict=True)]
+
+
+def _hard_rows(d):
+    """All the weight on each row's largest kept score (None when two kept scores tie for it)."""
+    out = []
+    for i, row in enumerate(d["scores"]):
+        kept = row[: i + 1]
+        if kept.count(max(kept)) > 1:
+            return None
+        out.append([float(j == kept.index(max(kept))) for j in range(len(row))])
+    return out
+
+
 def _fill_zero(d):
     """Blocked scores replaced by 0 (not −inf) before the softmax."""
     return softmax_rows([[v if j <= i else 0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])])
@@ -227,6 +246,9 @@ register(Skill(
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
         "mask_fill_zero": _fill_zero,
         "causal_excludes_diagonal": _without_diagonal,
+        "normalize_without_exp": lambda d: _kept_rows(d, lambda v: v),
+        "softmax_global_sum": lambda d: _kept_rows(d, math.exp, whole=True),
+        "argmax_lookup": _hard_rows,
         "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
                                                                                 dtype=torch.bool).triu()),
         "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
