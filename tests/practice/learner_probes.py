@@ -1036,7 +1036,8 @@ def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tupl
     def styles(letter: str) -> list[tuple[str, str]]:
         t = by_letter[letter]
         forms = [("text", t), ("plain text", _plain_text(t)), ("pasted", f"{letter}. {t}"),
-                 ("pasted paren", f"({letter.lower()}) {t}")]
+                 ("pasted paren", f"({letter.lower()}) {t}"), ("i think", f"I think {letter.lower()}"),
+                 ("because", f"{letter} because that is how attention works"), ("quoted", str([letter]))]
         if len(t) >= 25:
             forms += [("typo", _typo(t, rng)), ("most of it", _most(t))]
         words = t.rstrip(".").split()
@@ -1063,6 +1064,8 @@ def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tupl
             out.append((f"plain texts {sep!r}", sep.join(_plain_text(by_letter[c]) for c in right), "right", []))
         if not valued:
             out.append(("numbers", ", ".join(str(letters.index(c) + 1) for c in right), "right", []))
+        out += [("quoted list", str(right), "right", []), ("set text", "{" + ", ".join(right[::-1]) + "}", "right", []),
+                ("the answer is", "The answer is " + " & ".join(right), "right", [])]
         for name, wrong in o.mistakes.items():
             if wrong and sorted(wrong) != sorted(right):
                 out.append((f"texts of {name}", "\n".join(by_letter[c] for c in wrong), "wrong", [name]))

@@ -215,10 +215,12 @@ class NoSuchOption(AnswerFormatError):
 
 
 _LABEL = r"\(?\[?([a-z]|\d{1,2})\]?\)?"  # b, (b), b), [b], 2, (2)
-_LEAD = re.compile(r"^\s*(?:(?:my|the)\s+)?(?:final\s+)?(?:answer|choice|options?)\s*(?:is|are|:|=|-)?\s*", re.I)
+_LEAD = re.compile(r"^\s*(?:(?:i\s+(?:think|choose|pick|go\s+with)|i'd\s+say|i\s+would\s+say)\s*:?\s+(?:it'?s\s+)?)?"
+                   r"(?:(?:(?:my|the)\s+)?(?:final\s+)?(?:answer|choice|options?)\s*(?:is|are|:|=|-)?\s*)?", re.I)
 _TOKEN = re.compile(r"^(?:option\s+)?" + _LABEL + r"[.:]?$", re.I)
 _SEPARATORS = re.compile(r"\s*(?:,|;|/|&|\+|\band\b|\bthen\b|->|=>|→|>|\s-\s|-|\s)\s*", re.I)
-_PASTED = re.compile(r"^\s*(?:option\s+)?\(?\[?([a-z]|\d{1,2})\]?(?:[.):]\s+|\s+[-–—:]\s+|\)\s*)(\S.*)$", re.I | re.S)
+_PASTED = re.compile(r"^\s*(?:option\s+)?\(?\[?([a-z]|\d{1,2})\]?(?:[.):]\s+|\s+[-–—:]\s+|\)\s*|,?\s+(?=(?:because|since|as)\b))"
+                     r"(\S.*)$", re.I | re.S)
 _ACCEPT, _MARGIN, _UNSURE = 0.85, 0.1, 0.6  # text close enough to one option, ahead of the next, or worth asking
 
 
@@ -325,7 +327,7 @@ def _valued(options: Sequence[str]) -> dict[str, int]:
 def _labels(text: str, kind: str, options: Sequence[str]) -> list[int] | None:
     """The options named by letters or numbers alone ("b", "(B)", "A, C", "C → A → B", "CAB", "2"), or None
     when ``text`` is not made of option labels only."""
-    s = _LEAD.sub("", text.strip()).strip().strip(".")
+    s = re.sub(r"[\[\]{}'\"]", " ", _LEAD.sub("", text.strip())).strip().strip(".!")
     valued = {} if re.match(r"\s*option\b", text, re.I) else _valued(options)  # "option 1" is the first
     if valued and re.fullmatch(r"\d+(?:\.\d+)?", s):  # options that are values: "64" is the value 64
         if s in valued:
