@@ -10,7 +10,9 @@
 * **Spaced review**: when a skill is mastered it is scheduled for review after
   ``interval_lessons`` lessons (2) **or** when the FSRS scheduler (the ``fsrs`` library, Free
   Spaced Repetition Scheduler, Ye et al., KDD 2022) says the learner's memory of it needs it,
-  whichever comes first (past the last lesson only FSRS counts). Mastery is rated *Good*; a clean
+  whichever comes first (past the last lesson only FSRS counts). The practice answers before mastery are
+  replayed into FSRS (:func:`learned`: a miss *Again*, after a hint *Hard*, clean *Good*), so the first
+  review reflects how the skill was learned; mastery itself is rated *Good*; a clean
   review is *Good* and doubles the lesson interval; a miss (or a hint) on review is *Again* and puts
   the skill back into practice (not mastered, run reset). The record keeps FSRS's card (stability,
   difficulty, state), so the days follow the learner's measured memory.
