@@ -677,7 +677,8 @@ def compare(expected: Any, given: Any, kind: str, decimals: int | None = None, t
 def equivalent(expected: Any, answer: Any, kind: str, decimals: int | None = None) -> bool:
     """True if ``answer`` (any accepted form) equals ``expected`` (normalised) for ``kind``."""
     try:
-        return compare(expected, parse(answer, kind), kind, decimals) is None
+        near = expected if kind in ("number", "int") else None  # how a decimal comma is read
+        return compare(expected, parse(answer, kind, expected=near), kind, decimals) is None
     except AnswerFormatError:
         return False
 
