@@ -3,6 +3,7 @@
     attnlab skills [--lesson 03]         every skill with its lesson
     attnlab practice SKILL [--max N]     interactive practice (h = hint, s = show the worked answer,
                                          n = new problem, q = quit)
+    attnlab review [--lesson 05]         the spaced reviews that are due, one problem each
     attnlab hint SKILL                   the next hint for the open problem of SKILL
     attnlab progress                     table by lesson and skill: mastered / in progress / due
     attnlab gate LESSON [--override]     the lesson's prerequisite check, as a notebook would run it
@@ -96,6 +97,55 @@ def progress() -> None:
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
 
 
+_COMMANDS = "Type an answer; h = hint, s = show the worked answer, n = new problem, q = quit."
+
+
+def _run_problem(item, *, review: bool = False) -> str:
+    """Read lines for the open problem of ``item`` until it is answered right or the learner moves on.
+    Returns ``"answered"`` (answered right, or a missed review answered: the review is over), ``"next"``
+    (the learner asked for another problem), ``"quit"`` (q, or the end of the input)."""
+    echo = click.echo
+    while True:
+        echo("answer> ", nl=False)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:  # EOF
+            echo("")
+            return "quit"
+        text = line.strip()
+        if not text:
+            continue
+        if text.lower() in ("q", "quit", "exit"):
+            return "quit"
+        if text.lower() in ("h", "hint", "?"):
+            echo(item.hint())
+            continue
+        if text.lower() in ("s", "show", "answer", "solution"):
+            echo(item.worked_answer())
+            echo("This problem no longer counts; n for the next one.")
+            continue
+        if text.lower() in ("n", "next", "new", "skip"):
+            return "next"
+        feedback = item.check(text)
+        if not feedback.readable:
+            echo(f"? {feedback.message} Nothing was recorded; type the answer again.")
+            continue
+        echo(item.feedback_text())
+        if feedback.correct:
+            return "answered"
+        if review:
+            echo("Try again if you like (it no longer counts), or n for the next review.")
+        else:
+            echo("Try again, or n for a new problem (a retry does not count towards mastery).")
+
+
+def _problem_number(item) -> int:
+    """The open problem's number among the problems this learner has been given on the skill (1, 2, ...: it
+    goes on from one session to the next)."""
+    current = item.store.get(item.skill.name).current
+    return 1 if current is None else current + 1
+
+
 @main.command()
 @click.argument("skill")
 @click.option("--max", "max_items", type=int, default=None, help="Stop after this many problems.")
@@ -112,52 +162,61 @@ def practice(skill: str, max_items: int | None, until_mastered: bool) -> None:
     echo = click.echo
     for notice in item.store.notices:
         echo(f"Note: {notice}")
-    echo(f"Practising {item.skill.name}: {item.skill.title} (lesson {item.skill.lesson}). "
-         "Type an answer; h = hint, s = show the worked answer, n = new problem, q = quit.")
-    shown, fresh = 0, True
+    echo(f"Practising {item.skill.name}: {item.skill.title} (lesson {item.skill.lesson}). {_COMMANDS}")
+    shown = 0
     while True:
-        if fresh:
-            shown += 1
-            echo(f"\nProblem {shown} [{item.progress()}]\n{item.prompt}")
-            fresh = False
-        echo("answer> ", nl=False)
-        sys.stdout.flush()
-        line = sys.stdin.readline()
-        if not line:  # EOF
-            echo("")
+        shown += 1
+        echo(f"\nProblem {_problem_number(item)} of {item.skill.name} ({shown} this session) "
+             f"[{item.progress()}]\n{item.prompt}")
+        was_mastered = item.mastered
+        outcome = _run_problem(item)
+        if outcome == "quit":
             break
-        text = line.strip()
-        if not text:
-            continue
-        if text.lower() in ("q", "quit", "exit"):
+        if outcome == "answered" and until_mastered and item.mastered and not was_mastered:
             break
-        if text.lower() in ("h", "hint", "?"):
-            echo(item.hint())
-            continue
-        if text.lower() in ("s", "show", "answer", "solution"):
-            echo(item.worked_answer())
-            echo("This problem no longer counts; n for a new problem.")
-            continue
-        if text.lower() in ("n", "next", "new", "skip"):
-            item.next()
-            fresh = True
-        else:
-            was_mastered = item.mastered
-            feedback = item.check(text)
-            if not feedback.readable:
-                echo(f"? {feedback.message} Nothing was recorded; type the answer again.")
-                continue
-            echo(item.feedback_text())
-            if not feedback.correct:
-                echo("Try again, or n for a new problem (a retry does not count towards mastery).")
-                continue
-            if item.mastered and not was_mastered and until_mastered:
-                break
-            item.next()
-            fresh = True
         if max_items is not None and shown >= max_items:
             break
+        item.next()
     echo(f"Progress on {item.skill.name}: {item.progress()}. Bye!")
+
+
+@main.command()
+@click.option("--lesson", default=None, help="The lesson you are at, e.g. 05 (default: the last one you opened).")
+def review(lesson: str | None) -> None:
+    """Do the spaced reviews that are due: one fresh problem for each mastered skill whose review is due (by the
+    lessons you have reached or by FSRS's days). A miss puts that skill back into practice."""
+    from attnlab.practice import PracticeItem
+    from attnlab.practice import all_skills, lesson_id, mastery
+
+    store = _store()
+    echo = click.echo
+    for notice in store.notices:
+        echo(f"Note: {notice}")
+    try:
+        due = mastery.due_reviews(store, lesson_id(lesson) if lesson is not None else None)
+    except ValueError as err:
+        raise click.BadParameter(f"{err}.", param_hint="--lesson") from None
+    if not due:
+        upcoming = sorted((store.get(s.name).due_at, s.name) for s in all_skills()
+                          if store.get(s.name).mastered and store.get(s.name).due_at is not None)
+        nxt = (f" The next one: {upcoming[0][1]} on {time.strftime('%Y-%m-%d', time.localtime(upcoming[0][0]))}"
+               "." if upcoming else "")
+        echo(f"No reviews are due now.{nxt}")
+        return
+    echo(f"{len(due)} review{'s' if len(due) != 1 else ''} due: {', '.join(due)}. {_COMMANDS}")
+    passed = missed = 0
+    for number, name in enumerate(due, start=1):
+        item = PracticeItem(name, store=store, review=True)
+        echo(f"\nReview {number} of {len(due)}: {item.skill.title} ({name}, lesson {item.skill.lesson})\n"
+             f"{item.prompt}")
+        outcome = _run_problem(item, review=True)
+        rec = store.get(name)
+        passed += rec.mastered and outcome == "answered" and bool(item.last and item.last.counted)
+        missed += not rec.mastered
+        if outcome == "quit":
+            break
+    left = len(mastery.due_reviews(store, lesson_id(lesson) if lesson is not None else None))
+    echo(f"\nReviews passed: {passed}; back in practice: {missed}; still due: {left}. Bye!")
 
 
 @main.command()

@@ -219,7 +219,7 @@ def _(d):
         "no_scale": np_softmax(Q @ K.T) @ V, "scale_by_dk": np_softmax(Q @ K.T / 2) @ V,
         "softmax_wrong_axis": np_softmax(s, axis=0) @ V, "av_transposed": A.T @ V,
         "k_qt": np_softmax(K @ Q.T / math.sqrt(2)) @ V, "softmax_no_normalise": np.exp(s) @ V,
-        "lookup_ignores_weights": np.tile(V.mean(0), (2, 1)),
+        "lookup_ignores_weights": np.tile(V.mean(0), (2, 1)), "va_instead_of_av": V @ A,
     }, working=working, orders=(lambda m: working(m, "Q"), lambda m: working(m, "K")))
 
 
@@ -276,6 +276,7 @@ def _(d):
         "missing_padding_mask": _grid(L, L, lambda i, j: j <= i),
         "mask_padded_queries": _grid(L, L, lambda i, j: j <= i and i < n),
         "causal_excludes_diagonal": _grid(L, L, lambda i, j: j < i and j < n),
+        "causal_upper_triangle": _grid(L, L, lambda i, j: j >= i and j < n),
     })
 
 
@@ -291,6 +292,15 @@ def _(d):
         "mask_fill_zero": np_softmax(np.where(tril, s, 0.0)),
         "causal_upper_triangle": np_softmax(np.where(tril.T, s, -np.inf)),
         "softmax_no_normalise": np.where(tril, np.exp(s), 0.0),
+        # the diagonal excluded: row 0 keeps no key (zeros), or a learner keeps it on key 0
+        "causal_excludes_diagonal": np.nan_to_num(np_softmax(np.where(np.tril(tril, -1), s, -np.inf))),
+        "causal_excludes_diagonal#row 0 on key 0": np.vstack([np.eye(L)[0], np_softmax(
+            np.where(np.tril(tril, -1), s, -np.inf)[1:])]),
+        "softmax_global_sum": np.where(tril, np.exp(s), 0.0) / np.where(tril, np.exp(s), 0.0).sum(),
+        **({"normalize_without_exp": np.where(tril, s, 0.0) / np.where(tril, s, 0.0).sum(1, keepdims=True)}
+           if np.all(np.where(tril, s, 0.0).sum(1) != 0) else {}),
+        **({"argmax_lookup": np.array([np.eye(L)[int(np.argmax(s[i, : i + 1]))] for i in range(L)])}
+           if all(list(s[i, : i + 1]).count(s[i, : i + 1].max()) == 1 for i in range(L)) else {}),
     }, working=lambda m: [m.softmax(r, [j <= i for j in range(L)]) for i, r in enumerate(d["scores"])],
         orders=(lambda m: [m.softmax(r, [j <= i for j in range(L)], shift=True) for i, r in enumerate(d["scores"])],))
 
@@ -375,7 +385,8 @@ def _(d):
     mistakes = {"forget_w_o": right * 3 // 4, "params_times_heads": right * h, "params_weights_times_heads": 4 * dm * dm * h,
                 "params_one_head": 4 * dm * dk + ((3 * dk + dm) if bias else 0)}
     if bias:
-        mistakes.update({"params_without_bias": 4 * dm * dm, "one_bias_forgotten": right - dm})
+        mistakes.update({"params_without_bias": 4 * dm * dm, "one_bias_forgotten": right - dm,
+                         "params_one_head#full biases": 4 * dm * dk + 4 * dm, "params_one_head#no biases": 4 * dm * dk})
     else:
         mistakes["count_bias_when_disabled"] = 4 * dm * dm + 4 * dm
     return Oracle(right, mistakes, also_right=[f"4*{dm}^2" + (f" + 4*{dm}" if bias else "")])
@@ -403,7 +414,10 @@ def _(d):
         "ffn_dff_equals_dmodel": attn + 2 * dm * dm + 2 * dm + 2 * ln, "params_times_heads": attn * h + ffn + 2 * ln,
         "layernorm_gain_only": right - 2 * dm, "one_bias_forgotten": right - dm,
         "params_one_head": 4 * dm * dk + 3 * dk + dm + ffn + 2 * ln,
+        "params_one_head#full biases": 4 * dm * dk + 4 * dm + ffn + 2 * ln,
+        "params_weights_times_heads": right + 4 * dm * dm * (h - 1),
         "one_bias_forgotten#2": right - ff,
+        "ffn_count_one_layer": right - (ff * dm + dm), "ffn_count_one_layer#W_2": right - (dm * ff + ff),
     })
 
 
@@ -447,12 +461,15 @@ def _(d):
                          "missing_padding_mask": g(lambda i, j: j <= i),
                          "combine_with_or": g(lambda i, j: j <= i or j < real),
                          "causal_excludes_diagonal": g(lambda i, j: j < i and j < real),
+                         "causal_upper_triangle": g(lambda i, j: j >= i and j < real),
                          "mask_padded_queries": g(lambda i, j: j <= i and i < real)})
     else:
         mistakes.update({"needless_causal_mask": g(lambda i, j: j <= i and j < real),
                          "missing_padding_mask": g(lambda i, j: True)})
         if setting == "encoder":
             mistakes["mask_padded_queries"] = g(lambda i, j: i < real)
+        if setting == "cross" and S != L:
+            mistakes["keys_length_from_queries"] = _grid(L, L, lambda i, j: j < real)
     return Oracle(right, mistakes)
 
 
@@ -518,7 +535,8 @@ def _(d):
 
     desc = sorted(range(5), key=lambda i: -probs[i])
     right = nucleus(desc)
-    mistakes = {"top_p_unsorted": nucleus(range(5)), "top_p_one_past": sorted(right + [desc[len(right)]])}
+    mistakes = {"top_p_unsorted": nucleus(range(5)), "top_p_one_past": sorted(right + [desc[len(right)]]),
+                "ranks_not_ids": list(range(len(right))), "index_from_one": [i + 1 for i in right]}
     if nucleus(desc, False):
         mistakes["top_p_excludes_crossing"] = nucleus(desc, False)
     return Oracle(right, mistakes)
@@ -586,9 +604,23 @@ def _(d):
     right_beam, right = beam(k), None
     right = as_answer(right_beam)
     g1 = sorted(range(V), key=lambda a: -p1[a])[0]
-    mistakes = {"beam_rank_last_step": as_answer(beam(k, lambda a, b: p2[a][b]), lambda a, b: p2[a][b] / 10),
-                "beam_sum_probs": as_answer(beam(k, lambda a, b: p1[a] + p2[a][b]),
-                                            lambda a, b: (p1[a] + p2[a][b]) / 10)}
+    def slip(score, value):
+        """A ranking slip's typed answer, also where a tie decides its order but not what is typed: the
+        scores of the kept sequences (asked for their probabilities), or a best sequence that is not tied."""
+        seqs = beam(k, score)
+        if seqs is not None:
+            return as_answer(seqs, value)
+        starts = sorted(range(V), key=lambda a: -p1[a])[:k]
+        ranked = sorted(((a, b) for a in starts for b in range(V)), key=lambda s: -score(*s))
+        if ask == "probs":
+            return [value(*s) for s in ranked[:k]]
+        if ask == "greedy" and score(*ranked[0]) > score(*ranked[1]):
+            answer = [list(beam(1)[0]), list(ranked[0])]
+            return None if answer == right else answer
+        return None
+
+    mistakes = {"beam_rank_last_step": slip(lambda a, b: p2[a][b], lambda a, b: p2[a][b] / 10),
+                "beam_sum_probs": slip(lambda a, b: p1[a] + p2[a][b], lambda a, b: (p1[a] + p2[a][b]) / 10)}
     if ask == "greedy":
         g = list(beam(1)[0])
         mistakes["beam_as_greedy"] = [g, g]
@@ -617,6 +649,9 @@ def _(d):
         "head_bias_added": right + Vv, "one_bias_forgotten": right - n * dm,
         "one_bias_forgotten#2": right - n * 4 * dm,
         "params_one_head": right - n * attn + n * (4 * dm * dk + 3 * dk + dm),
+        "params_one_head#full biases": right - n * attn + n * (4 * dm * dk + 4 * dm),
+        "params_weights_times_heads": right + n * 4 * dm * dm * (h - 1),
+        "ffn_count_one_layer": right - n * (4 * dm * dm + dm), "ffn_count_one_layer#W_1": right - n * (4 * dm * dm + 4 * dm),
         "ffn_dff_equals_dmodel": right - n * (6 * dm * dm + 3 * dm), "forget_w_o": right - n * (dm * dm + dm),
     })
 
@@ -675,6 +710,7 @@ def _(d):
     mistakes = {("flops_forget_factor_two", "flops_one_matmul"): right // 2, "scores_forget_heads": right // H}
     if B > 1:
         mistakes["forget_batch"] = right // B
+    mistakes["scores_linear_in_length"] = 2 * 2 * B * H * L * dk
     return Oracle(right, mistakes, also_right=[f"2*2*{B}*{H}*{L}*{L}*{dk}", f"{right} FLOPs"])
 
 
@@ -770,6 +806,9 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         frac = _fraction_text(x)
         if frac:
             out.append(("fraction", frac))
+        if decimals:  # a decimal comma, as much of Europe writes it ("3,258" where about 3 is expected)
+            out += [("decimal comma", _num(x, decimals).replace(".", ",")),
+                    ("decimal comma, more decimals", f"{x:.{decimals + 1}f}".replace(".", ","))]
     elif kind == "int":
         n = int(r)
         out += [("plain", str(n)), ("int", n), ("float", float(n)), ("commas", f"{n:,}"), ("underscores", f"{n:_}"),
@@ -779,6 +818,10 @@ def right_forms(o: Oracle, kind: str, decimals: int | None) -> list[tuple[str, A
         m = m.rstrip("0").rstrip(".")
         if float(f"{m}e{int(e)}") == n:
             out += [("scientific", f"{m}e{int(e)}"), ("scientific E+", f"{m}E+{int(e):02d}")]
+            if int(e) >= 3:  # as on paper: 4.129024*10^6, 4.129024 × 10^6, 4.129024·10⁶
+                sup = str(int(e)).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+                out += [("times ten", f"{m}*10^{int(e)}"), ("times ten, ×", f"{m} × 10^{int(e)}"),
+                        ("times ten, superscript", f"{m}·10{sup}"), ("times ten, **", f"{m} * 10**{int(e)}")]
         if n >= 10000:
             out.append(("thin spaces", f"{n:,}".replace(",", " ")))
     elif kind == "shape":
@@ -952,6 +995,99 @@ def typos(o: Oracle, kind: str, decimals: int | None, lo=None, hi=None) -> list[
     return out
 
 
+# --------------------------------------------------------------------------------------------- option texts
+
+
+def _plain_text(text: str) -> str:
+    """An option's text as typed in a hurry: lower case, no punctuation, subscripts and operators spelled plainly."""
+    t = text.lower().translate(str.maketrans("₀₁₂₃₄₅₆₇₈₉ᵀ−·×", "0123456789t-**"))
+    return " ".join("".join(c if c.isalnum() or c in "+-*/=" else " " for c in t).split())
+
+
+def _typo(text: str, rng: random.Random) -> str:
+    """``text`` with two adjacent letters of one longer word swapped."""
+    words = text.split(" ")
+    long = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
+    if not long:
+        return text
+    i = rng.choice(long)
+    w = words[i]
+    j = rng.randrange(1, len(w) - 2)
+    words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    return " ".join(words)
+
+
+def _most(text: str) -> str:
+    """The first two thirds of ``text`` (whole words): what a learner copies before moving on."""
+    words = text.split()
+    return " ".join(words[: max(3, (2 * len(words) + 2) // 3)])
+
+
+def option_forms(d: dict, o: Oracle, kind: str, rng: random.Random) -> list[tuple[str, Any, str, list[str]]]:
+    """(label, answer, "right" | "wrong", mistake names) for an option item, named by the options' texts (as
+    shown, typed plainly, with a typo, two thirds of it, pasted with its label), by their numbers, and by
+    letters that name no option (which must be asked again, never charged)."""
+    texts = [t for t, _ in d["options"]]
+    letters = [chr(65 + i) for i in range(len(texts))]
+    by_letter = dict(zip(letters, texts))
+    valued = all(t[:1].isdigit() for t in texts)  # options that are values: a number is a value
+    out: list[tuple[str, Any, str, list[str]]] = []
+
+    def styles(letter: str) -> list[tuple[str, str]]:
+        t = by_letter[letter]
+        forms = [("text", t), ("plain text", _plain_text(t)), ("pasted", f"{letter}. {t}"),
+                 ("pasted paren", f"({letter.lower()}) {t}"), ("i think", f"I think {letter.lower()}"),
+                 ("because", f"{letter} because that is how attention works"), ("quoted", str([letter]))]
+        if len(t) >= 25:
+            forms += [("typo", _typo(t, rng)), ("most of it", _most(t))]
+        words = t.rstrip(".").split()
+        if len(words) >= 8:  # its clauses the other way round (a long option: a short one reordered is garbled)
+            half = len(words) // 2
+            forms.append(("words reordered", " ".join(words[half:] + words[:half])))
+        if not valued:
+            forms.append(("number", str(letters.index(letter) + 1)))
+        return forms
+
+    if kind == "choice":
+        for letter in letters:
+            names = [n for n, v in o.mistakes.items() if v == letter]
+            for label, ans in styles(letter):
+                out.append((f"{label} of {'the right option' if letter == o.right else names}", ans,
+                            "right" if letter == o.right else "wrong", names))
+        right_text = by_letter[o.right]
+        out.append(("the right option negated", f"It is not true that {right_text[0].lower()}{right_text[1:]}",
+                    "wrong", []))
+    elif kind == "choices":
+        right = list(o.right)
+        for sep in ("\n", "; "):
+            out.append((f"texts {sep!r}", sep.join(by_letter[c] for c in right[::-1]), "right", []))
+            out.append((f"plain texts {sep!r}", sep.join(_plain_text(by_letter[c]) for c in right), "right", []))
+        if not valued:
+            out.append(("numbers", ", ".join(str(letters.index(c) + 1) for c in right), "right", []))
+        out += [("quoted list", str(right), "right", []), ("set text", "{" + ", ".join(right[::-1]) + "}", "right", []),
+                ("the answer is", "The answer is " + " & ".join(right), "right", [])]
+        for name, wrong in o.mistakes.items():
+            if wrong and sorted(wrong) != sorted(right):
+                out.append((f"texts of {name}", "\n".join(by_letter[c] for c in wrong), "wrong", [name]))
+    else:  # order
+        for answer in [o.right] + list(o.also_right):
+            out.append(("texts in order", "\n".join(by_letter[c] for c in answer), "right", []))
+            out.append(("numbers in order", " ".join(str(letters.index(c) + 1) for c in answer), "right", []))
+        for name, wrong in o.mistakes.items():
+            out.append((f"texts of {name}", "\n".join(by_letter[c] for c in wrong), "wrong", [name]))
+    return out
+
+
+def no_such_option(d: dict, kind: str) -> list[str]:
+    """Letters and numbers that name no option shown: each must be asked again ("there is no option F")."""
+    n = len(d["options"])
+    beyond = chr(65 + n)
+    out = [beyond, f"({beyond.lower()})"] if kind == "choice" else [f"A, {beyond}", f"{beyond} A B"]
+    if not all(t[:1].isdigit() for t, _ in d["options"]):
+        out.append(str(n + 1) if kind == "choice" else f"1 {n + 1}")
+    return out
+
+
 # --------------------------------------------------------------------------------------------- probing
 
 
@@ -1088,6 +1224,17 @@ def probe(seeds_per_skill: int = 8, skills=None, learner: str = "probe", samples
                         continue
                 put("mistake", "+".join(names), _typed_answer(value, kind, dec), expect="wrong", names=names,
                     mistake_value=value)
+            if kind in ("choice", "choices", "order"):  # options named by their texts and numbers
+                for label, ans, expect, names in option_forms(v.data, o, kind, rng):
+                    given = _parsed(ans, kind) if expect == "wrong" else None
+                    put("mistake" if names else "wrong", label, ans, expect=expect, names=names,
+                        mistake_value=o.mistakes.get(names[0]) if names else given)
+                for ans in no_such_option(v.data, kind):
+                    report.counts["wrong"] += 1
+                    fb = skill.check(v, ans)
+                    if fb.correct or fb.readable or "no option" not in fb.message:
+                        report.findings.append(Finding(skill.name, seed, "wrong_accepted" if fb.correct else
+                                                       "not_asked_again", "no such option", ans, fb.message))
             # typos
             for label, ans in typos(o, kind, dec, lo, hi):
                 if any(_same(ans_parsed, m, kind, dec) for m in o.mistakes.values() if m is not None

@@ -115,3 +115,54 @@ def test_learner_flag_is_passed_to_the_command_and_leaves_the_environment_alone(
     assert "Progress of flagged" in out.output
     out = CliRunner().invoke(main, ["progress"])  # without the flag, the environment's learner
     assert "Progress of from-env" in out.output
+
+
+def test_problems_are_numbered_across_sessions_and_in_progress_means_answered():
+    """A second session goes on from the first: its first problem is not 'Problem 1' again. A skill whose
+    problem was shown but never answered is 'not started', one with an answer 'in progress'."""
+    runner = CliRunner()
+    out = runner.invoke(main, ["practice", "uniform_loss"], input="q\n")
+    assert "Problem 1 of uniform_loss (1 this session)" in out.output, out.output
+    rows = {line.split("│")[2].strip(): line for line in runner.invoke(main, ["progress"]).output.splitlines()
+            if line.count("│") > 3}
+    assert "not started" in rows["uniform_loss"]
+    first = typed("test-learner", "uniform_loss", 0)
+    out = runner.invoke(main, ["practice", "uniform_loss"], input=f"{first}\nq\n")
+    assert "Problem 1 of uniform_loss (1 this session)" in out.output and "✔" in out.output, out.output
+    number = ProgressStore().peek("uniform_loss").current + 1
+    assert number >= 2 and f"Problem {number} of uniform_loss (2 this session)" in out.output, out.output
+    out = runner.invoke(main, ["practice", "uniform_loss"], input="q\n")  # a new session: the same open problem
+    assert f"Problem {number} of uniform_loss (1 this session)" in out.output, out.output
+    rows = {line.split("│")[2].strip(): line for line in runner.invoke(main, ["progress"]).output.splitlines()
+            if line.count("│") > 3}
+    assert "in progress" in rows["uniform_loss"] and "not started" in rows["sdpa_full"]
+
+
+def test_review_runs_the_due_reviews():
+    """`attnlab review` says when nothing is due; with two reviews due it puts one problem of each: a right
+    answer passes its review, a wrong one puts its skill back into practice, and it says so."""
+    from attnlab.practice import practice_item
+
+    runner = CliRunner()
+    out = runner.invoke(main, ["review"])
+    assert out.exit_code == 0 and "No reviews are due now" in out.output
+    for skill in ("sdpa_scale", "uniform_loss"):
+        item = practice_item(skill, n_required=1)
+        assert item.check(item.variant.answer).correct and item.mastered
+    out = runner.invoke(main, ["review"])
+    assert "No reviews are due now. The next one:" in out.output
+    store = ProgressStore()
+    for skill in ("sdpa_scale", "uniform_loss"):
+        store.update(skill, lambda r: r.but(due_at=1.0))  # both due by the clock
+    right = practice_item("sdpa_scale", review=True).variant
+    wrong = practice_item("uniform_loss", review=True).variant
+    answers = {"sdpa_scale": format_answer(right.answer, right.kind, right.decimals),
+               "uniform_loss": format_answer(wrong.answer + 1.0, wrong.kind, wrong.decimals)}
+    # due_reviews lists skills by lesson: the right answer ends the first review, the wrong one is left with n
+    out = runner.invoke(main, ["review"], input=f"{answers['sdpa_scale']}\n{answers['uniform_loss']}\nn\n")
+    assert out.exit_code == 0, out.output
+    assert "2 reviews due: sdpa_scale, uniform_loss" in out.output and "Review 2 of 2" in out.output
+    assert "Review passed" in out.output and "back in practice" in out.output
+    assert "Reviews passed: 1; back in practice: 1; still due: 0" in out.output, out.output
+    store = ProgressStore()
+    assert store.peek("sdpa_scale").mastered and not store.peek("uniform_loss").mastered

@@ -84,7 +84,8 @@ def test_perplexity_from_probabilities_by_hand():
     assert named(v, "8.23") == ("ppl_log2_then_exp",)
     assert named(v, "2.75") == ("ppl_base2_of_nats",)
     assert named(v, "1.46") == ("ppl_is_loss",)
-    assert not v.check("4,31").readable  # a decimal comma is a typo, not an attempt
+    assert v.check("4,31").correct  # a decimal comma, as much of Europe writes it
+    assert named(v, "5,33") == ("ppl_arithmetic_mean",)
     fb = v.check("4.40")  # off by more than rounding can explain, and no known mistake
     assert fb.misconception is None and "4.31" not in fb.message
 

@@ -233,3 +233,39 @@ def test_a_progress_file_from_before_fsrs_loads_and_is_migrated(tmp_path):
     saved = json.loads(path.read_text())
     assert saved["schema"] == SCHEMA and saved["skills"]["sdpa_scale"]["card"]["stability"] > 3.0
     assert ProgressStore("old", tmp_path).peek("sdpa_scale").due_at > store.clock.t + 3 * DAY
+
+
+def _master_after(store, skill, misses):
+    """Practise ``skill`` a minute per answer: ``misses`` wrong answers on fresh problems, then right ones until
+    it is mastered. Returns the days from mastery to the first review FSRS scheduled."""
+    item = practice_item(skill, store)
+    for _ in range(misses):
+        store.clock.t += 60
+        answer_fresh(item, correct=False)
+    while not item.mastered:
+        store.clock.t += 60
+        answer_fresh(item)
+    rec = store.peek(skill)
+    return (rec.due_at - store.clock.t) / DAY
+
+
+def test_mistakes_before_mastery_bring_the_first_review_earlier(tmp_path):
+    """The first review reflects how the skill was learned: the practice answers are replayed into FSRS, so a
+    learner who missed twice on the way is reviewed sooner, with a lower stability, than one who never missed
+    (and one miss lies in between or equal); with no misses the schedule is FSRS's for one Good rating."""
+    days = {}
+    for misses in (0, 1, 2):
+        store = ProgressStore(f"learner-{misses}", tmp_path, clock=Clock())
+        days[misses] = _master_after(store, "uniform_loss", misses)
+        days[misses, "stability"] = store.peek("uniform_loss").card["stability"]
+        assert [h[1] for h in store.peek("uniform_loss").history].count(False) == misses
+    assert days[2] < days[0] and days[2, "stability"] < days[0, "stability"], days
+    assert days[2] <= days[1] <= days[0], days
+    clean = ProgressStore("one-good", tmp_path, clock=Clock())
+    clean_rec = mastery.rate(clean.get("uniform_loss"), "good", clean.clock.t)
+    assert days[0, "stability"] >= clean_rec.card["stability"]
+
+
+def test_practice_ratings():
+    assert [mastery.practice_rating(c, h) for c, h in ((True, 0), (True, 1), (True, 2), (False, 0), (False, 2))] == [
+        "good", "hard", "hard", "again", "again"]

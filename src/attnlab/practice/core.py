@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..course import lesson_id  # one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
-from .answers import AnswerFormatError, Difference, compare, format_answer, parse, plain, tolerance
+from .answers import (LETTER_KINDS, AnswerFormatError, Difference, NoSuchOption, compare, format_answer, parse, plain,
+                      tolerance)
 from .misconceptions import get_misconception
 from .working import EXACT, Reach, reach
 
@@ -176,6 +177,17 @@ class Skill:
                 out.setdefault(name, []).append(value)
         return out
 
+    def read(self, variant: Variant, answer: Any) -> Any:
+        """``answer`` read for ``variant`` (:func:`~attnlab.practice.answers.parse` of the skill's kind, with the
+        options shown for an option item, and the expected value, which decides how a decimal comma is read).
+
+        Raises:
+            AnswerFormatError: it cannot be read (NoSuchOption: it names an option that is not shown)."""
+        options = variant.data.get("options") if self.kind in LETTER_KINDS else None
+        texts = [str(o[0]) for o in options] if options else None
+        expected = variant.answer if self.kind in ("number", "int") else None
+        return parse(answer, self.kind, options=texts, expected=expected)
+
     def diagnose(self, variant: Variant, answer: Any) -> tuple[str, ...]:
         """Every named mistake whose answer (with rounded working) ``answer`` matches, in catalogue order."""
         given = _one_row(parse(answer, self.kind), parse(variant.answer, self.kind), self.kind)
@@ -201,7 +213,9 @@ class Skill:
         if variant.skill != self.name:
             raise ValueError(f"variant belongs to skill {variant.skill!r}, not {self.name!r}")
         try:
-            given = parse(answer, self.kind)
+            given = self.read(variant, answer)
+        except NoSuchOption as err:
+            return Feedback(False, str(err), readable=False)
         except AnswerFormatError as err:
             return Feedback(False, f"I could not read that answer: {err}", readable=False)
         expected = parse(variant.answer, self.kind)

@@ -10,7 +10,9 @@
 * **Spaced review**: when a skill is mastered it is scheduled for review after
   ``interval_lessons`` lessons (2) **or** when the FSRS scheduler (the ``fsrs`` library, Free
   Spaced Repetition Scheduler, Ye et al., KDD 2022) says the learner's memory of it needs it,
-  whichever comes first (past the last lesson only FSRS counts). Mastery is rated *Good*; a clean
+  whichever comes first (past the last lesson only FSRS counts). The practice answers before mastery are
+  replayed into FSRS (:func:`learned`: a miss *Again*, after a hint *Hard*, clean *Good*), so the first
+  review reflects how the skill was learned; mastery itself is rated *Good*; a clean
   review is *Good* and doubles the lesson interval; a miss (or a hint) on review is *Again* and puts
   the skill back into practice (not mastered, run reset). The record keeps FSRS's card (stability,
   difficulty, state), so the days follow the learner's measured memory.
@@ -165,9 +167,39 @@ def rate(rec: SkillRecord, rating: str, now: float) -> SkillRecord:
     return rec.but(card=card.to_dict(), due_at=due, interval_days=round((due - now) / DAY, 6))
 
 
+def practice_rating(correct: bool, hinted: int) -> str:
+    """The FSRS rating of one practice answer: a miss is "again", a right answer after a hint "hard", a right
+    answer on its own "good"."""
+    return "good" if correct and not hinted else "hard" if correct else "again"
+
+
+def learned(rec: SkillRecord, now: float) -> SkillRecord:
+    """``rec`` with an FSRS card that has seen how the skill was learned: every practice answer in its history but
+    the last (the one being scheduled, ``now``), replayed into the scheduler in time order with
+    :func:`practice_rating`. A record that already has a card, or is already mastered, is returned unchanged.
+
+    So a learner who missed on the way to mastery starts with a lower stability, hence an earlier first review,
+    than one who never missed (FSRS: Ye et al., KDD 2022; same-day answers use its short-term stability)."""
+    from fsrs import Card, Rating
+
+    if rec.card is not None or rec.mastered or len(rec.history) < 2:
+        return rec
+    ratings = {"good": Rating.Good, "hard": Rating.Hard, "again": Rating.Again}
+    card, last = None, None
+    for when, correct, hinted, _ in rec.history[:-1]:
+        when = min(max(float(when), last if last is not None else float(when)), now)
+        card = card or Card(card_id=1, due=_when(when))
+        card, _ = scheduler().review_card(card, ratings[practice_rating(bool(correct), int(hinted))],
+                                          review_datetime=_when(when))
+        last = when
+    return rec.but(card=card.to_dict()) if card is not None else rec
+
+
 def _schedule(rec: SkillRecord, now: float, lesson: str | None, skill_lesson: str) -> SkillRecord:
-    """Next review: when FSRS says (rated Good now), or ``interval_lessons`` after the current lesson (or
-    after the skill's own lesson, if the learner has not opened a later one); no lesson past the last one."""
+    """Next review: when FSRS says (rated Good now, on a card that has seen the practice before mastery:
+    :func:`learned`), or ``interval_lessons`` after the current lesson (or after the skill's own lesson, if the
+    learner has not opened a later one); no lesson past the last one."""
+    rec = learned(rec, now)
     base = max(lesson or "00", skill_lesson)
     due = int(base) + rec.interval_lessons
     return rate(rec, "good", now).but(due_lesson=f"{due:02d}" if due <= int(LAST_LESSON) else None)
@@ -379,8 +411,9 @@ def due_reviews(store: ProgressStore, lesson: str | int | None = None) -> list[s
 
 
 def status(store: ProgressStore, skill: str) -> str:
-    """``"mastered"``, ``"due for review"``, ``"in progress"`` or ``"not started"``."""
+    """``"mastered"``, ``"due for review"``, ``"in progress"`` (answered at least once) or ``"not started"`` (no
+    answer yet, even if a problem was shown)."""
     rec = store.get(skill)
     if rec.mastered:
         return "due for review" if is_due(store, skill) else "mastered"
-    return "in progress" if rec.attempts or rec.served else "not started"
+    return "in progress" if rec.attempts else "not started"

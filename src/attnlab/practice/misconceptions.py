@@ -175,6 +175,9 @@ _ENTRIES = [
      "Top-k keeps the k largest logits, then renormalises over those k tokens."),
     ("top_p_unsorted", "you added up the probabilities in token-id order",
      "Top-p first sorts the tokens by probability (largest first) and keeps the smallest top set whose mass reaches p."),
+    ("ranks_not_ids", "you gave the kept tokens' ranks (0 = most likely) instead of their token ids",
+     "Sorting by probability gives ranks; the answer names tokens: map each kept rank back to its token id "
+     "(the sort's indices), so that token i is still called i."),
     ("top_p_one_past", "you kept one token past the one that reaches p",
      "Stop as soon as the kept tokens' total reaches p: the token that crosses p is the last one kept."),
     ("greedy_argmin", "you picked the smallest logit",

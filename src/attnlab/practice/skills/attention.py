@@ -219,6 +219,8 @@ register(Skill(
                                       @ f64(d["V"]).T).tolist(),
         "argmax_lookup": lambda d: _hard(d),
         "normalize_without_exp": lambda d: _linear(d),
+        "va_instead_of_av": lambda d: (f64(d["V"]) @ softmax_rows((f64(d["Q"]) @ f64(d["K"]).T
+                                                                   / math.sqrt(2)).tolist())).tolist(),
     },
     hints=("Three steps: scores, softmax per row, weighted average of values.",
            "S = Q Kᵀ / √2; A = softmax of each row of S; output = A V."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from ._common import Either, Skill, f64, meta_count, register, show
-from .heads import mha_params
+from .heads import mha_params, one_head_params
 
 _WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
@@ -77,11 +77,18 @@ register(Skill(
         "params_without_bias": lambda d: block_params(d["d_model"], d["d_ff"], bias=False),
         "ffn_dff_equals_dmodel": lambda d: block_params(d["d_model"], d["d_model"]),
         "params_times_heads": lambda d: block_params(d["d_model"], d["d_ff"], heads=d["n_heads"]),
+        "params_weights_times_heads": lambda d: block_params(d["d_model"], d["d_ff"])
+        + 4 * d["d_model"] ** 2 * (d["n_heads"] - 1),
         "layernorm_gain_only": lambda d: block_params(d["d_model"], d["d_ff"], ln_bias=False),
         "one_bias_forgotten": lambda d: Either([block_params(d["d_model"], d["d_ff"], lost_bias=d["d_model"]),
                                                 block_params(d["d_model"], d["d_ff"], lost_bias=d["d_ff"])]),
-        "params_one_head": lambda d: block_params(d["d_model"], d["d_ff"]) - mha_params(d["d_model"]) + (
-            4 * d["d_model"] * (d["d_model"] // d["n_heads"]) + 3 * (d["d_model"] // d["n_heads"]) + d["d_model"]),
+        "params_one_head": lambda d: Either(
+            [block_params(d["d_model"], d["d_ff"]) - mha_params(d["d_model"]) + one
+             for one in one_head_params(d["d_model"], d["n_heads"])]),
+        # one of the FFN's two layers counted: W_2 left out (d_ff·d_model + d_model), or W_1 (d_model·d_ff + d_ff)
+        "ffn_count_one_layer": lambda d: Either([block_params(d["d_model"], d["d_ff"], lost_bias=lost) for lost in
+                                                 (d["d_ff"] * d["d_model"] + d["d_model"],
+                                                  d["d_model"] * d["d_ff"] + d["d_ff"])]),
     },
     hints=("Add up three parts: attention, feed-forward, and the two LayerNorms.",
            "Attention 4·d² + 4·d; FFN 2·d·d_ff + d_ff + d; LayerNorms 2 × 2·d (d = d_model)."),

@@ -129,6 +129,7 @@ register(Skill(
         "flops_one_matmul": lambda d: _flops(d, matmuls=1),
         "scores_forget_heads": lambda d: _flops(d, heads=False),
         "forget_batch": lambda d: _flops(d, batch=False) if d["B"] > 1 else None,
+        "scores_linear_in_length": lambda d: _flops(d) // d["L"],
     },
     hints=("Each product is (L × d_k)(d_k × L) or (L × L)(L × d_k) per batch element and head.",
            "Each matmul: 2 · B · H · L · L · d_k FLOPs; there are two of them."),

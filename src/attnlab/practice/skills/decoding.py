@@ -1,11 +1,12 @@
 """Lesson 08: teacher-forcing targets, perplexity, top-k and top-p filtering, greedy decoding, beam search."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
 
-from ._common import Skill, f64, register, show
+from ._common import Either, Skill, f64, register, show
 
 
 def _targets_build(rng):
@@ -154,6 +155,8 @@ register(Skill(
         "top_p_excludes_crossing": lambda d: _nucleus(d, _by_prob(d), include_crossing=False),
         "top_p_unsorted": lambda d: _nucleus(d, range(5)),
         "top_p_one_past": lambda d: sorted(_nucleus(d, _by_prob(d)) + [_by_prob(d)[len(_nucleus(d, _by_prob(d)))]]),
+        "ranks_not_ids": lambda d: list(range(len(_nucleus(d, _by_prob(d))))),
+        "index_from_one": lambda d: [i + 1 for i in _nucleus(d, _by_prob(d))],
     },
     hints=("Sort the tokens by probability and add them up from the top until you reach p.",
            "Keep tokens in descending order while the mass of the tokens before them is below p; the token that "
@@ -407,20 +410,56 @@ def _not_for_greedy(d, answer):
     return None if d["ask"] == "greedy" and answer == _beam_solve(d) else answer
 
 
+def _rankings(d, k, key, most=720):
+    """Every beam (the k kept (y1, y2), best first) that ranking the extensions by ``key(p1, p2)`` (tenths) can
+    give, one per way of breaking its ties; None when there are more than ``most`` ways."""
+    t = _tenths(d)
+    first, nxt = t["first"], t["next"]
+    starts = sorted(range(d["V"]), key=lambda a: -first[a])[:k]  # step 1: p(y1) alone, no ties (distinct row)
+    cands = [(a, b) for a in starts for b in range(d["V"])]
+    groups: list[list[tuple[int, int]]] = []
+    for score in sorted({key(first[a], nxt[a][b]) for a, b in cands}, reverse=True):
+        groups.append([c for c in cands if key(first[c[0]], nxt[c[0]][c[1]]) == score])
+        if sum(map(len, groups)) >= k:
+            break
+    if math.prod(math.factorial(len(g)) for g in groups) > most:
+        return None
+    beams = []
+    for parts in itertools.product(*(itertools.permutations(g) for g in groups)):
+        beam = [c for part in parts for c in part][:k]
+        if beam not in beams:
+            beams.append(beam)
+    return beams
+
+
+def _tie_free(d, answers):
+    """The typed answers a ranking slip gives, whichever way the learner broke its ties (an :class:`Either`).
+    Without a tie, its one answer; with ties, the right answer left out (a way of breaking a tie that happens
+    to give it cannot be caught by this problem); None if nothing is left."""
+    if len(answers) == 1:
+        return answers[0]
+    right = _beam_solve(d)
+    kept = []
+    for answer in answers:
+        if answer is not None and answer != right and answer not in kept:
+            kept.append(answer)
+    return Either(kept) if kept else None
+
+
 def _beam_sum(d):
     """Extensions ranked by p(y1) + p(y2 | y1); their 'probabilities' reported as those sums."""
-    beam = _ranked(_tenths(d), d["k"], lambda a, b: a + b)
-    if beam is None or d["ask"] != "probs":
-        return _not_for_greedy(d, _beam_answer(d, beam))
-    return [round(d["first"][a] + d["next"][a][b], 1) for a, b in beam]
+    beams = _rankings(d, d["k"], lambda a, b: a + b) or []
+    if d["ask"] != "probs":
+        return _tie_free(d, [_not_for_greedy(d, _beam_answer(d, beam)) for beam in beams])
+    return _tie_free(d, [[round(d["first"][a] + d["next"][a][b], 1) for a, b in beam] for beam in beams])
 
 
 def _beam_last(d):
     """Extensions ranked by the last step's probability p(y2 | y1) only (reported as their score)."""
-    beam = _ranked(_tenths(d), d["k"], lambda a, b: b)
-    if beam is None or d["ask"] != "probs":
-        return _not_for_greedy(d, _beam_answer(d, beam))
-    return [d["next"][a][b] for a, b in beam]
+    beams = _rankings(d, d["k"], lambda a, b: b) or []
+    if d["ask"] != "probs":
+        return _tie_free(d, [_not_for_greedy(d, _beam_answer(d, beam)) for beam in beams])
+    return _tie_free(d, [[d["next"][a][b] for a, b in beam] for beam in beams])
 
 
 def _beam_unsorted(d):

@@ -65,6 +65,11 @@ register(Skill(
         "combine_with_or": lambda d: [[(j <= i) or (j < d["real"]) for j in range(d["S"])] for i in range(d["L"])]
         if d["setting"] == "decoder" else None,
         "causal_excludes_diagonal": lambda d: _mask(d, causal=lambda i: i - 1) if d["setting"] == "decoder" else None,
+        "causal_upper_triangle": lambda d: [[j >= i and j < d["real"] for j in range(d["S"])] for i in range(d["L"])]
+        if d["setting"] == "decoder" else None,
+        # an L × L mask for cross-attention: the key axis given the decoder's length
+        "keys_length_from_queries": lambda d: [[j < d["real"] for j in range(d["L"])] for i in range(d["L"])]
+        if d["setting"] == "cross" and d["S"] != d["L"] else None,
     },
     hints=("Ask two questions: may this attention see the future? Which side's padding are the keys?",
            "Encoder self-attention: source padding only. Decoder self-attention: causal AND target padding. "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ._common import Skill, f64, meta_count, register, show
+from ._common import Either, Skill, f64, meta_count, register, show
 
 
 def _trace_build(rng):
@@ -160,6 +160,17 @@ def mha_params(d_model: int, bias: bool = True) -> int:
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
+def one_head_params(d_model: int, n_heads: int, bias: bool = True) -> Either:
+    """The counts of the mistake ``params_one_head`` (one head's d_model × d_k matrices W_Q, W_K, W_V and a
+    d_k × d_model W_O taken for the whole layer), with the biases counted each way a learner does: one head's
+    (3·d_k + d_model), the layer's full ones (4·d_model), or none (bias=False: none only)."""
+    d_k = d_model // n_heads
+    weights = 4 * d_model * d_k
+    if not bias:
+        return Either([weights])
+    return Either([weights + 3 * d_k + d_model, weights + 4 * d_model, weights])
+
+
 def _mha_reference(d):
     from attnlab.nn import MultiHeadAttention
 
@@ -177,8 +188,7 @@ register(Skill(
         "params_weights_times_heads": lambda d: 4 * d["d_model"] ** 2 * d["n_heads"],
         "count_bias_when_disabled": lambda d: mha_params(d["d_model"], True) if not d["bias"] else None,
         "one_bias_forgotten": lambda d: mha_params(d["d_model"], True) - d["d_model"] if d["bias"] else None,
-        "params_one_head": lambda d: (4 * d["d_model"] * (d["d_model"] // d["n_heads"])
-                                      + ((3 * (d["d_model"] // d["n_heads"]) + d["d_model"]) if d["bias"] else 0)),
+        "params_one_head": lambda d: one_head_params(d["d_model"], d["n_heads"], d["bias"]),
     },
     hints=("The number of heads does not change the count: the heads split d_model, they do not add width.",
            "4 linear maps d_model -> d_model: 4·d_model² weights, plus 4·d_model biases if bias=True."),

@@ -7,7 +7,7 @@ import torch
 
 from ._common import Either, Skill, meta_count, register
 from .blocks import ffn_params
-from .heads import mha_params
+from .heads import mha_params, one_head_params
 
 
 def _gpt_build(rng):
@@ -60,6 +60,7 @@ register(Skill(
         "params_without_bias": lambda d: gpt_params(d, bias=False),
         "tied_head_counted_twice": lambda d: gpt_params(d, tied=False),
         "params_times_heads": lambda d: gpt_params(d, heads=d["n_heads"]),
+        "params_weights_times_heads": lambda d: gpt_params(d) + d["n_layers"] * 4 * d["d_model"] ** 2 * (d["n_heads"] - 1),
         "forget_layernorm_params": lambda d: gpt_params(d, norms=False),
         "final_layernorm_missing": lambda d: gpt_params(d, final_norm=False),
         "layernorm_gain_only": lambda d: gpt_params(d, ln_bias=False),
@@ -70,7 +71,11 @@ register(Skill(
                                                 gpt_params(d, lost_bias=4 * d["d_model"])]),
         "ffn_dff_equals_dmodel": lambda d: gpt_params(d, d_ff=d["d_model"]),
         "forget_w_o": lambda d: gpt_params(d, w_o=False),
-        "params_one_head": lambda d: gpt_params(d, one_head=True),
+        "params_one_head": lambda d: Either([gpt_params(d) - d["n_layers"] * (mha_params(d["d_model"]) - one)
+                                             for one in one_head_params(d["d_model"], d["n_heads"])]),
+        # one of each block's two FFN layers counted (d_ff = 4·d_model): W_2 or W_1 left out of every block
+        "ffn_count_one_layer": lambda d: Either([gpt_params(d, lost_bias=4 * d["d_model"] ** 2 + lost)
+                                                 for lost in (d["d_model"], 4 * d["d_model"])]),
     },
     hints=("Count embeddings once, one block times n_layers, the final LayerNorm; the tied output layer adds nothing.",
            "V·d + block·d + n_layers·(4d² + 4d + 2·d·4d + 4d + d + 2·2d) + 2d, with d = d_model."),

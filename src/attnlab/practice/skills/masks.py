@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import Skill, f64, ints, register, show, softmax_rows
+from ._common import Either, Skill, f64, ints, register, show, softmax_rows
 
 _MASK_FORMS = "Write True/False or 1/0 (1 = may attend), one row per query, e.g. [[1, 0], [1, 1]]."
 
@@ -169,6 +169,7 @@ register(Skill(
         "missing_padding_mask": lambda d: _combined(d, pad=lambda i, j: True),
         "mask_padded_queries": lambda d: _combined(d, pad=lambda i, j: i < d["length"]),
         "causal_excludes_diagonal": lambda d: _combined(d, causal=lambda i, j: j < i),
+        "causal_upper_triangle": lambda d: _combined(d, causal=lambda i, j: j >= i),
     },
     hints=("A key is allowed only if both masks allow it.",
            "Start from the lower triangle (causal), then set every column j >= real length to False."),
@@ -201,6 +202,36 @@ def _masked_reference(d):
     return softmax_rows(d["scores"], causal_mask(len(d["scores"])))
 
 
+def _without_diagonal(d):
+    """Each row's softmax over the keys j < i only (the diagonal excluded); row 0 then has no key left, which a
+    learner writes as zeros or keeps on its own key: either row 0."""
+    L = len(d["scores"])
+    rows = []
+    for i, row in enumerate(d["scores"][1:], start=1):
+        e = [math.exp(v) if j < i else 0.0 for j, v in enumerate(row)]
+        rows.append([x / sum(e) for x in e])
+    return Either([[[0.0] * L] + rows, [[1.0] + [0.0] * (L - 1)] + rows])
+
+
+def _kept_rows(d, f, whole=False):
+    """Each kept score mapped by ``f`` and divided by its row's sum (``whole``: by the sum over every row); None
+    when a sum is 0 (no number to type)."""
+    rows = [[f(v) if j <= i else 0.0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])]
+    sums = [sum(sum(r) for r in rows)] * len(rows) if whole else [sum(r) for r in rows]
+    return None if any(s == 0 for s in sums) else [[v / s for v in r] for r, s in zip(rows, sums, strict=True)]
+
+
+def _hard_rows(d):
+    """All the weight on each row's largest kept score (None when two kept scores tie for it)."""
+    out = []
+    for i, row in enumerate(d["scores"]):
+        kept = row[: i + 1]
+        if kept.count(max(kept)) > 1:
+            return None
+        out.append([float(j == kept.index(max(kept))) for j in range(len(row))])
+    return out
+
+
 def _fill_zero(d):
     """Blocked scores replaced by 0 (not −inf) before the softmax."""
     return softmax_rows([[v if j <= i else 0 for j, v in enumerate(row)] for i, row in enumerate(d["scores"])])
@@ -214,6 +245,10 @@ register(Skill(
         "mask_after_softmax": lambda d: softmax_rows(d["scores"]) * torch.ones(len(d["scores"]), len(d["scores"])).tril(),
         "missing_causal_mask": lambda d: softmax_rows(d["scores"]),
         "mask_fill_zero": _fill_zero,
+        "causal_excludes_diagonal": _without_diagonal,
+        "normalize_without_exp": lambda d: _kept_rows(d, lambda v: v),
+        "softmax_global_sum": lambda d: _kept_rows(d, math.exp, whole=True),
+        "argmax_lookup": _hard_rows,
         "causal_upper_triangle": lambda d: softmax_rows(d["scores"], torch.ones(len(d["scores"]), len(d["scores"]),
                                                                                 dtype=torch.bool).triu()),
         "softmax_no_normalise": lambda d: [[math.exp(v) if j <= i else 0.0 for j, v in enumerate(row)]
