@@ -170,75 +170,50 @@ def _unread(message: str, kind: str) -> ValueError:
 _WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
 
 
-#: Arithmetic a by-hand answer may write between numbers (``1/3``, ``-2**0.5``, ``3*4 + 1``): what
-#: a learner writes with a pen.  Names and calls (``math.exp(1)``) are still code.
-_ARITH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mult": lambda a, b: a * b,
-          "Div": lambda a, b: a / b, "FloorDiv": lambda a, b: a // b, "Mod": lambda a, b: a % b}
-#: Bounds on that arithmetic: an exponent and a base no larger than these (``10**10**10`` is refused
-#: at once instead of taking minutes), and every intermediate value finite.
-_MAX_EXPONENT, _MAX_BASE = 64, 1e6
-
-
-class _NotAnAnswer(ValueError):
-    """Arithmetic between numbers whose value cannot be an answer (the message says why)."""
-
-
-def _number(node: Any) -> float | int:
-    """The value of ``node`` when it is a number or arithmetic between numbers.  Raises
-    :class:`_NotAnAnswer` for arithmetic without a usable value, ``ValueError`` for anything else
-    (names, calls, other operators: code)."""
-    import ast
-    import math
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _number(node.operand)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        a, b = _number(node.left), _number(node.right)
-        op = type(node.op).__name__
-        try:
-            if op == "Pow":
-                if abs(b) > _MAX_EXPONENT or abs(a) > _MAX_BASE:
-                    raise _NotAnAnswer("a power too large to be an answer")
-                out = a ** b
-            elif op in _ARITH:
-                out = _ARITH[op](a, b)
-            else:
-                raise ValueError("code")  # bit operations and the like: not a pen's arithmetic
-        except ZeroDivisionError:
-            raise _NotAnAnswer("a division by zero") from None
-        if isinstance(out, complex) or not math.isfinite(out):
-            raise _NotAnAnswer("a value that is not a finite real number")
-        return out
-    raise ValueError("code")
+#: Arithmetic a by-hand answer may write between numbers (``1/3``, ``-2**0.5``, ``3*4 + 1``, ``7 // 2``): what
+#: a learner writes with a pen, evaluated under the bounds of :mod:`attnlab.practice.arithmetic` (size of
+#: every number and partial result, exponent, syntax elements, depth).  Names and calls (``math.exp(1)``)
+#: are still code.
+def _ops():
+    from attnlab.practice.arithmetic import BASIC_OPS, INTEGER_OPS
+    return {**BASIC_OPS, **INTEGER_OPS}
 
 
 def _fold(node: Any) -> Any:
-    """``node`` with every arithmetic between numbers replaced by its value (lists, tuples and
-    ``np.array``-style wrappers kept as they are)."""
+    """``node`` with every number and arithmetic between numbers replaced by its bounded value (lists,
+    tuples and ``np.array``-style wrappers kept as they are).  Raises
+    :class:`attnlab.practice.arithmetic.ArithmeticBoundError` for a value that cannot be an answer,
+    :class:`attnlab.practice.arithmetic.NotArithmetic` for names, calls and other operators (code)."""
     import ast
+
+    from attnlab.practice.arithmetic import evaluate
     if isinstance(node, (ast.List, ast.Tuple)):
         return type(node)(elts=[_fold(e) for e in node.elts], ctx=ast.Load())
-    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
-        return ast.Constant(_number(node))
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)) or (isinstance(node, ast.Constant)
+                                                     and type(node.value) in (int, float)):
+        return ast.Constant(evaluate(node, ops=_ops()))
     return node
 
 
 def _literal(node: Any, variable: str) -> Any:
     """The answer's value: a literal (``ast.literal_eval``), with arithmetic between numbers
-    allowed (``[1/4, 1/2, 1/4]``), also through one ``np.array(<literal>)``-style wrapper.
-    Raises the item's "written as code" verdict for anything else (names, calls, comprehensions)."""
+    allowed (``[1/4, 1/2, 1/4]``), also through one ``np.array(<literal>)``-style wrapper; bounded
+    (:func:`attnlab.practice.arithmetic.check_size`: syntax elements and depth).
+    Raises the item's verdict in words: "written as code" for anything else (names, calls,
+    comprehensions), "could not be read" past a bound."""
     import ast
+
+    from attnlab.practice.arithmetic import ArithmeticBoundError, NotArithmetic, check_size
     if (isinstance(node, ast.Call) and len(node.args) == 1
             and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
         node = node.args[0]
     try:
+        check_size(node)
         return ast.literal_eval(_fold(node))
-    except _NotAnAnswer as err:
+    except ArithmeticBoundError as err:
         raise _unread(f"`{variable}` holds {err}; write the numbers the exercise asks for",
-                      V.WRITTEN_AS_CODE) from None
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                      V.UNREADABLE) from None
+    except (NotArithmetic, ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
                       "[[0.5, 1.0], [1.5, 2.0]], or arithmetic between numbers such as 1/3), not code "
                       "that computes them", V.WRITTEN_AS_CODE) from None
