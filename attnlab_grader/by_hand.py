@@ -104,7 +104,10 @@ class ByHandCheck:
                                       "until your instructor reviews it (the notebook may have run under "
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
-        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
+        message = f"`{self.variable}`: {fb.message}"
+        if not fb.correct and "other_learners" in raw:
+            message += id_advice(raw["other_learners"], student)
+        return Outcome(bool(fb.correct), message,
                        mistake=None if fb.correct else fb.misconception,
                        kind=None if fb.correct or fb.misconception else
                        V.WRONG_VALUES if getattr(fb, "readable", True) else V.UNREADABLE)
@@ -143,6 +146,26 @@ class ByHandCheck:
     def literal_for(self, student: str, mistake: str | None = None) -> str:
         """QA helper: an answer cell source with the right (or a named mistake's) numbers."""
         return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
+
+
+def id_advice(recorded, student: str) -> str:
+    """The sentence a wrong by-hand verdict ends with when the notebook did not run under ``student``'s id:
+    ``recorded`` (the ids the notebook's setup cell published, :func:`submitted_learner_ids`) is empty (no
+    learner id recorded: the setup cell's output is missing) or lacks ``student``.  ``""`` when the notebook
+    ran under ``student``'s id (its numbers were the right problem)."""
+    own = as_learner_id_safe(student)
+    ids = [as_learner_id_safe(r) for r in recorded if r]
+    if own in ids:
+        return ""
+    todo = (f"set your learner id with `%env ATTNLAB_LEARNER={own}` in a cell (or ask your instructor how your "
+            "course sets it), run the notebook again from the top and redo these numbers")
+    if not ids:
+        return (f" This notebook records no learner id (its setup cell's output is missing), so the by-hand "
+                f"problems it showed may not be yours: they are checked against the problems of {own!r}, the id "
+                f"this work is graded under. To fix it, {todo}.")
+    ran = ", ".join(repr(i) for i in ids[:3])
+    return (f" This notebook ran under learner id {ran}, not {own!r} (the id this work is graded under), so "
+            f"the by-hand problems it showed were not yours. To fix it, {todo}.")
 
 
 def as_learner_id_safe(name: str) -> str:

@@ -46,3 +46,35 @@ def test_two_random_learners_share_a_by_hand_answer_at_most_1_percent(assignment
     assert shared <= AT_MOST * PAIRS, f"{check.grade_id} ({check.skill}): {shared} of {PAIRS} pairs share an answer"
     # the measure can fail: the same id twice always shares
     assert _accepted(skill, check.variant("alice"), check.variant("alice").answer)
+
+
+def _check():
+    return ByHandCheck("test_scores_by_hand", variable="scores", skill="sdpa_scores",
+                       key="02_scaled_dot_product_attention/test_scores_by_hand")
+
+
+def _wrong_for(check, student):
+    right = check.variant(student).answer
+    return [[v + 7 for v in row] for row in right]
+
+
+def test_no_learner_id_recorded_is_said_with_what_to_do():
+    """A notebook whose setup cell published no id, with wrong by-hand numbers: the verdict says no id was
+    recorded and how to set it (not a bare zero); the right numbers still pass, with no advice."""
+    check = _check()
+    out = check.judge(_wrong_for(check, "stu7"), {"other_learners": []}, "stu7")
+    assert not out.ok and "records no learner id" in out.message, out.message
+    assert "%env ATTNLAB_LEARNER=stu7" in out.message and "from the top" in out.message, out.message
+    ok = check.judge(check.variant("stu7").answer, {"other_learners": []}, "stu7")
+    assert ok.ok and "learner id" not in ok.message, ok.message
+
+
+def test_another_learner_id_is_named_and_the_own_id_gets_no_advice():
+    """Ran under the computer's user name ('jovyan'), graded as 'stu7', wrong numbers: the verdict names both
+    ids and says what to do.  Ran under 'stu7' itself: a wrong answer is just wrong (no id advice)."""
+    check = _check()
+    out = check.judge(_wrong_for(check, "stu7"), {"other_learners": ["jovyan"]}, "stu7")
+    assert not out.ok and "ran under learner id 'jovyan', not 'stu7'" in out.message, out.message
+    assert "ATTNLAB_LEARNER=stu7" in out.message and out.flag is None, out
+    own = check.judge(_wrong_for(check, "stu7"), {"other_learners": ["stu7"]}, "stu7")
+    assert not own.ok and "learner id" not in own.message, own.message
