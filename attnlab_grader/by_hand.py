@@ -105,7 +105,7 @@ class ByHandCheck:
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
         message = f"`{self.variable}`: {fb.message}"
-        if not fb.correct and "other_learners" in raw:
+        if not fb.correct and getattr(fb, "readable", True) and "other_learners" in raw:
             message += id_advice(raw["other_learners"], student)
         return Outcome(bool(fb.correct), message,
                        mistake=None if fb.correct else fb.misconception,

@@ -78,3 +78,9 @@ def test_another_learner_id_is_named_and_the_own_id_gets_no_advice():
     assert "ATTNLAB_LEARNER=stu7" in out.message and out.flag is None, out
     own = check.judge(_wrong_for(check, "stu7"), {"other_learners": ["stu7"]}, "stu7")
     assert not own.ok and "learner id" not in own.message, own.message
+
+
+def test_an_unreadable_answer_gets_no_learner_id_advice():
+    """The advice is about which problem was shown; an answer that cannot be read is told how to write it."""
+    out = _check().judge("1, 2, x", {"other_learners": []}, "stu7")
+    assert not out.ok and "learner id" not in out.message, out.message
