@@ -46,9 +46,9 @@ def _causal_build(rng):
         where = "last" if side == "end" else "first"
         padding = (f" The sequence is padded at the {side}: its **{where} {pad} position(s)** are padding, and no "
                    "query may attend to a padding key (a row may end up all 0).")
-    local = (f" The attention is **local with a window of {window}**: a query sees itself and at most the "
-             f"{window - 1} position(s) just before it.") if window else ""
-    prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra}{padding}{local} {_MASK_FORMS}"
+    windowed = (f" The attention is **local with a window of {window}**: a query sees itself and at most the "
+                f"{window - 1} position(s) just before it.") if window else ""
+    prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra}{padding}{windowed} {_MASK_FORMS}"
     return prompt, data
 
 
