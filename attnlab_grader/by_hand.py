@@ -104,7 +104,7 @@ class ByHandCheck:
                                       "until your instructor reviews it (the notebook may have run under "
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
-        message = f"`{self.variable}`: {fb.message}"
+        message = f"`{self.variable}`: {_clip(fb.message)}"
         if not fb.correct and getattr(fb, "readable", True) and "other_learners" in raw:
             message += id_advice(raw["other_learners"], student)
         return Outcome(bool(fb.correct), message,
@@ -181,6 +181,17 @@ def submitted_learner_ids(nb) -> list[str]:
     another id, never to credit them.  A notebook without the record gives ``[]`` (nothing to flag)."""
     from attnlab.identity import learner_ids_in
     return learner_ids_in(nb)
+
+
+#: characters of the checker's message kept in a by-hand verdict (it may quote the answer, up to 50 000 characters)
+MAX_MESSAGE_CHARS = 600
+
+
+def _clip(message: str) -> str:
+    """``message`` cut to :data:`MAX_MESSAGE_CHARS`, saying how long it was."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS - 60]} ... (cut: {len(message):,} characters in all)"
 
 
 def _unread(message: str, kind: str) -> ValueError:

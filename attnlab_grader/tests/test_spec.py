@@ -318,3 +318,12 @@ def test_adversarial_by_hand_answer_is_a_verdict_in_words_at_once(what, src, wor
     assert words in message, (what, message)
     assert "OverflowError" not in message and "could not be checked" not in message, message
     assert took < 1.0, f"{what}: {took:.2f} s"
+
+
+def test_a_by_hand_verdict_quotes_a_long_answer_only_in_part():
+    """A 40 000-character unreadable answer: the verdict (which reaches feedback, report and CSV) stays short
+    and says it was cut."""
+    from attnlab_grader.by_hand import MAX_MESSAGE_CHARS
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="k")
+    out = check.judge("[[" + "1 x " * 10_000 + "]]", {}, "alice")
+    assert not out.ok and len(out.message) <= MAX_MESSAGE_CHARS + 20 and "characters in all" in out.message
