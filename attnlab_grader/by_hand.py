@@ -104,7 +104,10 @@ class ByHandCheck:
                                       "until your instructor reviews it (the notebook may have run under "
                                       "another learner id: see the setup cell)",
                                flag=f"by-hand numbers of learner id {other!r}, graded as {student!r}: review")
-        return Outcome(bool(fb.correct), f"`{self.variable}`: {fb.message}",
+        message = f"`{self.variable}`: {_clip(fb.message)}"
+        if not fb.correct and getattr(fb, "readable", True) and "other_learners" in raw:
+            message += id_advice(raw["other_learners"], student)
+        return Outcome(bool(fb.correct), message,
                        mistake=None if fb.correct else fb.misconception,
                        kind=None if fb.correct or fb.misconception else
                        V.WRONG_VALUES if getattr(fb, "readable", True) else V.UNREADABLE)
@@ -145,6 +148,26 @@ class ByHandCheck:
         return f"{self.variable} = {self.answer_literal(student, mistake)!r}\n"
 
 
+def id_advice(recorded, student: str) -> str:
+    """The sentence a wrong by-hand verdict ends with when the notebook did not run under ``student``'s id:
+    ``recorded`` (the ids the notebook's setup cell published, :func:`submitted_learner_ids`) is empty (no
+    learner id recorded: the setup cell's output is missing) or lacks ``student``.  ``""`` when the notebook
+    ran under ``student``'s id (its numbers were the right problem)."""
+    own = as_learner_id_safe(student)
+    ids = [as_learner_id_safe(r) for r in recorded if r]
+    if own in ids:
+        return ""
+    todo = (f"set your learner id with `%env ATTNLAB_LEARNER={own}` in a cell (or ask your instructor how your "
+            "course sets it), run the notebook again from the top and redo these numbers")
+    if not ids:
+        return (f" This notebook records no learner id (its setup cell's output is missing), so the by-hand "
+                f"problems it showed may not be yours: they are checked against the problems of {own!r}, the id "
+                f"this work is graded under. To fix it, {todo}.")
+    ran = ", ".join(repr(i) for i in ids[:3])
+    return (f" This notebook ran under learner id {ran}, not {own!r} (the id this work is graded under), so "
+            f"the by-hand problems it showed were not yours. To fix it, {todo}.")
+
+
 def as_learner_id_safe(name: str) -> str:
     """``name`` as a learner id (:func:`attnlab.practice.seeding.as_learner_id`: NFC, file-name safe)."""
     from attnlab.practice.seeding import as_learner_id
@@ -160,6 +183,17 @@ def submitted_learner_ids(nb) -> list[str]:
     return learner_ids_in(nb)
 
 
+#: characters of the checker's message kept in a by-hand verdict (it may quote the answer, up to 50 000 characters)
+MAX_MESSAGE_CHARS = 600
+
+
+def _clip(message: str) -> str:
+    """``message`` cut to :data:`MAX_MESSAGE_CHARS`, saying how long it was."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS - 60]} ... (cut: {len(message):,} characters in all)"
+
+
 def _unread(message: str, kind: str) -> ValueError:
     """The ``ValueError`` :meth:`ByHandCheck.read` raises, carrying its verdict kind."""
     err = ValueError(message)
@@ -170,75 +204,50 @@ def _unread(message: str, kind: str) -> ValueError:
 _WRAPPERS = {"array", "asarray", "tensor", "as_tensor", "list", "tuple", "float", "int"}
 
 
-#: Arithmetic a by-hand answer may write between numbers (``1/3``, ``-2**0.5``, ``3*4 + 1``): what
-#: a learner writes with a pen.  Names and calls (``math.exp(1)``) are still code.
-_ARITH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mult": lambda a, b: a * b,
-          "Div": lambda a, b: a / b, "FloorDiv": lambda a, b: a // b, "Mod": lambda a, b: a % b}
-#: Bounds on that arithmetic: an exponent and a base no larger than these (``10**10**10`` is refused
-#: at once instead of taking minutes), and every intermediate value finite.
-_MAX_EXPONENT, _MAX_BASE = 64, 1e6
-
-
-class _NotAnAnswer(ValueError):
-    """Arithmetic between numbers whose value cannot be an answer (the message says why)."""
-
-
-def _number(node: Any) -> float | int:
-    """The value of ``node`` when it is a number or arithmetic between numbers.  Raises
-    :class:`_NotAnAnswer` for arithmetic without a usable value, ``ValueError`` for anything else
-    (names, calls, other operators: code)."""
-    import ast
-    import math
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _number(node.operand)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        a, b = _number(node.left), _number(node.right)
-        op = type(node.op).__name__
-        try:
-            if op == "Pow":
-                if abs(b) > _MAX_EXPONENT or abs(a) > _MAX_BASE:
-                    raise _NotAnAnswer("a power too large to be an answer")
-                out = a ** b
-            elif op in _ARITH:
-                out = _ARITH[op](a, b)
-            else:
-                raise ValueError("code")  # bit operations and the like: not a pen's arithmetic
-        except ZeroDivisionError:
-            raise _NotAnAnswer("a division by zero") from None
-        if isinstance(out, complex) or not math.isfinite(out):
-            raise _NotAnAnswer("a value that is not a finite real number")
-        return out
-    raise ValueError("code")
+#: Arithmetic a by-hand answer may write between numbers (``1/3``, ``-2**0.5``, ``3*4 + 1``, ``7 // 2``): what
+#: a learner writes with a pen, evaluated under the bounds of :mod:`attnlab.practice.arithmetic` (size of
+#: every number and partial result, exponent, syntax elements, depth).  Names and calls (``math.exp(1)``)
+#: are still code.
+def _ops():
+    from attnlab.practice.arithmetic import BASIC_OPS, INTEGER_OPS
+    return {**BASIC_OPS, **INTEGER_OPS}
 
 
 def _fold(node: Any) -> Any:
-    """``node`` with every arithmetic between numbers replaced by its value (lists, tuples and
-    ``np.array``-style wrappers kept as they are)."""
+    """``node`` with every number and arithmetic between numbers replaced by its bounded value (lists,
+    tuples and ``np.array``-style wrappers kept as they are).  Raises
+    :class:`attnlab.practice.arithmetic.ArithmeticBoundError` for a value that cannot be an answer,
+    :class:`attnlab.practice.arithmetic.NotArithmetic` for names, calls and other operators (code)."""
     import ast
+
+    from attnlab.practice.arithmetic import evaluate
     if isinstance(node, (ast.List, ast.Tuple)):
         return type(node)(elts=[_fold(e) for e in node.elts], ctx=ast.Load())
-    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
-        return ast.Constant(_number(node))
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)) or (isinstance(node, ast.Constant)
+                                                     and type(node.value) in (int, float)):
+        return ast.Constant(evaluate(node, ops=_ops()))
     return node
 
 
 def _literal(node: Any, variable: str) -> Any:
     """The answer's value: a literal (``ast.literal_eval``), with arithmetic between numbers
-    allowed (``[1/4, 1/2, 1/4]``), also through one ``np.array(<literal>)``-style wrapper.
-    Raises the item's "written as code" verdict for anything else (names, calls, comprehensions)."""
+    allowed (``[1/4, 1/2, 1/4]``), also through one ``np.array(<literal>)``-style wrapper; bounded
+    (:func:`attnlab.practice.arithmetic.check_size`: syntax elements and depth).
+    Raises the item's verdict in words: "written as code" for anything else (names, calls,
+    comprehensions), "could not be read" past a bound."""
     import ast
+
+    from attnlab.practice.arithmetic import ArithmeticBoundError, NotArithmetic, check_size
     if (isinstance(node, ast.Call) and len(node.args) == 1
             and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _WRAPPERS):
         node = node.args[0]
     try:
+        check_size(node)
         return ast.literal_eval(_fold(node))
-    except _NotAnAnswer as err:
+    except ArithmeticBoundError as err:
         raise _unread(f"`{variable}` holds {err}; write the numbers the exercise asks for",
-                      V.WRITTEN_AS_CODE) from None
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                      V.UNREADABLE) from None
+    except (NotArithmetic, ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         raise _unread(f"`{variable}` must be the numbers themselves (a list literal such as "
                       "[[0.5, 1.0], [1.5, 2.0]], or arithmetic between numbers such as 1/3), not code "
                       "that computes them", V.WRITTEN_AS_CODE) from None

@@ -61,6 +61,19 @@ def _wrong(student):
     return nb
 
 
+#: adversarial by-hand answers (nested powers, long digit strings, huge factors, a long chain, deep brackets),
+#: each student next to honest classmates: {student: {answer cell: source}}
+ADVERSARIAL = {
+    "adv-powers": {"scores_by_hand": "scores = '((9^64)^64)^64'\n",
+                   "weights_by_hand": "weights = [[((9**64)**64)**64, 1]]\n"},
+    "adv-digits": {"scores_by_hand": "scores = [[" + "9" * 4000 + ", 1]]\n",
+                   "weights_by_hand": "weights = '[[" + "9" * 4000 + ", 1]]'\n"},
+    "adv-factors": {"scores_by_hand": "scores = [[" + " * ".join(["999999**51"] * 40) + "]]\n",
+                    "weights_by_hand": "weights = '" + "+".join(["1"] * 600) + "'\n",
+                    "output_by_hand": "output = [[" + "(" * 5000 + "1" + ")" * 5000 + "]]\n"},
+}
+
+
 def _folder(root, student) -> Path:
     return Path(root, "submitted", student, A)
 
@@ -175,6 +188,11 @@ def _build(root, outside: Path):
     qa.cell(broken, "scores_by_hand").source = "scores = [[0.5, 1.0], [1.5]]\n"
     qa.cell(broken, "weights_by_hand").source = "weights = [[0.1, 0.2], [0.3, 0.4]\n"
     qa.write(root, "broken", A, broken)
+    for student, cells in ADVERSARIAL.items():  # by-hand text that cost minutes before the bounds
+        adv = _nb(student)
+        for cell_id, src in cells.items():
+            qa.cell(adv, cell_id).source = src
+        qa.write(root, student, A, adv)
     flagged = _answered("flagged")
     c = qa.cell(flagged, "softmax")
     c.source = "import json  # harmless, but outside the exercise's imports: flagged\n" + c.source
@@ -325,6 +343,28 @@ def test_one_items_failure_stays_in_that_item(graded):
         assert not rep["items"][gid]["ok"] and needle in rep["items"][gid]["message"], rep["items"][gid]
     # sdpa calls the broken attention_scores; everything else keeps its credit
     assert rep["items"]["test_softmax"]["ok"] and rep["items"]["test_output_by_hand"]["ok"], rep["items"]
+
+
+def test_adversarial_by_hand_answers_fail_their_items_in_words(graded):
+    """Several adversarial by-hand answers in one class run: each such item fails with its reason in words
+    (no exception's name, no "could not be checked"), the student's other items keep their credit, and every
+    honest classmate is graded in full (``test_every_folder_graded_as_itself``)."""
+    _, _, reps, _ = graded
+    for student, cells in ADVERSARIAL.items():
+        rep = reps[student]
+        assert rep["status"] == "graded", (student, rep)
+        for cell_id in cells:
+            item = rep["items"][f"test_{cell_id}"]
+            assert not item["ok"], (student, cell_id, item)
+            message = item["message"]
+            assert "could not be checked" not in message and "OverflowError" not in message, message
+            assert any(w in message for w in ("larger than 1.8e308", "more than 320 digits", "levels deep",
+                                              "not valid Python", "could not be read", "Could not read")), message
+        for gid in FUNCS + tuple(g for g in BY_HAND if g.removeprefix("test_") not in cells):
+            assert rep["items"][gid]["ok"], (student, gid, rep["items"][gid])
+    honest = [s for s, ok in IDS + [("honest", True), ("kernel", True), ("conda", True)] if ok]
+    assert all(reps[s]["status"] == "graded" and reps[s]["score"] == FULL for s in honest), \
+        {s: reps[s]["score"] for s in honest}
 
 
 def test_grades_csv_says_manual_grading_is_pending(graded):

@@ -58,10 +58,10 @@ def test_by_hand_code_is_not_an_answer(src):
         _read(src)
 
 
-@pytest.mark.parametrize("src, why", [("scores = [10 ** 10 ** 10]\n", "power too large"),
-                                      ("scores = [1 / 0]\n", "division by zero"),
+@pytest.mark.parametrize("src, why", [("scores = [10 ** 10 ** 10]\n", "power above 64"),
+                                      ("scores = [1 / 0]\n", "divides by zero"),
                                       ("scores = [1e308 * 10]\n", "not a finite"),
-                                      ("scores = [(-8) ** 0.5]\n", "not a finite real")])
+                                      ("scores = [(-8) ** 0.5]\n", "not a real number")])
 def test_by_hand_arithmetic_that_cannot_be_an_answer_says_why_at_once(src, why):
     with pytest.raises(ValueError, match=why):
         _read(src)
@@ -279,3 +279,51 @@ def test_checks_that_bring_reference_code_into_the_sandbox_run_alone():
     marked = [j["id"] for j in jobs if builds_reference(j)]
     assert marked and all(GPT_SETUP in j["setup"] for j in jobs if j["id"] in marked)
     assert len(marked) < len(jobs)
+
+
+#: by-hand answer cells of each adversarial kind, written as a literal and as a string (read later by
+#: ``attnlab.practice.answers.parse``): (what, cell source, words of the verdict)
+ADVERSARIAL_BY_HAND = [
+    ("nested powers", "n = ((9**64)**64)**64\n", "larger than 1.8e308"),
+    ("nested powers, string", "n = '((9^64)^64)^64'\n", "larger than 1.8e308"),
+    ("tower of powers", "n = 9**9**9**9\n", "power above 64"),
+    ("long digit string", "n = " + "9" * 4000 + "\n", "larger than 1.8e308"),
+    ("long digit string, string", "n = '" + "9" * 4000 + "'\n", "more than 320 digits"),
+    ("digits past Python's int limit", "n = " + "9" * 5000 + "\n", "not valid Python"),
+    ("huge factors", "n = " + "*".join(["999999**51"] * 40) + "\n", "larger than 1.8e308"),
+    ("huge factors, string", "n = '" + "*".join(["9" * 300] * 6) + "'\n", "larger than 1.8e308"),
+    ("deep parentheses", "n = " + "(" * 5000 + "1" + ")" * 5000 + "\n", "not valid Python"),
+    ("deep signs", "n = " + "-" * 20_000 + "1\n", "too deeply nested"),
+    ("long chain", "n = " + "+".join(["1"] * 600) + "\n", "levels deep"),
+    ("huge repetition", "n = " + "+".join(["1"] * 12_000) + "\n", "could not be read"),
+    ("huge repetition, string", "n = '" + "1+" * 20_000 + "1'\n", "over the 2,000"),
+    ("many elements", "n = [" + ", ".join(["1"] * 6000) + "]\n", "more than 5,000"),
+]
+
+
+@pytest.mark.parametrize("what, src, words", ADVERSARIAL_BY_HAND, ids=[a[0] for a in ADVERSARIAL_BY_HAND])
+def test_adversarial_by_hand_answer_is_a_verdict_in_words_at_once(what, src, words):
+    """The grader's own process reads and judges each within its bounds: a verdict for that item, in words,
+    in well under a second (before the bounds, the nested powers took 26-43 s, one level more never ended)."""
+    import time
+    check = ByHandCheck("test_params_by_hand", variable="n", skill="gpt_param_count",
+                        key="09_capstone/test_params_by_hand")
+    check.judge(1, {}, "alice")  # imports and the variant: not part of the bound
+    start = time.perf_counter()
+    try:
+        message = check.judge(check.read([("params_by_hand", src)]), {}, "alice").message
+    except ValueError as err:  # read() refuses with the item's verdict
+        message = str(err)
+    took = time.perf_counter() - start
+    assert words in message, (what, message)
+    assert "OverflowError" not in message and "could not be checked" not in message, message
+    assert took < 1.0, f"{what}: {took:.2f} s"
+
+
+def test_a_by_hand_verdict_quotes_a_long_answer_only_in_part():
+    """A 40 000-character unreadable answer: the verdict (which reaches feedback, report and CSV) stays short
+    and says it was cut."""
+    from attnlab_grader.by_hand import MAX_MESSAGE_CHARS
+    check = ByHandCheck("t", cell="c", variable="scores", skill="sdpa_scores", key="k")
+    out = check.judge("[[" + "1 x " * 10_000 + "]]", {}, "alice")
+    assert not out.ok and len(out.message) <= MAX_MESSAGE_CHARS + 20 and "characters in all" in out.message

@@ -238,14 +238,18 @@ def _grid(rows, cols, f):
 
 def _causal_oracle(d):
     L, S = d["L"], d["S"]
-    off = S - L
-    mistakes = {"inverted_mask": _grid(L, S, lambda i, j: j > i + off),
-                "causal_excludes_diagonal": _grid(L, S, lambda i, j: j < i + off),
-                "causal_upper_triangle": _grid(L, S, lambda i, j: j >= i + off)}
+    off, pad, w = S - L, d.get("pad", 0), d.get("window", 0)
+    real = (lambda j: j >= pad) if d.get("side") == "start" else (lambda j: j < S - pad)
+    near = (lambda i, j: j > i + off - w) if w else (lambda i, j: True)
+    mistakes = {"inverted_mask": _grid(L, S, lambda i, j: not (j <= i + off and real(j) and near(i, j))),
+                "causal_excludes_diagonal": _grid(L, S, lambda i, j: j < i + off and real(j) and near(i, j)),
+                "causal_upper_triangle": _grid(L, S, lambda i, j: j >= i + off and real(j))}
+    if pad:
+        mistakes["missing_padding_mask"] = _grid(L, S, lambda i, j: j <= i + off and near(i, j))
     if S > L:
-        mistakes["causal_kv_misaligned"] = _grid(L, S, lambda i, j: j <= i)
-        mistakes["rect_mask_square"] = _grid(S, S, lambda i, j: j <= i)
-    return Oracle(_grid(L, S, lambda i, j: j <= i + off), mistakes)
+        mistakes["causal_kv_misaligned"] = _grid(L, S, lambda i, j: j <= i and real(j) and (not w or j > i - w))
+        mistakes["rect_mask_square"] = _grid(S, S, lambda i, j: j <= i and real(j))
+    return Oracle(_grid(L, S, lambda i, j: j <= i + off and real(j) and near(i, j)), mistakes)
 
 
 ORACLES["causal_mask_build"] = _causal_oracle
@@ -450,26 +454,33 @@ def _(d):
 def _(d):
     setting, L, S, real = d["setting"], d["L"], d["S"], d["real"]
     dec = setting == "decoder"
+    start = d.get("side") == "start"  # padding before the tokens (left padding)
+
+    def key(j):
+        return j >= S - real if start else j < real
+
+    def query(i):
+        return i >= L - real if start else i < real
 
     def g(f):
         return _grid(L, S, f)
 
-    right = g(lambda i, j: j < real and (j <= i or not dec))
+    right = g(lambda i, j: key(j) and (j <= i or not dec))
     mistakes = {"inverted_mask": ~right}
     if dec:
-        mistakes.update({"missing_causal_mask": g(lambda i, j: j < real),
+        mistakes.update({"missing_causal_mask": g(lambda i, j: key(j)),
                          "missing_padding_mask": g(lambda i, j: j <= i),
-                         "combine_with_or": g(lambda i, j: j <= i or j < real),
-                         "causal_excludes_diagonal": g(lambda i, j: j < i and j < real),
-                         "causal_upper_triangle": g(lambda i, j: j >= i and j < real),
-                         "mask_padded_queries": g(lambda i, j: j <= i and i < real)})
+                         "combine_with_or": g(lambda i, j: j <= i or key(j)),
+                         "causal_excludes_diagonal": g(lambda i, j: j < i and key(j)),
+                         "causal_upper_triangle": g(lambda i, j: j >= i and key(j)),
+                         "mask_padded_queries": g(lambda i, j: j <= i and query(i))})
     else:
-        mistakes.update({"needless_causal_mask": g(lambda i, j: j <= i and j < real),
+        mistakes.update({"needless_causal_mask": g(lambda i, j: j <= i and key(j)),
                          "missing_padding_mask": g(lambda i, j: True)})
         if setting == "encoder":
-            mistakes["mask_padded_queries"] = g(lambda i, j: i < real)
+            mistakes["mask_padded_queries"] = g(lambda i, j: query(i))
         if setting == "cross" and S != L:
-            mistakes["keys_length_from_queries"] = _grid(L, L, lambda i, j: j < real)
+            mistakes["keys_length_from_queries"] = _grid(L, L, lambda i, j: j >= L - real if start else j < real)
     return Oracle(right, mistakes)
 
 

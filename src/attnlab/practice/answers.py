@@ -168,16 +168,37 @@ def parse(answer: Any, kind: str, *, options: Sequence[str] | None = None, expec
         raise ValueError(f"unknown answer kind {kind!r}; expected one of {KINDS}")
     if kind in LETTER_KINDS:
         return read_options(answer, kind, options) if options is not None else _letters(answer, kind)
+    if isinstance(answer, str):
+        _check_text_size(answer)
     try:
         if kind in ("number", "int") and isinstance(answer, str):
             answer = read_decimal_comma(answer, kind, expected)
         return _parse(answer, kind)
     except AnswerFormatError:
         raise
+    except OverflowError:
+        raise AnswerFormatError("This answer holds a number larger than 1.8e308, too large to be an answer; "
+                                "type the value itself.") from None
     except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as err:
         shown = answer if len(repr(answer)) < 80 else repr(answer)[:77] + "..."
         raise AnswerFormatError(f"Could not read {shown!r} ({type(err).__name__}: {err}). "
                                 "Type numbers such as 0.25 or 1/4, or lists like [[1, 0], [1, 1]].") from None
+
+
+def _check_text_size(text: str) -> None:
+    """Refuse typed text past the bounds of :mod:`attnlab.practice.arithmetic` before any parsing:
+    :data:`~attnlab.practice.arithmetic.MAX_TEXT_CHARS` characters, and a run of more than
+    :data:`~attnlab.practice.arithmetic.MAX_DIGITS` digits (a number past 1e308, which no answer is).
+
+    Raises:
+        AnswerFormatError: the bound passed, in words."""
+    from .arithmetic import MAX_DIGITS, MAX_TEXT_CHARS
+    if len(text) > MAX_TEXT_CHARS:
+        raise AnswerFormatError(f"This answer has {len(text):,} characters, over the {MAX_TEXT_CHARS:,} an answer "
+                                "may have: type the numbers the exercise asks for.")
+    if re.search(rf"\d{{{MAX_DIGITS + 1}}}", text):
+        raise AnswerFormatError(f"This answer holds a number of more than {MAX_DIGITS} digits, larger than any "
+                                "answer: type the value itself.")
 
 
 def _letters(answer: Any, kind: str) -> Any:
@@ -504,14 +525,16 @@ def read_decimal_comma(text: str, kind: str, expected: Any = None) -> str:
     return text
 
 
-class _NotArithmetic(Exception):
-    """A part of an expression that is not plain arithmetic on numbers."""
-
-
 def _arithmetic(text: str) -> float | int | None:
     """The value of a calculator expression (numbers, + − * / ^ or **, brackets, sqrt/√, exp, ln, log2, log10,
-    sin, cos; ``4*512^2 + 4*512``, ``√64``, ``ln(65)``), or None when ``text`` is not one. Raises
-    AnswerFormatError on a division by zero, a huge power, a function outside its domain or a bare ``log``."""
+    sin, cos; ``4*512^2 + 4*512``, ``√64``, ``ln(65)``), or None when ``text`` is not one. Evaluated under the
+    bounds of :mod:`attnlab.practice.arithmetic` (length, size, depth, magnitude of every partial result).
+    Raises AnswerFormatError on a division by zero, a value past a bound, a function outside its domain or a
+    bare ``log``."""
+    from .arithmetic import MAX_CHARS, ArithmeticBoundError, NotArithmetic, check_size, evaluate
+    if len(text) > MAX_CHARS:
+        raise AnswerFormatError(f"This answer has {len(text):,} characters, over the {MAX_CHARS:,} an answer "
+                                "may have: type the number itself.")
     s = text.replace("^", "**").replace("·", "*").replace("×", "*").replace("−", "-")
     s = re.sub(r"√\s*(\d+(?:\.\d+)?|\([^()]*\))", r"sqrt(\1)", s)  # √64, √(512/8)
     if re.search(r"\blog\s*\(", s):
@@ -521,36 +544,15 @@ def _arithmetic(text: str) -> float | int | None:
     if not re.fullmatch(r"[\w\s.+\-*/()]+", s) or not names <= set(_FUNCTIONS) or not (
             names or re.search(r"\d\s*[-+*/]", s)):
         return None
+    shown = text if len(text) <= 60 else text[:57] + "..."
     try:
         tree = ast.parse(s.strip(), mode="eval")
-    except SyntaxError:
+        check_size(tree)
+        return evaluate(tree.body, ops=_ARITH, functions=_FUNCTIONS)
+    except (SyntaxError, NotArithmetic, RecursionError, MemoryError):
         return None
-
-    def value(node: ast.AST) -> float | int:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            inner = value(node.operand)
-            return -inner if isinstance(node.op, ast.USub) else inner
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-                and len(node.args) == 1 and not node.keywords):
-            try:
-                return _FUNCTIONS[node.func.id](value(node.args[0]))
-            except (ValueError, OverflowError):
-                raise AnswerFormatError(f"{text!r}: {node.func.id} is not defined there; type the value itself.") from None
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 64:
-                raise AnswerFormatError(f"{text!r} raises to a power above 64; type the number itself.")
-            if isinstance(node.op, ast.Div) and right == 0:
-                raise AnswerFormatError(f"{text!r} divides by zero. Type the value itself.")
-            return _ARITH[type(node.op)](left, right)
-        raise _NotArithmetic
-
-    try:
-        return value(tree.body)
-    except _NotArithmetic:
-        return None
+    except ArithmeticBoundError as err:
+        raise AnswerFormatError(f"{shown!r} holds {err}; type the value itself.") from None
 
 
 def _parse(answer: Any, kind: str) -> Any:

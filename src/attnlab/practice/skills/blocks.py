@@ -44,9 +44,9 @@ register(Skill(
 
 
 def _block_build(rng):
-    d_model = rng.choice(_WIDTHS)
+    d_model = 8 * rng.randint(2, 128)  # 16 .. 1024: every n_heads below divides it
     n_heads = rng.choice([h for h in (2, 4, 8) if d_model % h == 0])
-    d_ff = d_model * rng.choice([2, 4])
+    d_ff = d_model * rng.choice([2, 3, 4])
     prompt = (f"How many parameters does **EncoderBlock(d_model={d_model}, n_heads={n_heads}, d_ff={d_ff})** have? "
               "It holds multi-head self-attention (W_Q, W_K, W_V, W_O with biases), the feed-forward network "
               "(two linear layers with biases) and two LayerNorms (gain and bias each).")

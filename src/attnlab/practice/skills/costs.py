@@ -12,7 +12,7 @@ def _kv_build(rng):
     n_layers = rng.choice([4, 6, 12, 24])  # 2 would make "forget layers" look like "forget K and V"
     d_model = rng.choice([256, 512, 768, 1024])
     n_heads = rng.choice([h for h in (4, 8, 12, 16) if d_model % h == 0])
-    L = rng.choice([128, 256, 512, 1024, 2048])
+    L = 32 * rng.randint(2, 64)  # 64 .. 2048 cached positions
     B = rng.randint(1, 8)
     dtype = rng.choice(list(_DT))
     prompt = (f"A decoder with n_layers = {n_layers}, d_model = {d_model}, n_heads = {n_heads} generates with a "
@@ -58,8 +58,8 @@ register(Skill(
 
 def _mem_build(rng):
     B = rng.randint(1, 8)
-    H = rng.choice([4, 8, 12, 16])
-    L = rng.choice([256, 512, 1024, 2048, 4096])
+    H = rng.choice([4, 6, 8, 12, 16, 20, 32])
+    L = 64 * rng.randint(2, 64)  # 128 .. 4096 tokens
     dtype = rng.choice(["float32", "float16"])
     prompt = (f"Self-attention over L = {L} tokens with B = {B}, n_heads = {H}, materialising the attention weights "
               f"in {dtype} ({BYTES[dtype]} bytes each). How many **bytes** do the weights of one layer take?")
@@ -96,10 +96,10 @@ register(Skill(
 
 
 def _flops_build(rng):
-    B = rng.randint(1, 4)
-    H = rng.choice([4, 8, 12])
-    L = rng.choice([128, 256, 512, 1024])
-    d_k = rng.choice([32, 64, 128])
+    B = rng.randint(1, 8)
+    H = rng.choice([4, 6, 8, 12, 16])
+    L = 64 * rng.randint(2, 32)  # 128 .. 2048 tokens
+    d_k = rng.choice([32, 48, 64, 96, 128])
     prompt = (f"Attention with B = {B}, n_heads = {H}, L = S = {L}, d_k = d_v = {d_k}. Count the **FLOPs** of the two "
               "matrix products Q Kᵀ and A V (one multiply-add = 2 FLOPs; ignore scaling and softmax).")
     return prompt, {"B": B, "H": H, "L": L, "d_k": d_k}

@@ -81,8 +81,7 @@ register(Skill(
            "V·d + block·d + n_layers·(4d² + 4d + 2·d·4d + 4d + d + 2·2d) + 2d, with d = d_model."),
 ))
 
-_VOCABS = tuple(range(2, 41)) + (50, 64, 65, 96, 100, 128, 256, 500, 512, 1000, 1024, 4096, 8192, 32000, 32768,
-                                   50257, 65536)
+_VOCABS = tuple(range(2, 301)) + (500, 512, 1000, 1024, 4096, 8192, 32000, 32768, 50257, 65536)
 
 
 def _uniform_build(rng):

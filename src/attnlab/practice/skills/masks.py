@@ -18,33 +18,86 @@ def _grid(rows: int, cols: int, allowed) -> list[list[bool]]:
 # -------------------------------------------------------------------- causal
 
 
+def _causal_problems() -> list[tuple[int, int, str, int, int]]:
+    """Every (L, S, padding side, padding length, window) of a by-hand causal mask of at most 6 × 6: L queries
+    (the last L of S positions); key padding of k positions at the end (only while some query is real) or
+    at the start (left padding, as in batched generation), or none; and a local-attention window w (a query
+    sees itself and the w − 1 positions before it) or none (w = 0)."""
+    out = []
+    for S in range(2, 7):
+        for L in range(1, S + 1):
+            pads = [("none", 0)] + [("end", k) for k in range(1, L)] + [("start", k) for k in range(1, S)]
+            out += [(L, S, side, k, w) for side, k in pads for w in [0, *range(2, S)]]
+    return out
+
+
+_CAUSAL_PROBLEMS = _causal_problems()
+
+
 def _causal_build(rng):
-    square = rng.random() < 0.5
-    L = rng.randint(2, 11) if square else rng.randint(2, 9)
-    S = L + (0 if square else rng.randint(1, 6))
+    local = rng.random() < 0.5  # half the problems with a window, half without; uniform within each half
+    L, S, side, pad, window = rng.choice([p for p in _CAUSAL_PROBLEMS if bool(p[4]) == local])
+    data = {"L": L, "S": S, "side": side, "pad": pad, "window": window}
     extra = (f" The keys include {S - L} cached earlier position(s): S = {S} keys, and the {L} queries are the "
              "**last** L positions.") if S > L else ""
-    prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra} {_MASK_FORMS}"
-    return prompt, {"L": L, "S": S}
+    if side == "none":
+        padding = " No position is padding."
+    else:
+        where = "last" if side == "end" else "first"
+        padding = (f" The sequence is padded at the {side}: its **{where} {pad} position(s)** are padding, and no "
+                   "query may attend to a padding key (a row may end up all 0).")
+    windowed = (f" The attention is **local with a window of {window}**: a query sees itself and at most the "
+                f"{window - 1} position(s) just before it.") if window else ""
+    prompt = f"Build the **causal mask** for L = {L} queries and S = {S} keys.{extra}{padding}{windowed} {_MASK_FORMS}"
+    return prompt, data
+
+
+def _real(d, j) -> bool:
+    """Key j is a real token (not padding); problems without padding (``side`` absent) have none."""
+    pad = d.get("pad", 0)
+    return j >= pad if d.get("side") == "start" else j < d["S"] - pad
+
+
+def _near(d, i, j) -> bool:
+    """Key j lies inside query i's local window (``window`` 0 or absent: no window)."""
+    w = d.get("window", 0)
+    return not w or j > i + d["S"] - d["L"] - w
 
 
 def _causal(d):
-    """Query i (absolute position i + S − L) may see keys j <= i + S − L."""
-    return _grid(d["L"], d["S"], lambda i, j: j <= i + d["S"] - d["L"])
+    """Query i (absolute position i + S − L) may see keys j <= i + S − L that are not padding (and, with a
+    window w, j > i + S − L − w)."""
+    return _grid(d["L"], d["S"], lambda i, j: j <= i + d["S"] - d["L"] and _real(d, j) and _near(d, i, j))
 
 
 def _causal_reference(d):
-    from attnlab.nn import causal_mask
+    from attnlab.nn import causal_mask, combine_masks, padding_mask
 
-    return causal_mask(d["L"], d["S"])  # (L, S)
+    causal = causal_mask(d["L"], d["S"])  # (L, S)
+    if d.get("window"):  # keys more than window − 1 positions back are blocked too
+        far = torch.ones(d["L"], d["S"], dtype=torch.bool).tril(d["S"] - d["L"] - d["window"])  # (L, S)
+        causal = causal & ~far
+    if not d.get("pad"):
+        return causal
+    real = padding_mask([d["S"] - d["pad"]], d["S"])[0]  # (S,): padding at the end
+    if d["side"] == "start":
+        real = real.flip(0)  # padding at the start
+    return combine_masks(causal, real.expand(d["L"], d["S"]))  # (L, S)
 
 
 _CAUSAL_MISTAKES = {  # shared by the square and the rectangular causal-mask skills
-    "inverted_mask": lambda d: _grid(d["L"], d["S"], lambda i, j: j > i + d["S"] - d["L"]),
-    "causal_excludes_diagonal": lambda d: _grid(d["L"], d["S"], lambda i, j: j < i + d["S"] - d["L"]),
+    "inverted_mask": lambda d: [[not v for v in row] for row in _causal(d)],
+    "causal_excludes_diagonal": lambda d: _grid(d["L"], d["S"], lambda i, j: j < i + d["S"] - d["L"] and _real(d, j)
+                                                and _near(d, i, j)),
     # torch.ones(L, S).tril(): the triangle anchored at the top-left corner, as if the queries came first
-    "causal_kv_misaligned": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None,
-    "causal_upper_triangle": lambda d: _grid(d["L"], d["S"], lambda i, j: j >= i + d["S"] - d["L"]),
+    "causal_kv_misaligned": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i and _real(d, j)
+                                            and _near(d, i + d["L"] - d["S"], j)) if d["S"] > d["L"] else None,
+    "causal_upper_triangle": lambda d: _grid(d["L"], d["S"], lambda i, j: j >= i + d["S"] - d["L"] and _real(d, j)),
+}
+_PADDED_CAUSAL_MISTAKES = {
+    "missing_padding_mask": lambda d: _grid(d["L"], d["S"], lambda i, j: j <= i + d["S"] - d["L"] and _near(d, i, j))
+    if d.get("pad") else None,
+    "rect_mask_square": lambda d: _grid(d["S"], d["S"], lambda i, j: j <= i and _real(d, j)) if d["S"] > d["L"] else None,
 }
 
 register(Skill(
@@ -52,10 +105,10 @@ register(Skill(
     build=_causal_build, solve=_causal, reference=_causal_reference,
     kinds=("S = L", "S > L (cached keys)"),
     kind_of_data=lambda d: "S = L" if d["S"] == d["L"] else "S > L (cached keys)",
-    mistakes={**_CAUSAL_MISTAKES,
-              "rect_mask_square": lambda d: _grid(d["S"], d["S"], lambda i, j: j <= i) if d["S"] > d["L"] else None},
-    hints=("A query may look at itself and at everything before it, never after.",
-           "Entry (i, j) is True iff j <= i + (S − L); with S = L that is the lower triangle including the diagonal."),
+    mistakes={**_CAUSAL_MISTAKES, **_PADDED_CAUSAL_MISTAKES},
+    hints=("A query may look at itself and at everything before it, never after, and never at a padding key.",
+           "Entry (i, j) is True iff j <= i + (S − L) and key j is not padding; with S = L and no padding that is "
+           "the lower triangle including the diagonal."),
 ))
 
 # -------------------------------------------------------------------- rectangular causal (S > L)

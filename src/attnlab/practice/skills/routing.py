@@ -9,8 +9,8 @@ from ._common import Skill, f64, ints, register, show
 
 
 def _lookup_build(rng, with_values: bool):
-    while True:
-        q = [rng.randint(-1, 2) for _ in range(2)]
+    while True:  # a query in halves: the scores are exact halves, and many more weight vectors differ
+        q = [rng.choice([-1, -0.5, 0, 0.5, 1, 1.5, 2]) for _ in range(2)]
         keys = ints(rng, 3, 2, -1, 2)
         scores = [q[0] * k[0] + q[1] * k[1] for k in keys]
         if len(set(scores)) == 3 and sum(scores) != 0 and sum(s != 0 for s in scores) >= 2:
@@ -42,7 +42,7 @@ def _lookup_reference(d):
 
 
 def _scores(d):
-    """Plain dot products q · k_j (integers: written down exactly)."""
+    """Plain dot products q · k_j (halves: written down exactly)."""
     return [d["q"][0] * k[0] + d["q"][1] * k[1] for k in d["K"]]
 
 
