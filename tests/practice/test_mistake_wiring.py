@@ -30,7 +30,7 @@ APPLIES = {
                   "va_instead_of_av"},
     "sdpa_scale": {"no_scale", "scale_by_d_model", "scale_by_dk", "scale_by_sqrt_heads"},
     "causal_mask_build": {"causal_excludes_diagonal", "causal_kv_misaligned", "causal_upper_triangle",
-                          "inverted_mask", "rect_mask_square"},
+                          "inverted_mask", "missing_padding_mask", "rect_mask_square"},
     "rect_causal_mask": {"causal_excludes_diagonal", "causal_kv_misaligned", "causal_upper_triangle", "inverted_mask",
                          "rect_mask_square"},
     "padding_mask_build": {"inverted_mask", "length_off_by_one", "padding_at_start", "padding_width_from_lengths"},

@@ -475,7 +475,10 @@ _FUNCTIONS = {"sqrt": math.sqrt, "exp": math.exp, "ln": math.log, "log2": math.l
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_TIMES_TEN = re.compile(r"(\d(?:\d*\.\d+|\d*))\s*(?:\*|x|×|·|⋅)\s*10\s*(?:\^|\*\*)\s*\(?\s*([-+−]?\d+)\s*\)?")
+# a mantissa whose left neighbour binds no tighter than "*" (not a power, a quotient or another number), and an
+# exponent not raised again: "10**64*10**64" and "1/4*10^6" keep their precedence
+_TIMES_TEN = re.compile(r"(?<![\w.)\]*/^])(?<![\w.)\]*/^]\s)(\d(?:\d*\.\d+|\d*))\s*(?:\*|x|×|·|⋅)\s*10\s*"
+                        r"(?:\^|\*\*)\s*\(?\s*([-+−]?\d+)\s*\)?(?![\d.])(?!\s*(?:\^|\*\*))")
 _COMMA_THREE = re.compile(r"([-+]?)([1-9]\d{0,2}),(\d{3})")  # 3,258: thousands or a decimal comma
 _DECIMAL_COMMA = re.compile(r"[-+]?\d+,\d+")  # 0,5 3,25 1234,5: a decimal comma
 _EURO = re.compile(r"[-+]?\d{1,3}(?:\.\d{3})+,\d+")  # 1.234,5
