@@ -148,7 +148,7 @@ def step_inputs(rng, trial):
     above the gradient's norm (clipping does nothing), so a gradient of the wrong size -- the loss
     counted twice, backward() called twice -- changes the update instead of being clipped away."""
     V, H = int(rng.integers(5, 13)), int(rng.choice([1, 2]))
-    d, n_layers, L = H * int(rng.integers(2, 5)), int(rng.integers(1, 3)), int(rng.integers(3, 8))
+    d, n_layers, L = H * int(rng.integers(2, 5)), 2 if trial == 1 else int(rng.integers(1, 3)), int(rng.integers(3, 8))
     inp = {"cfg": [V, L, d, H, n_layers]}
     ref = GPT(GPTConfig(V, L, d, H, n_layers))
     for name, p in ref.state_dict().items():
@@ -194,7 +194,9 @@ attention_ref, block_ref, model_ref = _parts.attention_ref, _parts.block_ref, _p
 def sample_inputs(rng, trial):
     """One option per trial: a temperature below 1 alone, with top-k, above 1 with top-p, with both
     filters (sampled: the order top-k then top-p shows), and greedy with a temperature and both filters
-    (which it ignores).  Temperatures on both sides of 1: a temperature applied only one way shows."""
+    (which it ignores), and the boundaries: ``top_k >= V`` (``top_k = V`` included: nothing is
+    filtered) with ``top_p = 1`` (nothing is filtered either).  Temperatures on both sides of 1: a
+    temperature applied only one way shows."""
     B, V = 200, int(rng.integers(4, 16))
     opts = [{"temperature": float(rng.uniform(0.3, 0.9)), "top_k": None, "top_p": None, "greedy": False},  # T < 1
             {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": int(rng.integers(1, V)), "top_p": None, "greedy": False},
@@ -203,7 +205,9 @@ def sample_inputs(rng, trial):
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
              "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
-             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": True}][trial]
+             "top_p": float(rng.uniform(0.3, 0.9)), "greedy": True},
+            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": V + int(rng.integers(0, 3)), "top_p": 1.0,
+             "greedy": False}][trial]
     return {"logits": rng.standard_normal((B, V)) * 2, "seed": int(rng.integers(1 << 30)), **opts}
 
 
@@ -238,7 +242,7 @@ CHECKS = [
                 ok_message=f"training run: after {STEPS} steps the weights your loop produced reach a held-out loss "
                            f"within {TOLERANCE} nats of the course's own run on the same text"),
     FunctionCheck(
-        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=5, setup="",
+        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=6, setup="",
         call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
              "greedy=_I['greedy'], generator=torch.Generator().manual_seed(_I['seed']))",
         reference=sample_ref, atol=0, rtol=0,
