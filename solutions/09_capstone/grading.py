@@ -15,13 +15,13 @@ travels as an input (token ids encoded by the grader with ``attnlab.data.CharTok
   copy of ``attnlab.data.get_batch`` draws there (``get_batch`` is judged by its own item: a
   correct get_batch that draws its windows another way would otherwise train on other batches,
   and 80 steps on other batches move the loss by up to about 0.3 nats); only the *weights* come back.  The grader loads them into ``attnlab.nn.GPT`` and measures the loss on
-  held-out text the sandbox never received, with its own batches; the course's get_batch and
-  train_step run the same recipe (slice, seed, model, optimiser, steps) in the grader, once per
-  grading process, and the student's held-out loss must be within TOLERANCE nats of that run
-  (paired on the same slice: a threshold against the character-frequency model alone let a
-  train_step without zero_grad through on about 1 slice in 10).  Nothing the student's code
-  returns or reports (a loss, the model's own forward) is trusted: a train_step that changes
-  nothing leaves initial weights, whatever it claims.  Separation: see ``RUN_CFG``.
+  held-out text the sandbox never received, with its own batches.  The course's get_batch and
+  train_step run the same recipe (slice, seed, initial weights, model, optimiser, steps) in the grader,
+  once per grading process.  Credited when the weights are that run's (provenance: within
+  TRAJECTORY_TOLERANCE of its change, so weights trained elsewhere or a loop that under-trains get
+  zero) and the held-out loss is within TOLERANCE nats of it.  Nothing the student's code returns or
+  reports (a loss, the model's own forward) is trusted: a train_step that changes nothing leaves
+  initial weights, whatever it claims.  Tolerances: see ``grading_training_run.py``.
 * the assembled GPT, three items judged each on its own: ``CausalSelfAttention`` (fresh sizes, one
   trial of 65-80 positions where a mask sliced from a fixed 16 or 64 table fails), ``Block`` with the
   course's attention put in place of the student's, and ``TinyGPT`` (logits and loss) with the
@@ -239,8 +239,8 @@ CHECKS = [
                   "no_grad_clipping": lambda **i: step_ref(no_clip=True, **i)}),
     JudgedCheck("test_training_run", target="train_step", inputs=run_inputs, trials=1, setup=RUN_SETUP,
                 call="_grader_run(_I)", verdict=run_verdict,
-                ok_message=f"training run: after {STEPS} steps the weights your loop produced reach a held-out loss "
-                           f"within {TOLERANCE} nats of the course's own run on the same text"),
+                ok_message=f"training run: after {STEPS} steps your loop produced the course run's weights from the "
+                           f"grader's initial weights and batches, within {TOLERANCE} nats of its held-out loss"),
     FunctionCheck(
         "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=6, setup="",
         call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
