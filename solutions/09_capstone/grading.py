@@ -146,7 +146,8 @@ def _ref_model(inp):
 def step_inputs(rng, trial):
     """Trial 0: a small ``grad_clip`` (clipping acts: a missing clip is caught); trial 1: a clip far
     above the gradient's norm (clipping does nothing), so a gradient of the wrong size -- the loss
-    counted twice, backward() called twice -- changes the update instead of being clipped away."""
+    counted twice, backward() called twice, divided by the batch size (B >= 2 there) -- changes the
+    update instead of being clipped away; and two layers."""
     V, H = int(rng.integers(5, 13)), int(rng.choice([1, 2]))
     d, n_layers, L = H * int(rng.integers(2, 5)), 2 if trial == 1 else int(rng.integers(1, 3)), int(rng.integers(3, 8))
     inp = {"cfg": [V, L, d, H, n_layers]}
@@ -157,7 +158,7 @@ def step_inputs(rng, trial):
             inp["w:" + name] = base + 0.3 * rng.standard_normal(tuple(p.shape))
     for name, p in ref.named_parameters():
         inp["g:" + name] = rng.standard_normal(tuple(p.shape))
-    B = int(rng.integers(1, 4))
+    B = int(rng.integers(2, 4)) if trial == 1 else int(rng.integers(1, 4))  # trial 1: a loss divided by B shows
     inp.update({"x": rng.integers(0, V, size=(B, L)), "y": rng.integers(0, V, size=(B, L)),
                 "lr": float(rng.uniform(0.05, 0.5)),
                 "clip": float(rng.uniform(0.01, 0.1)) if trial == 0 else 1e6})
