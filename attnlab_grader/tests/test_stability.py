@@ -36,11 +36,9 @@ from attnlab_grader.spec import FunctionCheck, decode
 from . import qa
 from .conftest import GRADED
 
-#: Draws per (case, check) in the suite; an audit uses more: ``ATTNLAB_STABILITY_DRAWS=100`` (sets 01-08 held
-#: at 100 draws, 2026-11-23).  A check slower than 0.5 s a draw (set 09's training run) is left out of the
-#: suite and audited with ``ATTNLAB_STABILITY_SLOW_DRAWS=5``.  Set 09 draws its training text once per
-#: process (the course's run on it is then done once), so that audit sees one slice per run: repeat it in
-#: fresh processes to see several (the recipe's separation over 7 slices is in its grading.py, ``RUN_CFG``).
+#: Draws per (case, check) in the consistency test; more with ``ATTNLAB_STABILITY_DRAWS=100``.  A check
+#: slower than 0.5 s a draw (set 09's training run) is left out of it (``ATTNLAB_STABILITY_SLOW_DRAWS=5``
+#: puts it back); the audit below judges the training run on AUDIT_DRAWS fresh slices.
 DRAWS = suite_settings().stability_draws
 SLOW_DRAWS = suite_settings().stability_slow_draws
 #: Fresh draws per (case, item) in the audit: a verdict that is wrong on 1 draw in 20 or more fails it
