@@ -69,12 +69,16 @@ def test_weights_trained_by_the_course_recipe_pass_and_say_which_model_trained(r
 def _sandbox_namespace(grading, case=None):
     """RUN_SETUP executed as the sandbox executes it (after the answer cells; attnlab not used by
     them): the reference solution's answer cells, or those of the QA case ``wrong/<case>.py``."""
+    nb = qa.reference_submission(A, "s") if case is None else qa.wrong_submission(A, "s", case)
+    return _namespace_of(grading, nb)
+
+
+def _namespace_of(grading, nb):
     import math
 
     import torch.nn.functional as F
     from torch import Tensor, nn
 
-    nb = qa.reference_submission(A, "s") if case is None else qa.wrong_submission(A, "s", case)
     ns = {"math": math, "np": np, "torch": torch, "nn": nn, "F": F, "Tensor": Tensor}
     for gid in ("train_step", "causal_self_attention", "block", "tiny_gpt"):
         exec(qa.cell(nb, gid).source, ns)  # noqa: S102 - the QA's own answer cells
@@ -151,13 +155,45 @@ def test_a_loop_that_does_not_train_lands_far_above_the_tolerance(run, case):
     assert _held_out_gap(check, grading, raw, _sandbox_namespace(grading, case)) > 2 * grading.TOLERANCE
 
 
+def _sent_by(grading, raw, ns):
+    sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
+    return _sent({k: v.double().numpy() for k, v in sent["weights"].items()}, model=sent["model"])
+
+
 def test_a_loop_that_trains_on_the_wrong_targets_loses_the_run_by_name(run):
     """A train_step that computes its own loss with the targets shifted once more trains, but the
-    token after next: the grader's slice is drawn so that this loop lands SEPARATION above the
-    course's run, and the verdict names the mistake from the catalogue."""
+    token after next: its weights are not the course run's, and they are the named loop's run from the
+    same initial weights, so the verdict names the mistake from the catalogue."""
     check, grading, raw = run
     ns = _sandbox_namespace(grading, "step_own_loss_shifted_again")
-    assert _held_out_gap(check, grading, raw, ns) >= grading.SEPARATION
-    sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
-    out = check.judge(_sent({k: v.double().numpy() for k, v in sent["weights"].items()}), raw, "s")
+    out = check.judge(_sent_by(grading, raw, ns), raw, "s")
     assert not out.ok and out.mistake == "target_shift_two", (out.ok, out.mistake, out.message)
+
+
+def test_weights_trained_elsewhere_earn_nothing_although_their_loss_is_good(run):
+    """Provenance: a train_step that, on a model of the run's size, puts in weights trained elsewhere
+    (the same recipe from other initial weights) reaches the course run's held-out loss, yet its
+    weights are not what any step produces from the grader's initial weights: zero, in words."""
+    check, grading, raw = run
+    ns = _sandbox_namespace(grading, "step_loads_weights_trained_elsewhere")
+    assert abs(_held_out_gap(check, grading, raw, ns)) < grading.TOLERANCE  # the quality alone would pass
+    out = check.judge(_sent_by(grading, raw, _sandbox_namespace(grading, "step_loads_weights_trained_elsewhere")),
+                      raw, "s")
+    assert not out.ok and "not the ones the course's train_step produces" in out.message, out.message
+
+
+def test_correct_loops_agree_with_the_course_run_far_inside_the_tolerance(run):
+    """The provenance tolerance is not what makes a correct loop pass: the learner's TinyGPT (the
+    reference's, and the float64 one of honest/) trained by a correct step ends within 1/100 of
+    TRAJECTORY_TOLERANCE of the course's run, while a loop that skips every other update lands at
+    least 10 times the tolerance away."""
+    check, grading, raw = run
+    names = set(dict(grading._run_model(raw["V"]).named_parameters()))
+    for nb in (qa.reference_submission(A, "s"), qa.honest_submission(A, "s", "gpt_fused_attention_float64")):
+        ns = _namespace_of(grading, nb)
+        sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
+        assert sent["model"] == "TinyGPT" and set(sent["weights"]) == names
+        assert grading.trajectory_distance(sent["weights"], **raw) < grading.TRAJECTORY_TOLERANCE / 100
+    ns = _sandbox_namespace(grading, "step_updates_every_other_call")
+    sent = ns["_grader_run"](_inputs(raw, raw["steps"]))
+    assert grading.trajectory_distance(sent["weights"], **raw) > 10 * grading.TRAJECTORY_TOLERANCE

@@ -112,11 +112,13 @@ def lookup_inputs(rng, trial):
     batch meets one large score (q · k / temperature between 750 and 900), so exp() overflows in
     float32 and in float64 unless the maximum is subtracted first, and key 1 a score 1 to 3 lower (clamping the
     scores makes the two equal); the other rows' scores stay more than 104 below it, so subtracting
-    the maximum of the whole tensor instead of each row's underflows those rows to 0 / 0."""
+    the maximum of the whole tensor instead of each row's underflows those rows to 0 / 0.  Key 2 (trial 2
+    has at least 3 keys) scores 20 to 60 below zero for row 0: subtracting the row's minimum instead of
+    its maximum leaves a difference above 770, which overflows too."""
     B, L, S = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(2, 6))
     d_k, d_v = int(rng.integers(1, 5)), int(rng.integers(1, 5))
     if trial == 2:
-        L = max(L, 2)
+        L, S = max(L, 2), max(S, 3)
     lead = (B,) if trial != 0 else ()
     q, k = rng.standard_normal(lead + (L, d_k)) * 1.5, rng.standard_normal(lead + (S, d_k))
     temperature = float(rng.choice([0.5, 2.0, 3.0]))
@@ -128,6 +130,8 @@ def lookup_inputs(rng, trial):
         # key 1 scores a little less (1 to 3 after the temperature): clamping the scores makes them equal
         gap = rng.uniform(1.0, 3.0) * temperature
         k[..., 1, :] = q[..., 0, :] * (target - gap) / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
+        low = -rng.uniform(20.0, 60.0) * temperature  # key 2 far below: a shift by the row's minimum overflows
+        k[..., 2, :] = q[..., 0, :] * low / (q[..., 0, :] ** 2).sum(-1, keepdims=True)
         # the other rows are small multiples of row 0: their score for key 0 is at most 0.2 * target
         q[..., 1:, :] = rng.uniform(-0.2, 0.2, size=lead + (L - 1, 1)) * q[..., :1, :]
     return {"q": q, "k": k, "v": rng.standard_normal(lead + (S, d_v)), "temperature": temperature}

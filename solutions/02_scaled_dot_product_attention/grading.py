@@ -36,12 +36,20 @@ def softmax_inputs(rng, trial):
     x = rng.standard_normal(shape) * float(rng.choice([1.0, 40.0]))
     dim = int(rng.integers(-len(shape), len(shape)))
     if trial == 0:  # one logit above 710: exp() overflows in float32 and float64 unless the max is subtracted
-        # first; a second one 0.5 to 3 below it in the same slice along dim: clamped logits would tie
+        # first; a second one 0.5 to 3 below it in the same slice along dim: clamped logits would tie;
+        # a third one 20 to 60 below zero in that slice (forced to hold at least 3): subtracting the
+        # minimum instead of the maximum leaves a difference above 770, which overflows too
+        if shape[dim] < 3:
+            shape = shape[:dim % len(shape)] + (int(rng.integers(3, 6)),) + shape[dim % len(shape) + 1:]
+            x = rng.standard_normal(shape) * float(rng.choice([1.0, 40.0]))
         at = list(np.unravel_index(int(rng.integers(x.size)), shape))
         big = float(rng.uniform(750.0, 800.0))
         x[tuple(at)] = big
-        at[dim] = (at[dim] + 1 + int(rng.integers(shape[dim] - 1))) % shape[dim]
+        second, third = (at[dim] + 1 + rng.permutation(shape[dim] - 1)[:2]) % shape[dim]
+        at[dim] = int(second)
         x[tuple(at)] = big - float(rng.uniform(0.5, 3.0))
+        at[dim] = int(third)
+        x[tuple(at)] = -float(rng.uniform(20.0, 60.0))
     if trial == 1:  # not the last axis: catches a softmax over the last axis whatever `dim` says
         dim = int(rng.integers(0, len(shape) - 1))
     if trial == 2:  # the last axis, given as -1: catches a softmax over a fixed other axis

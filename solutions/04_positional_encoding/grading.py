@@ -25,20 +25,27 @@ def pe_inputs(rng, trial):
     return {"L": int(rng.integers(3, 41)), "d_model": d_model, "base": base}  # L >= 3: cos(pos) < 0 shows
 
 
+#: Every branch of the documented ``Raises:`` (``ValueError`` if ``d_model`` is odd or not positive, or
+#: ``L < 0``), each tried on every trial: an odd ``d_model``, ``d_model = 0``, a negative even
+#: ``d_model``, and ``L = -1``.  A check of one branch only (the odd ``d_model``) is caught.
 PE_SETUP = """
 def _pe_call(f, I):
     table = f(I['L'], I['d_model'], base=I['base'])
-    try:
-        f(I['L'], I['d_model'] + 1)
-        raised = False
-    except ValueError:
-        raised = True
+    raised = []
+    for bad in ((I['L'], I['d_model'] + 1), (I['L'], 0), (I['L'], -I['d_model']), (-1, I['d_model'])):
+        try:
+            f(*bad)
+            raised.append(False)
+        except ValueError:
+            raised.append(True)
+        except Exception:
+            raised.append(False)
     return table, raised
 """
 
 
 def ref_pe(L, d_model, base):
-    return ref_sinusoidal(L, d_model, base=base), True
+    return ref_sinusoidal(L, d_model, base=base), [True, True, True, True]
 
 
 def _table(L, d_model, base, exponent=lambda j: j - j % 2, layout="interleaved", first=0, swap=False):
@@ -68,7 +75,8 @@ PE_MISTAKES = {
         lambda L, d_model, base: _table(L, d_model, base, layout="halves"),
     "index_from_one": lambda L, d_model, base: _table(L, d_model, base, first=1),
     "pe_base_ignored": lambda L, d_model, base: _table(L, d_model, 10000.0),
-    "pe_odd_d_model_not_checked": lambda L, d_model, base: (ref_pe(L, d_model, base)[0], False),
+    "pe_odd_d_model_not_checked": (lambda L, d_model, base: (ref_pe(L, d_model, base)[0], [False] * 4),
+                                   lambda L, d_model, base: (ref_pe(L, d_model, base)[0], [False, True, True, True])),
 }
 
 

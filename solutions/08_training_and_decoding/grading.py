@@ -37,6 +37,9 @@ CFG_NAMES = ("vocab_size", "block_size", "d_model", "n_heads", "n_layers")
 def _greedy_draw(rng, trial):
     V, H = int(rng.integers(5, 13)), int(rng.choice([1, 2]))
     d_model, n_layers, block_size = H * int(rng.integers(2, 5)), int(rng.integers(1, 3)), int(rng.integers(4, 9))
+    if trial == 1:
+        n_layers = 2  # forced: a mistake in chaining the blocks shows only with more than one
+
     ref = GPT(GPTConfig(V, block_size, d_model, H, n_layers))
     inp = {"cfg": [V, block_size, d_model, H, n_layers]}
     for name, p in ref.state_dict().items():
@@ -104,10 +107,14 @@ def shift_inputs(rng):
 
 
 def loss_inputs(rng, trial):
+    """Trial 0: several positions and rows, so a sum or a last-position-only loss always differs;
+    last trial: logits of a few hundred (a confident model's): a log-softmax or logsumexp passes, a
+    log of an exp that overflows in float32 (exp(89) = inf) gives inf or nan."""
     B, T, V = int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(2, 12))
-    if trial == 0:  # several positions and rows, so a sum or a last-position-only loss always differs
+    if trial == 0:
         B, T = max(B, 2), max(T, 2)
-    return {"logits": rng.standard_normal((B, T, V)) * 3, "targets": rng.integers(0, V, size=(B, T))}
+    scale = 3.0 if trial < 2 else float(rng.uniform(150, 400))
+    return {"logits": rng.standard_normal((B, T, V)) * scale, "targets": rng.integers(0, V, size=(B, T))}
 
 
 def loss_ref(logits, targets, reduce="mean"):
@@ -116,12 +123,15 @@ def loss_ref(logits, targets, reduce="mean"):
 
 
 def top_k_inputs(rng, trial):
-    """Trial 2: k > V; trial 3: the k-th largest logit of every row is tied with the next one
-    (all ties are kept), in a 3-D batch."""
+    """Trial 2: k > V (a k not clamped to V crashes); trial 3: the k-th largest logit of every row is
+    tied with the next one (all ties are kept), in a 3-D batch; trial 4: k = V exactly (nothing is
+    filtered; indexing the first dropped logit, at k, crashes)."""
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
     if trial == 3:
         shape = (int(rng.integers(1, 3)),) + shape
     k = int(rng.integers(1, shape[-1])) if trial != 2 else shape[-1] + int(rng.integers(1, 4))
+    if trial == 4:
+        k = shape[-1]
     logits = rng.standard_normal(shape) * 2
     if trial == 3:
         rows = logits.reshape(-1, shape[-1])
@@ -221,7 +231,7 @@ CHECKS = [
         mistakes={"next_token_from_first_position": greedy_first_position},
         forbid_attrs=("generate", "sample_next_token")),
     FunctionCheck(
-        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=4,
+        "test_top_k_filter", target="top_k_filter", inputs=top_k_inputs, trials=5,
         call="top_k_filter(_I['logits'], _I['k'])", reference=lambda logits, k: ref_top_k(t64(logits), k),
         mistakes={"top_k_plus_one": lambda logits, k: ref_top_k(t64(logits), k + 1),
                   "top_k_smallest": lambda logits, k: -ref_top_k(-t64(logits), k),

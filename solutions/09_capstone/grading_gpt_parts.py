@@ -169,7 +169,8 @@ def model_inputs(rng, trial):
     """Trial 0: fewer positions than block_size (positions off by one show as shifted rows); trial 1:
     the full context (they run off the table)."""
     H, _, d = _sizes(rng)
-    T, n_layers, V = int(rng.integers(5, 11)), int(rng.integers(1, 3)), int(rng.integers(5, 16))
+    T, V = int(rng.integers(5, 11)), int(rng.integers(5, 16))
+    n_layers = 2 if trial == 1 else int(rng.integers(1, 3))  # forced: chaining mistakes need two blocks
     L = T if trial == 1 else int(rng.integers(3, T))
     B = int(rng.integers(2, 4))
     inp = {"w:" + k: v for k, v in _draw_weights(rng, V, T, d, H, n_layers).items()}

@@ -4,6 +4,8 @@ def sinusoidal_encoding(L, d_model, base=10000.0, device=None):
     """outer."""
     if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model <= 0 or d_model % 2 == 1:
         raise ValueError(f"d_model must be even, got {d_model}")
+    if L < 0:
+        raise ValueError(f"L must be >= 0, got {L}")
     inv_freq = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(base) / d_model))
     ang = torch.outer(torch.arange(L).float(), inv_freq)
     out = torch.empty(L, d_model)

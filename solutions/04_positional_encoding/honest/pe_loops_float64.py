@@ -4,6 +4,8 @@ def sinusoidal_encoding(L, d_model, base=10000.0, device=None):
     """Loop over the pairs."""
     if not isinstance(d_model, int) or d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be even and >= 2, got {d_model}")
+    if L < 0:
+        raise ValueError(f"L must be >= 0, got {L}")
     pos = torch.arange(L, dtype=torch.float64)
     table = torch.empty(L, d_model, dtype=torch.float64)
     for i in range(d_model // 2):

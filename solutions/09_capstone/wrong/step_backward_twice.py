@@ -1,4 +1,4 @@
-# breaks: test_train_step
+# breaks: test_train_step, test_training_run
 # %% patch: train_step
 # -     loss.backward()
 # +     loss.backward(retain_graph=True)
