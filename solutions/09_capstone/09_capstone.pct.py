@@ -536,8 +536,11 @@ print("TinyGPT: visible checks passed")
 #
 # The grader does the same with its own batches on a slice of the text you have not seen: it trains your `TinyGPT`
 # (when its parts compute what `attnlab.nn.GPT` computes; otherwise the course's GPT) with your `train_step` for 80
-# steps, loads the weights it produced into `attnlab.nn.GPT` and measures the validation loss itself on text the
-# training never saw. It must be within **0.25 nats** of the course's own `train_step` on the same text, seed and batches.
+# steps from initial weights it draws for that run, loads the weights it produced into `attnlab.nn.GPT` and measures
+# the validation loss itself on text the training never saw. It must be within **0.25 nats** of the course's own
+# `train_step` on the same text, seed and batches, and the weights must be the ones the course's `train_step` produces
+# from the same initial weights and batches (within 2 % of that run's whole change): one update per call, on the
+# batch it is given.
 
 # %% nbgrader={"grade": true, "grade_id": "test_training_run", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 torch.set_num_threads(1)
@@ -627,7 +630,8 @@ print("training run: visible checks passed")
 # Graded outside your kernel: the grader trains your TinyGPT (or, if its parts are wrong, the course's GPT) with
 # your train_step for 80 steps on its own batches of a slice you have not seen, loads the weights into
 # attnlab.nn.GPT and measures the validation loss itself; it must be within 0.25 nats of the course's own
-# train_step on the same slice, seed, batches and steps.
+# train_step on the same slice, seed, batches and steps, and the weights must be that run's from the same initial
+# weights (within 2 % of its whole change).
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "try_it", "locked": true, "schema_version": 3, "solution": false}
