@@ -16,7 +16,7 @@ from attnlab_grader.course import normalize_db_url
 from attnlab_grader.tests import qa
 
 from .conftest import needs_sandbox
-from .test_postgres import postgres  # noqa: F401 - the fixture
+from .test_postgres import cluster, postgres  # noqa: F401 - the fixtures (postgres needs cluster)
 
 SETS = ("01_routing_and_soft_lookup", "02_scaled_dot_product_attention")
 STUDENTS = ("ana", "ben")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from attnlab_grader.sandbox import landlock_abi
-from attnlab_grader.tests.test_postgres import postgres  # noqa: F401 - the server fixture
+from attnlab_grader.tests.test_postgres import cluster, postgres  # noqa: F401 - the server fixtures
 
 A = "02_scaled_dot_product_attention"
 STUDENTS = {"ada": ("honest", "einsum_scores", 9.0), "bo": ("wrong", "scores_no_scale", 5.0)}
