@@ -67,6 +67,12 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+def _int(name: str, value: str) -> int:
+    if not value.strip().isdigit():
+        raise ValueError(f"{name}={value!r} is not a whole number; the engine or the submitting script set it wrong")
+    return int(value)
+
+
 def shard_from_env(env=None, listed: int | None = None) -> Shard:
     """The shard of this task from its engine's environment.
 
@@ -80,11 +86,13 @@ def shard_from_env(env=None, listed: int | None = None) -> Shard:
         count = count or env.get("SLURM_ARRAY_TASK_COUNT")
         if not count:
             raise ValueError("SLURM_ARRAY_TASK_COUNT is not set: submit with sbatch --array, or set ATTNLAB_SHARDS")
-        return Shard(int(env["SLURM_ARRAY_TASK_ID"]), int(count))
+        return Shard(_int("SLURM_ARRAY_TASK_ID", env["SLURM_ARRAY_TASK_ID"]), _int("task count", count))
     if env.get("JOB_COMPLETION_INDEX"):
-        if not count and listed is None:
+        if count:
+            return Shard(_int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"]), _int("ATTNLAB_SHARDS", count))
+        if listed is None:
             raise ValueError("JOB_COMPLETION_INDEX is set but not how many completions there are: set ATTNLAB_SHARDS")
-        return Shard(int(env["JOB_COMPLETION_INDEX"]), int(count or listed))
+        return Shard(_int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"]), listed)
     raise ValueError("no shard given: pass --shard INDEX/COUNT, or run as a Slurm array task "
                      "(SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job completion (JOB_COMPLETION_INDEX)")
 
@@ -164,7 +172,7 @@ def grade_shard(course, assignments, shard: Shard, db_url: str | None = None, it
             raise FileNotFoundError(f"{a} is not prepared in {root}: run `python -m attnlab_grader.shard prepare` first")
     check_gradebook(db_url)
     mechanism = choose_mechanism(mechanism)
-    slots = SimpleQueue()
+    slots: SimpleQueue[int] = SimpleQueue()
     slots.put(0)
     pipeline._init_worker(root, db_url, slots, item_timeout, None, mechanism)
     reports = []

@@ -64,6 +64,11 @@ def test_shard_from_kubernetes_completion():
         shard_from_env({"JOB_COMPLETION_INDEX": "4"})
 
 
+def test_a_garbled_engine_variable_is_named():
+    with pytest.raises(ValueError, match="ATTNLAB_SHARDS='eight' is not a whole number"):
+        shard_from_env({"JOB_COMPLETION_INDEX": "1", "ATTNLAB_SHARDS": "eight"})
+
+
 def test_no_engine_no_shard():
     with pytest.raises(ValueError, match="--shard INDEX/COUNT"):
         shard_from_env({})
