@@ -86,7 +86,7 @@ def shard_from_env(env=None, listed: int | None = None) -> Shard:
         count = count or env.get("SLURM_ARRAY_TASK_COUNT")
         if not count:
             raise ValueError("SLURM_ARRAY_TASK_COUNT is not set: submit with sbatch --array, or set ATTNLAB_SHARDS")
-        return Shard(_int("SLURM_ARRAY_TASK_ID", env["SLURM_ARRAY_TASK_ID"]), _int("task count", count))
+        return Shard(_int("SLURM_ARRAY_TASK_ID", env["SLURM_ARRAY_TASK_ID"]), _int("ATTNLAB_SHARDS or SLURM_ARRAY_TASK_COUNT", count))
     if env.get("JOB_COMPLETION_INDEX"):
         if count:
             return Shard(_int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"]), _int("ATTNLAB_SHARDS", count))

@@ -169,8 +169,11 @@ class Cluster:
         """Cancel every job, stop slurmd, slurmctld and munged (by their own PIDs: TERM, then KILL
         after 10 s), and remove the folder."""
         try:
-            if self.procs:
+            if self.procs:  # jobs first, so that slurmd's job steps end with them (up to 30 s)
                 self.run(["scancel", f"--partition={self.name}"], check=False)
+                t0 = time.monotonic()
+                while time.monotonic() - t0 < 30 and self.run(["squeue", "-h", "-o", "%i"], check=False).stdout.strip():
+                    time.sleep(0.5)
         except Exception:  # noqa: BLE001 - stopping goes on whatever the controller says
             pass
         for p in reversed(self.procs):

@@ -170,10 +170,12 @@ def test_local_slurm_and_pod_job_give_identical_gradebooks(slurm_gradebook, base
     code = ("import sys; from attnlab_grader import podjob\n"
             "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), None, 60)\n"
             "print(r['status'], r.get('sandbox', ''))")
-    for index in range(len(listing)):  # one completion after another, as one pod each
-        res = subprocess.run([sys.executable, "-c", code, str(pod_root), A, str(index)], capture_output=True,
-                             text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
-        assert res.returncode == 0 and res.stdout.startswith("graded landlock"), res.stdout + res.stderr[-2000:]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(pod_root), A, str(index)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+             for index in range(len(listing))]  # the completions at once, one process (pod) each
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0 and out.startswith("graded landlock"), out + err[-2000:]
     pod = scores(f"sqlite:///{pod_root / 'gradebook.db'}")
     assert len(slurm) >= 3 * len(STUDENTS), slurm  # every item of every student, not an empty match
     assert local == slurm, "local and Slurm gradebooks differ"
