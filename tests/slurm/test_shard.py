@@ -103,3 +103,22 @@ def test_collect_counts_missing_and_stale_reports_as_failed(tmp_path, monkeypatc
     assert sorted(r["student"] for r in s.failed) == ["never", "old"]
     assert all("not graded in this run" in r["reason"] for r in s.failed)
     assert shard.exit_code(summaries) == 2
+
+
+def test_the_benchmarks_query_counter_counts_every_statement_and_stops_when_removed():
+    import sqlalchemy as sa
+
+    from benchmarks.grade_class import QueryCounter
+    engine = sa.create_engine("sqlite://")
+    try:
+        with QueryCounter() as q, engine.begin() as conn:
+            conn.execute(sa.text("create table t (x integer)"))
+            for i in range(5):
+                conn.execute(sa.text("insert into t values (:x)"), {"x": i})
+            conn.execute(sa.text("select count(*) from t"))
+        assert q.count == 7
+        with engine.begin() as conn:
+            conn.execute(sa.text("select 1"))
+        assert q.count == 7
+    finally:
+        engine.dispose()
