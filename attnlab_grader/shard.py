@@ -97,9 +97,19 @@ def shard_from_env(env=None, listed: int | None = None) -> Shard:
                      "(SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job completion (JOB_COMPLETION_INDEX)")
 
 
+#: Longest listing name spelled out in full; a longer one is shortened with a hash (file names stop at 255 bytes).
+MAX_NAME = 120
+
+
 def listing_path(course, assignments) -> Path:
-    """``COURSE/shards/<assignments joined by '+'>.txt`` (in the order given)."""
-    return Path(course, LISTING_DIR, "+".join(assignments) + ".txt")
+    """``COURSE/shards/<assignments joined by '+'>.txt`` (in the order given); past :data:`MAX_NAME`
+    characters, ``<first>+<k>-more-<12 hex digits of the joined names' SHA-256>.txt``."""
+    import hashlib
+    name = "+".join(assignments)
+    if len(name) > MAX_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = f"{assignments[0]}+{len(assignments) - 1}-more-{digest}"
+    return Path(course, LISTING_DIR, name + ".txt")
 
 
 def read_listing(course, assignments) -> list[tuple[str, str]]:

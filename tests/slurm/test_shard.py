@@ -74,6 +74,15 @@ def test_no_engine_no_shard():
         shard_from_env({})
 
 
+def test_listing_names_stay_short_and_distinct(tmp_path):
+    from attnlab_grader.tests.conftest import GRADED
+    assert shard.listing_path(tmp_path, ["02_x"]).name == "02_x.txt"
+    assert shard.listing_path(tmp_path, ["a", "b"]).name == "a+b.txt"
+    every = shard.listing_path(tmp_path, list(GRADED)).name
+    assert len(every) < 80 and every.startswith(f"{GRADED[0]}+{len(GRADED) - 1}-more-"), every
+    assert every != shard.listing_path(tmp_path, list(GRADED)[::-1] + [GRADED[0]]).name
+
+
 def test_unprepared_course_is_refused_saying_to_prepare(tmp_path):
     for call in (lambda: shard.grade_shard(tmp_path, ["02_x"], Shard(0, 1)),
                  lambda: shard.collect(tmp_path, ["02_x"]),
