@@ -22,8 +22,10 @@ task with an SQLAlchemy ``before_cursor_execute`` listener (prepare's and collec
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -63,15 +65,22 @@ def make_class(root: Path, n: int, sets=GRADED) -> dict[str, int]:
     return counts
 
 
+_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE|TABLE)\s+\"?(\w+)", re.I)
+
+
 class QueryCounter:
     """Counts SQL statements sent by every SQLAlchemy engine of this process (nbgrader's gradebook
-    and attnlab's tables alike) while installed."""
+    and attnlab's tables alike) while installed; ``tables`` counts them by the first table each
+    names (``-`` for none: transactions, PRAGMAs)."""
 
     def __init__(self):
         self.count = 0
+        self.tables: collections.Counter = collections.Counter()
 
-    def _on(self, *_):
+    def _on(self, conn, cursor, statement, *_):
         self.count += 1
+        m = _TABLE.search(statement)
+        self.tables[m.group(1).lower() if m else "-"] += 1
 
     def __enter__(self):
         from sqlalchemy import event
@@ -99,7 +108,7 @@ def task_main(argv: list[str]) -> int:
             shard.cli.main(argv, prog_name="shard", standalone_mode=False)
         except SystemExit as stop:
             code = int(stop.code or 0)
-    stats = {"queries": counter.count, "seconds": time.perf_counter() - t0, "exit": code,
+    stats = {"queries": counter.count, "tables": dict(counter.tables), "seconds": time.perf_counter() - t0, "exit": code,
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
              "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
     out = os.environ.get(STATS_ENV)
@@ -198,7 +207,11 @@ def main(argv=None):
                   f"memory of a task {max(t['rss_mb'] for t in tasks):.0f} MB, of its largest sandbox process "
                   f"{max(t['child_rss_mb'] for t in tasks):.0f} MB.", "",
                   f"Gradebook: **{task_q / total:.1f} SQL statements per submission** in the tasks ({task_q} for "
-                  f"{total}); prepare {prep_q} once, collect {collect_q} once.", ""]
+                  f"{total}); prepare {prep_q} once, collect {collect_q} once. By table (the first each "
+                  "statement names; `-`: none, i.e. transactions): "
+                  + ", ".join(f"{k} {v / total:.1f}" for k, v in sum((collections.Counter(t.get("tables", {}))
+                                                                      for t in tasks), collections.Counter()
+                                                                     ).most_common(8)) + ".", ""]
     else:
         me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
