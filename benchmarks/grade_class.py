@@ -71,7 +71,7 @@ _TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE|TABLE)\s+\"?(\w+)", re.I)
 class QueryCounter:
     """Counts SQL statements sent by every SQLAlchemy engine of this process (nbgrader's gradebook
     and attnlab's tables alike) while installed; ``tables`` counts them by the first table each
-    names (``-`` for none: transactions, PRAGMAs)."""
+    names (``pragma``: SQLite's schema look-ups, ``-``: none)."""
 
     def __init__(self):
         self.count = 0
@@ -80,7 +80,8 @@ class QueryCounter:
     def _on(self, conn, cursor, statement, *_):
         self.count += 1
         m = _TABLE.search(statement)
-        self.tables[m.group(1).lower() if m else "-"] += 1
+        pragma = statement.lstrip()[:6].upper() == "PRAGMA"
+        self.tables["pragma" if pragma else m.group(1).lower() if m else "-"] += 1
 
     def __enter__(self):
         from sqlalchemy import event
@@ -208,7 +209,7 @@ def main(argv=None):
                   f"{max(t['child_rss_mb'] for t in tasks):.0f} MB.", "",
                   f"Gradebook: **{task_q / total:.1f} SQL statements per submission** in the tasks ({task_q} for "
                   f"{total}); prepare {prep_q} once, collect {collect_q} once. By table (the first each "
-                  "statement names; `-`: none, i.e. transactions): "
+                  "statement names; `pragma`: SQLite's schema look-ups): "
                   + ", ".join(f"{k} {v / total:.1f}" for k, v in sum((collections.Counter(t.get("tables", {}))
                                                                       for t in tasks), collections.Counter()
                                                                      ).most_common(8)) + ".", ""]
