@@ -12,8 +12,8 @@ and one gradebook every task reaches (PostgreSQL; SQLite only on one machine):
    the sandbox as on one machine, and writes each submission's report and feedback.  The shard is
    taken from ``--shard``, else from the engine's environment (:func:`shard_from_env`): a Slurm
    array (``SLURM_ARRAY_TASK_ID`` of ``SLURM_ARRAY_TASK_COUNT``), a Kubernetes Indexed Job
-   (``JOB_COMPLETION_INDEX``; one submission per completion unless ``ATTNLAB_SHARDS`` says how
-   many completions there are).  A task only writes the rows and files of its own submissions,
+   (``JOB_COMPLETION_INDEX``; one submission per completion unless ``--shards`` /
+   ``ATTNLAB_SHARDS`` says how many completions there are).  A task only writes the rows and files of its own submissions,
    so a failed or killed task is rerun alone (same ``i/N``) and changes nothing else.
 3. ``python -m attnlab_grader.shard collect COURSE -a A ...`` (trusted, after every task): reads
    every listed submission's report, counts a submission whose report is missing or older than
@@ -73,26 +73,29 @@ def _int(name: str, value: str) -> int:
     return int(value)
 
 
-def shard_from_env(env=None, listed: int | None = None) -> Shard:
+def shard_from_env(env=None, listed: int | None = None, shards: int | None = None) -> Shard:
     """The shard of this task from its engine's environment.
 
-    Slurm array: ``SLURM_ARRAY_TASK_ID`` of ``ATTNLAB_SHARDS`` (set it when rerunning one index
-    as an array of its own) or else ``SLURM_ARRAY_TASK_COUNT``.  Kubernetes Indexed Job:
-    ``JOB_COMPLETION_INDEX`` of ``ATTNLAB_SHARDS``, or else of ``listed`` (one submission per
-    completion).  Raises ``ValueError`` (one sentence) when neither engine's variables are set."""
+    Slurm array: ``SLURM_ARRAY_TASK_ID`` of ``shards`` (``--shards``, ``ATTNLAB_SHARDS``: set it
+    when rerunning one index as an array of its own) or else ``SLURM_ARRAY_TASK_COUNT``.
+    Kubernetes Indexed Job: ``JOB_COMPLETION_INDEX`` of ``shards``, or else of ``listed`` (one
+    submission per completion).  Raises ``ValueError`` (one sentence) when neither engine's
+    variables are set or one is not a whole number."""
     env = os.environ if env is None else env
-    count = env.get("ATTNLAB_SHARDS")
     if env.get("SLURM_ARRAY_TASK_ID"):
-        count = count or env.get("SLURM_ARRAY_TASK_COUNT")
-        if not count:
-            raise ValueError("SLURM_ARRAY_TASK_COUNT is not set: submit with sbatch --array, or set ATTNLAB_SHARDS")
-        return Shard(_int("SLURM_ARRAY_TASK_ID", env["SLURM_ARRAY_TASK_ID"]), _int("ATTNLAB_SHARDS or SLURM_ARRAY_TASK_COUNT", count))
+        index = _int("SLURM_ARRAY_TASK_ID", env["SLURM_ARRAY_TASK_ID"])
+        if shards:
+            return Shard(index, shards)
+        if not env.get("SLURM_ARRAY_TASK_COUNT"):
+            raise ValueError("SLURM_ARRAY_TASK_COUNT is not set: submit with sbatch --array, or give --shards")
+        return Shard(index, _int("SLURM_ARRAY_TASK_COUNT", env["SLURM_ARRAY_TASK_COUNT"]))
     if env.get("JOB_COMPLETION_INDEX"):
-        if count:
-            return Shard(_int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"]), _int("ATTNLAB_SHARDS", count))
+        index = _int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"])
+        if shards:
+            return Shard(index, shards)
         if listed is None:
-            raise ValueError("JOB_COMPLETION_INDEX is set but not how many completions there are: set ATTNLAB_SHARDS")
-        return Shard(_int("JOB_COMPLETION_INDEX", env["JOB_COMPLETION_INDEX"]), listed)
+            raise ValueError("JOB_COMPLETION_INDEX is set but not how many completions there are: give --shards")
+        return Shard(index, listed)
     raise ValueError("no shard given: pass --shard INDEX/COUNT, or run as a Slurm array task "
                      "(SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job completion (JOB_COMPLETION_INDEX)")
 
@@ -312,11 +315,13 @@ def prepare_cmd(course, assignments, db_url):
 @_assignments
 @click.option("--shard", "shard_text", default=None, metavar="INDEX/COUNT",
               help="This task's shard; default from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX.")
+@click.option("--shards", type=click.IntRange(1), default=grader_default("shards"), show_default="$ATTNLAB_SHARDS",
+              help="The shard count when the shard comes from the engine (a rerun of one array index).")
 @_db
 @_sandbox
 @click.option("--item-timeout", type=float, default=None, help="Per-check limit in seconds (default: grading.py's).")
 @click.option("--no-feedback", is_flag=True, help="Do not write feedback HTML.")
-def grade_cmd(course, assignments, shard_text, db_url, mechanism, item_timeout, no_feedback):
+def grade_cmd(course, assignments, shard_text, shards, db_url, mechanism, item_timeout, no_feedback):
     """Grade this task's shard of the listing; exits 1 when it could not grade at all."""
     from .course import GradebookUnavailable
     from .intake import safe_text
@@ -325,7 +330,7 @@ def grade_cmd(course, assignments, shard_text, db_url, mechanism, item_timeout, 
         if shard_text:
             shard = Shard.parse(shard_text)
         else:
-            shard = shard_from_env(listed=len(read_listing(course, assignments)))
+            shard = shard_from_env(listed=len(read_listing(course, assignments)), shards=shards)
         reports = grade_shard(course, assignments, shard, db_url, item_timeout, mechanism, not no_feedback)
     except (ValueError, FileNotFoundError, GradebookUnavailable, SandboxUnavailable, RuntimeError) as err:
         click.echo(f"error: {err}", err=True)

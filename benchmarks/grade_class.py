@@ -40,10 +40,6 @@ from attnlab_grader.course import REPO
 from attnlab_grader.tests import qa
 from attnlab_grader.tests.conftest import GRADED
 
-#: Each task writes its counts here as ``task-<pid>.json`` (the ``task`` subcommand).
-STATS_ENV = "ATTNLAB_BENCH_STATS"
-
-
 def make_class(root: Path, n: int, sets=GRADED) -> dict[str, int]:
     """Write ``n`` submissions spread over ``sets`` (default: every graded set); returns {set: count}."""
     counts = {}
@@ -96,11 +92,12 @@ class QueryCounter:
 
 
 def task_main(argv: list[str]) -> int:
-    """``python -m benchmarks.grade_class task [-m attnlab_grader.shard] grade COURSE ...``: the shard
-    command of :mod:`attnlab_grader.shard`, with its SQL statements counted and its peak memory
-    written to ``$ATTNLAB_BENCH_STATS/task-<pid>.json`` (also when it fails)."""
+    """``python -m benchmarks.grade_class task STATS_DIR [-m attnlab_grader.shard] grade COURSE ...``:
+    the shard command of :mod:`attnlab_grader.shard`, with its SQL statements counted and its peak
+    memory written to ``STATS_DIR/task-<pid>.json`` (also when it fails)."""
     from attnlab_grader import shard
-    if argv[:2] == ["-m", "attnlab_grader.shard"]:  # called as deploy/slurm's ATTNLAB_PYTHON
+    out, argv = argv[0], argv[1:]
+    if argv[:2] == ["-m", "attnlab_grader.shard"]:  # called as deploy/slurm's ATTNLAB_GRADE_PYTHON
         argv = argv[2:]
     t0 = time.perf_counter()
     code = 0
@@ -112,9 +109,7 @@ def task_main(argv: list[str]) -> int:
     stats = {"queries": counter.count, "tables": dict(counter.tables), "seconds": time.perf_counter() - t0, "exit": code,
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
              "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
-    out = os.environ.get(STATS_ENV)
-    if out:
-        Path(out, f"task-{os.getpid()}.json").write_text(json.dumps(stats))
+    Path(out, f"task-{os.getpid()}.json").write_text(json.dumps(stats))
     return code
 
 
@@ -124,8 +119,8 @@ def _task_argv(course: Path, sets, db_url) -> list[str]:
 
 
 def run_local(course, sets, tasks, db_url, stats_dir):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", STATS_ENV: str(stats_dir)}
-    argv = [sys.executable, "-m", "benchmarks.grade_class", "task"] + _task_argv(course, sets, db_url)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "benchmarks.grade_class", "task", str(stats_dir)] + _task_argv(course, sets, db_url)
     procs = [subprocess.Popen(argv + ["--shard", f"{i}/{tasks}"], env=env, cwd=REPO, stdout=subprocess.DEVNULL)
              for i in range(tasks)]
     return [p.wait() for p in procs]
@@ -138,10 +133,10 @@ def run_slurm(course, sets, tasks, db_url, stats_dir):
     if why:
         raise SystemExit(f"--engine slurm: {why}")
     wrapper = Path(stats_dir) / "python"
-    wrapper.write_text(f"#!/bin/sh\ncd {REPO} && exec {sys.executable} -m benchmarks.grade_class task \"$@\"\n")
+    wrapper.write_text(f"#!/bin/sh\ncd {REPO} && exec {sys.executable} -m benchmarks.grade_class task {stats_dir} \"$@\"\n")
     wrapper.chmod(0o755)
-    env = {"ATTNLAB_COURSE": str(course), "ATTNLAB_ASSIGNMENTS": " ".join(sets), "ATTNLAB_PYTHON": str(wrapper),
-           "ATTNLAB_GRADE_ARGS": "--no-feedback", STATS_ENV: str(stats_dir)}
+    env = {"ATTNLAB_COURSE": str(course), "ATTNLAB_ASSIGNMENTS": " ".join(sets), "ATTNLAB_GRADE_PYTHON": str(wrapper),
+           "ATTNLAB_GRADE_ARGS": "--no-feedback"}
     if db_url:
         env["ATTNLAB_DB"] = db_url
     export = "ALL," + ",".join(f"{k}={v}" for k, v in env.items())

@@ -51,22 +51,21 @@ def test_parse_refuses_with_one_sentence(text):
 def test_shard_from_slurm_array():
     assert shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "5"}) == Shard(2, 5)
     # a rerun of index 2 alone is an array of one task: ATTNLAB_SHARDS keeps the class's count
-    assert shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1",
-                           "ATTNLAB_SHARDS": "5"}) == Shard(2, 5)
+    assert shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1"}, shards=5) == Shard(2, 5)
     with pytest.raises(ValueError, match="does not exist"):
         shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1"})
 
 
 def test_shard_from_kubernetes_completion():
     assert shard_from_env({"JOB_COMPLETION_INDEX": "4"}, listed=9) == Shard(4, 9)
-    assert shard_from_env({"JOB_COMPLETION_INDEX": "4", "ATTNLAB_SHARDS": "5"}, listed=9) == Shard(4, 5)
-    with pytest.raises(ValueError, match="ATTNLAB_SHARDS"):
+    assert shard_from_env({"JOB_COMPLETION_INDEX": "4"}, listed=9, shards=5) == Shard(4, 5)
+    with pytest.raises(ValueError, match="--shards"):
         shard_from_env({"JOB_COMPLETION_INDEX": "4"})
 
 
 def test_a_garbled_engine_variable_is_named():
-    with pytest.raises(ValueError, match="ATTNLAB_SHARDS='eight' is not a whole number"):
-        shard_from_env({"JOB_COMPLETION_INDEX": "1", "ATTNLAB_SHARDS": "eight"})
+    with pytest.raises(ValueError, match="SLURM_ARRAY_TASK_COUNT='eight' is not a whole number"):
+        shard_from_env({"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "eight"})
 
 
 def test_no_engine_no_shard():

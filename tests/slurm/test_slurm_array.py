@@ -104,7 +104,7 @@ def slurm_gradebook(base, postgres):  # noqa: F811
     notes = {}
     with Cluster(cpus=2) as cluster:
         env = {"ATTNLAB_COURSE": str(root), "ATTNLAB_ASSIGNMENTS": A, "ATTNLAB_DB": postgres,
-               "ATTNLAB_PYTHON": sys.executable, "ATTNLAB_GRADE_ARGS": "--item-timeout 60"}
+               "ATTNLAB_GRADE_PYTHON": sys.executable, "ATTNLAB_GRADE_ARGS": "--item-timeout 60"}
         export = "ALL," + ",".join(f"{k}={v}" for k, v in env.items())
         sbatch = ["sbatch", "--parsable", f"--export={export}", "--mem=2G", f"--chdir={base}",
                   f"--output={base}/%A_%a.out"]
