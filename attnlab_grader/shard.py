@@ -13,8 +13,9 @@ and one gradebook every task reaches (PostgreSQL; SQLite only on one machine):
    taken from ``--shard``, else from the engine's environment (:func:`shard_from_env`): a Slurm
    array (``SLURM_ARRAY_TASK_ID`` of ``SLURM_ARRAY_TASK_COUNT``), a Kubernetes Indexed Job
    (``JOB_COMPLETION_INDEX``; one submission per completion unless ``--shards`` /
-   ``ATTNLAB_SHARDS`` says how many completions there are).  A task only writes the rows and files of its own submissions,
-   so a failed or killed task is rerun alone (same ``i/N``) and changes nothing else.
+   ``ATTNLAB_SHARDS`` says how many completions there are).  A task only writes the rows and
+   files of its own submissions, so a failed or killed task is rerun alone (same ``i/N``) and
+   changes nothing else.
 3. ``python -m attnlab_grader.shard collect COURSE -a A ...`` (trusted, after every task): reads
    every listed submission's report, counts a submission whose report is missing or older than
    the listing as failed ("not graded in this run"), writes the grades CSV and each assignment's
