@@ -4,6 +4,7 @@ Run from the repository root (it needs ``attnlab_grader.tests.qa`` and ``tests.s
 
     .venv/bin/python -m benchmarks.grade_class --students 1000 --tasks 2 --out benchmarks/RESULTS.md
     .venv/bin/python -m benchmarks.grade_class --students 1000 --tasks 2 --engine slurm   # as root
+    .venv/bin/python -m benchmarks.grade_class progress WORKDIR   # a long run started with --workdir WORKDIR
 
 ``--students`` submissions are spread evenly over the ten sets (or those named by ``--sets``); each is a copy of the
 reference solution, an honest alternative (``honest/*.py``) or a realistic wrong implementation (``wrong/*.py``),
@@ -150,10 +151,37 @@ def run_slurm(course, sets, tasks, db_url, stats_dir):
     return [0 if s == "COMPLETED" else 1 for s in states.values()]
 
 
+def progress(workdir: str) -> str:
+    """``python -m benchmarks.grade_class progress WORKDIR``: what a run with ``--workdir WORKDIR`` has
+    graded so far, from its reports: submissions by status, the window from the first report to the
+    last, submissions per second over it, and each set's median worker seconds per submission."""
+    reports = sorted(Path(workdir, "course", "reports").glob("*/*.json"))
+    rows = []
+    for path in reports:
+        rep = json.loads(path.read_text())
+        rows.append((path.stat().st_mtime, path.parent.name, rep.get("status"), rep.get("seconds")))
+    if not rows:
+        return "no report yet"
+    first, last = min(r[0] for r in rows), max(r[0] for r in rows)
+    status = collections.Counter(r[2] for r in rows)
+    per_set = collections.defaultdict(list)
+    for _, a, _, secs in rows:
+        if secs:
+            per_set[a].append(secs)
+    out = [f"{len(rows)} graded ({', '.join(f'{k} {v}' for k, v in sorted(status.items()))}) between "
+           f"{time.strftime('%H:%M:%S', time.gmtime(first))} and {time.strftime('%H:%M:%S UTC', time.gmtime(last))}: "
+           f"{(len(rows) - 1) / max(last - first, 1e-9):.2f} submissions/s"]
+    out += [f"  {a}: {len(s)}, median {statistics.median(s):.2f} s" for a, s in sorted(per_set.items())]
+    return "\n".join(out)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["task"]:
         sys.exit(task_main(argv[1:]))
+    if argv[:1] == ["progress"]:
+        print(progress(argv[1]))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=1000)
     ap.add_argument("--tasks", "--jobs", dest="tasks", type=int, default=2, help="tasks (or pool workers) at once")
