@@ -11,7 +11,7 @@ The profile comes from ``ATTNLAB_TEST_PROFILE`` (``./test.sh`` sets it when ``CI
 profile   required groups
 ========  ==========================================================================
 ``root``  every group below (CI runs as root, and ``./test.sh`` installs what they need;
-          ``k8s`` also needs a kernel with Landlock ABI 4 or later, as CI's has)
+          ``k8s`` and ``slurm`` also need a kernel with Landlock ABI 4 or later, as CI's has)
 ``user``  ``sandbox`` (an ordinary user with bubblewrap / user namespaces)
 (unset)   none: every skip is reported, none fails
 ========  ==========================================================================
@@ -54,6 +54,7 @@ GROUPS = (
     Group("postgres", ("attnlab_grader/tests/test_postgres.py",)),
     Group("hub", ("tests/hub/",)),
     Group("k8s", ("tests/k8s/",)),
+    Group("slurm", ("tests/slurm/",)),
     Group("e2e", ("tests/e2e/",)),
 )
 

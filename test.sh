@@ -12,6 +12,8 @@ export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 bash scripts/ensure_chromium.sh || true
 # The gradebook-on-PostgreSQL test needs Debian's postgresql server binaries (same rule).
 bash scripts/ensure_postgres.sh || true
+# The Slurm array test needs Debian's slurm-wlm and munge (same rule); it starts its own daemons.
+bash scripts/ensure_slurm.sh || true
 bash scripts/ensure_hub.sh || true  # tests/hub: JupyterHub, its proxy, a shared course env (cached)
 bash scripts/ensure_bubblewrap.sh || true  # rootless sandbox mechanism (autograder/SECURITY.md)
 export PYTHONHASHSEED=0 MPLBACKEND=Agg

@@ -1,12 +1,14 @@
 """Grading on Kubernetes as an Indexed Job in which the pod is the sandbox.
 
+The Job follows the sharding contract of :mod:`attnlab_grader.shard`, one submission per pod:
 ``python -m attnlab_grader.podjob prepare COURSE -a A`` (trusted, once per assignment: in
-formgrader's terminal or a one-pod Job) generates the assignment into the gradebook and writes
-the class listing ``COURSE/podjob/A.txt`` (one student folder a line; its line count is the
-Job's ``completions``).  ``python -m attnlab_grader.podjob grade COURSE -a A --index N`` is the
-command of completion ``N`` (``$JOB_COMPLETION_INDEX``): it grades exactly the ``N``-th
-submission of the listing into the one gradebook, writes its report and feedback, and exits.
-``python -m attnlab_grader.podjob finish COURSE -a A`` (trusted) exports the grades CSV.
+formgrader's terminal or a one-pod Job) is ``shard prepare`` for ``A`` (listing
+``COURSE/shards/A.txt``; its line count is the Job's ``completions``).
+``python -m attnlab_grader.podjob grade COURSE -a A --index N`` is the command of completion
+``N`` (``$JOB_COMPLETION_INDEX``): shard ``N`` of ``completions``, i.e. exactly the ``N``-th
+submission of the listing, graded into the one gradebook with its report and feedback.
+``python -m attnlab_grader.podjob finish COURSE -a A`` (trusted) is ``shard collect``: grades
+CSV, class report, and an exit code that counts the submissions not graded.
 
 The pod replaces the namespaces of the other sandbox mechanisms (deploy/kubernetes/README.md):
 ``grade`` first checks that it runs in such a pod and otherwise refuses, one sentence per
@@ -23,7 +25,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,8 +39,6 @@ SA_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 DEFAULT_PROBES = ("1.1.1.1:443", "8.8.8.8:53", "9.9.9.9:443")
 #: Landlock ABI needed: 4 = files and TCP (Linux 6.7); 6 (Linux 6.12) adds signal scoping.
 LANDLOCK_MIN_ABI = 4
-#: The listing of completion indexes: ``COURSE/podjob/<assignment>.txt``.
-LISTING_DIR = "podjob"
 #: Exit status of ``grade`` when it refuses (the pod is not a sandbox) or cannot grade at all.
 REFUSED, FAILED = 3, 1
 
@@ -113,83 +112,43 @@ def refusals(probes=(), timeout: float = 2.0) -> list[str]:
 
 
 def listing_path(course, assignment: str) -> Path:
-    """``COURSE/podjob/<assignment>.txt``: completion index -> student folder."""
-    return Path(course, LISTING_DIR, f"{assignment}.txt")
+    """The listing of completion indexes: :func:`attnlab_grader.shard.listing_path` of the one
+    assignment (completion ``N`` grades line ``N``: shard ``N`` of as many as there are lines)."""
+    from .shard import listing_path as shard_listing
+    return shard_listing(course, [assignment])
 
 
 def read_listing(course, assignment: str) -> list[str]:
     """The student folders of :func:`listing_path`, in index order; ``FileNotFoundError`` if the
     assignment was not prepared."""
-    text = listing_path(course, assignment).read_text(encoding="utf-8")
-    return [ln for ln in text.split("\n") if ln]
+    from .shard import read_listing as shard_read
+    return [s for _, s in shard_read(course, [assignment])]
 
 
 def prepare(course, assignment: str, db_url: str | None = None) -> list[str]:
-    """Generate ``assignment`` into the gradebook and write the listing (sorted student folders
-    that hold it); returns the listing.  Trusted: run once before the Job, never in it.  It also
-    creates every gradebook row the completions would otherwise race to create (tables, the
-    course, the listed students: :mod:`attnlab_grader.instructor.gradebook_init`).
-    Raises ``RuntimeError`` when the assignment cannot be generated, ``ValueError`` for a student
-    folder whose name cannot be one line of the listing."""
-    from .course import check_gradebook, generate_many, load_config
-    from .instructor import gradebook_init
-    from .intake import submission_folders
-    check_gradebook(db_url)
-    root = os.path.abspath(course)
-    students = sorted(submission_folders(root, assignment))
-    bad = [s for s in students if "\n" in s or "\r" in s]
-    if bad:
-        raise ValueError(f"student folder {bad[0]!r} has a line break in its name; rename it and prepare again")
-    # The completions run at once: everything they would otherwise create together (nbgrader's
-    # schema and course row, attnlab's tables, the student rows) is created here, one at a time,
-    # so that a completion only adds rows of its own submission.
-    gradebook_init.prepare(load_config(root, db_url).CourseDirectory.db_url, students)
-    errors = generate_many(root, [assignment], db_url)
-    if errors.get(assignment):
-        raise RuntimeError(errors[assignment])
-    path = listing_path(root, assignment)
-    path.parent.mkdir(exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(s + "\n" for s in students), encoding="utf-8")
-    tmp.replace(path)
-    return students
+    """:func:`attnlab_grader.shard.prepare` for one assignment; returns the listing's student
+    folders (their count is the Job's ``completions``).  Trusted: run once before the Job, never
+    in it.  Raises ``RuntimeError`` when the assignment cannot be generated, ``ValueError`` for a
+    student folder whose name cannot be one line of the listing."""
+    from .shard import prepare as shard_prepare
+    return [s for _, s in shard_prepare(course, [assignment], db_url)]
 
 
 def grade_index(course, assignment: str, index: int, db_url: str | None = None,
                 item_timeout: float | None = None) -> dict:
-    """Grade the ``index``-th submission of the listing with the ``landlock`` sandbox into the
-    gradebook; write its report and (when graded) its feedback.  Returns the report
+    """Shard ``index`` of ``len(listing)`` (:func:`attnlab_grader.shard.grade_shard`): the
+    ``index``-th submission of the listing, graded with the ``landlock`` sandbox into the
+    gradebook, with its report and (when graded) its feedback.  Returns the report
     (:class:`attnlab_grader.grade_report.GradeReport`).  Does not check the pod (:func:`refusals`
     does).  Raises ``IndexError`` for an index outside the listing, ``FileNotFoundError`` for an
     unprepared assignment."""
-    from queue import SimpleQueue
-
-    from . import pipeline
-    from .course import check_gradebook
-    from .intake import feedback_exact
+    from .shard import Shard, grade_shard
     root = os.path.abspath(course)
     students = read_listing(root, assignment)
     if not 0 <= index < len(students):
         raise IndexError(f"completion index {index} is outside the listing of {len(students)} "
                          f"submissions ({listing_path(root, assignment)})")
-    if not Path(root, "source", assignment, "grading.py").is_file():
-        raise FileNotFoundError(f"{assignment} is not prepared in {root}: run "
-                                "`python -m attnlab_grader.podjob prepare` first")
-    check_gradebook(db_url)
-    student = students[index]
-    slots = SimpleQueue()
-    slots.put(0)
-    pipeline._init_worker(root, db_url, slots, item_timeout, None, "landlock")
-    report = pipeline._grade_one((assignment, student))
-    for attempt in range(2):  # a SQLite gradebook busy past its lock timeout: the same grading again
-        if report["status"] != "error" or "database" not in (report.get("reason") or ""):
-            break
-        time.sleep(0.5 + attempt)
-        report = pipeline._grade_one((assignment, student))
-    if report["status"] in ("graded", "flagged"):
-        res = feedback_exact(pipeline._API, assignment, [student])
-        if not res["success"]:
-            raise RuntimeError(f"generate_feedback failed for {student}: {res.get('error')}")
+    (report,) = grade_shard(root, [assignment], Shard(index, len(students)), db_url, item_timeout, "landlock")
     return report
 
 
@@ -264,9 +223,18 @@ def grade_cmd(course, assignment, index, db_url, probes, item_timeout):
 @_db
 @click.option("--csv", "csv_path", default=None, help="Grades CSV (default COURSE/grades.csv).")
 def finish_cmd(course, assignment, db_url, csv_path):
-    """After the Job: export ASSIGNMENT's grades from the gradebook to the CSV."""
-    from .pipeline import export
-    click.echo(f"grades: {export(os.path.abspath(course), assignment, db_url, csv_path)}")
+    """After the Job: :func:`attnlab_grader.shard.collect` (grades CSV, class report); exits with
+    the number of submissions not graded."""
+    from .shard import collect, exit_code
+    try:
+        summaries = collect(os.path.abspath(course), [assignment], db_url, {assignment: csv_path})
+    except FileNotFoundError as err:
+        raise click.ClickException(str(err)) from None
+    summary = summaries[assignment]
+    click.echo(summary.text())
+    if summary.error:
+        click.echo(summary.error)
+    sys.exit(exit_code(summaries))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # Installs Debian PACKAGEs for an optional test when we can (root + apt-get): quiet and bounded
 # (apt-get update <= 5 min, install <= 10 min), output in $TMPDIR/attnlab-ensure-TAG.log.
 # Never fails the test run: without the packages, WHAT_SKIPS skips and says why.
-# Called by ensure_{bubblewrap,chromium,postgres}.sh once they found something missing.
+# Called by ensure_{bubblewrap,chromium,postgres,slurm}.sh once they found something missing.
 set -u
 tag="$1" skips="$2"; shift 2
 if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -107,6 +107,10 @@ class GraderSettings(_Settings):
                                        shown="/var/lib/attnlab-lti/<course id>/launches.jsonl")
     clone: Path = _field(Path("/opt/attnlab-hub/course"), "path", ("grader", "hub", "tests"),
                          "The course repository the hub's grader account reads (read-only).")
+    shards: int | None = _field(None, "int >= 1", ("grader",),
+                                "How many shards a Slurm array task or Kubernetes completion is one of (a rerun "
+                                "of one index keeps the class's count); same as shard grade --shards.",
+                                shown="the array's task count (Slurm), the listing's length (Kubernetes)", ge=1)
 
     def solutions_dir(self, repo: Path) -> Path:
         """The solutions folder: :attr:`solutions`, else ``repo/solutions`` (absolute)."""
@@ -232,6 +236,13 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("LTI_USERNAME_CLAIM", "str", "sub", ("hub",), "The launch claim that becomes the hub user name."),
     _v("LTI_REQUIRE_UNIX_ACCOUNT", "bool", "1", ("hub",), "1 refuses a launch by someone without a system account."),
     _v("LTI_URI_SCHEME", "str", "from X-Forwarded-Proto", ("hub",), "Scheme of the hub's public URL for LTI redirects."),
+    # the Slurm array script (deploy/slurm/grade-array.sbatch)
+    _v("ASSIGNMENTS", "space-separated list", "required", ("grader",),
+       "Assignments each Slurm array task grades, in the order given to shard prepare."),
+    _v("GRADE_PYTHON", "path", "python3", ("grader",), "The course environment's python that Slurm array tasks run."),
+    _v("GRADE_ARGS", "str", "empty", ("grader",), "Further options of each Slurm array task's shard grade command."),
+    _v("DB_FILE", "path", "unset", ("grader",),
+       "File holding the gradebook URL for Slurm array tasks (keeps its password off command lines)."),
     # the test suite
     _v("TEST_WORKERS", "int", "2", ("tests",), "pytest-xdist workers ./test.sh starts."),
 )
@@ -258,6 +269,8 @@ PLATFORM_VARIABLES: dict[str, str] = {
     "KUBERNETES_SERVICE_PORT": "Kubernetes, in every pod: the API server's port (the grading job).",
     "JOB_COMPLETION_INDEX": "Kubernetes, in each pod of an Indexed Job: the pod's index (the line of the "
                             "listing it grades).",
+    "SLURM_ARRAY_TASK_ID": "Slurm, in each task of a job array: the task's index (its shard of the listing).",
+    "SLURM_ARRAY_TASK_COUNT": "Slurm, in each task of a job array: the array's number of tasks (the shard count).",
     "PATH": "The operating system: tests and benchmarks put the running environment's bin/ first for a child.",
 }
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -82,6 +84,36 @@ def test_manifest_is_valid_for_the_pinned_kubernetes(name):
         kubernetes_validate.validate(doc, KUBERNETES, strict=True)
 
 
+def rendered_job(assignment: str, completions, suffix: str = "x7k2q") -> dict:
+    """grading-job.yaml as ``kubectl create`` submits it after editing: ``generateName`` resolved
+    to a name (the API server appends a random suffix), the assignment and ``completions`` set."""
+    job = copy.deepcopy(_job())
+    job["metadata"]["name"] = job["metadata"].pop("generateName") + suffix
+    job["spec"]["completions"] = completions
+    cmd = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    cmd[cmd.index("--assignment") + 1] = assignment
+    return job
+
+
+def _validate_cli(path: Path) -> subprocess.CompletedProcess:
+    tool = Path(sys.executable).with_name("kubernetes-validate")
+    return subprocess.run([str(tool), "-k", KUBERNETES, "--strict", str(path)], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_grading_job_in_its_created_form_passes_the_validator_that_refuses_it_as_written(tmp_path):
+    as_written = _validate_cli(K8S / "grading-job.yaml")
+    assert as_written.returncode != 0 and "could not be validated" in as_written.stdout + as_written.stderr
+    good = tmp_path / "job.yaml"
+    good.write_text(yaml.safe_dump(rendered_job("09_capstone", 187)))
+    res = _validate_cli(good)
+    assert res.returncode == 0 and "passed for resource job/attnlab-grade-x7k2q" in res.stdout, res.stdout + res.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(rendered_job("09_capstone", "all of them")))
+    res = _validate_cli(bad)
+    assert res.returncode != 0 and "completions" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
 def test_validation_is_real_a_misplaced_field_fails():
     job = copy.deepcopy(_job())
     job["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFileSystem"] = True
@@ -104,6 +136,9 @@ def test_one_jupyterhub_version_everywhere():
     single = re.search(r"^jupyterhub==(\S+)$", (ROOT / "deploy/jupyterhub/requirements-singleuser.txt").read_text(), re.M)[1]
     hub = (K8S / "hub.Dockerfile").read_text()
     assert single == pin and f'"jupyterhub=={pin}"' in hub and f"k8s-hub:{CHART}" in hub
+    # installed over the chart's own JupyterHub: a package of the chart's image that declares the pin
+    # incompatible fails the image build rather than the hub at run time
+    assert re.search(rf'^RUN pip install [^\n]*"jupyterhub=={re.escape(pin)}" && pip check$', hub, re.M), hub
     assert _values()["hub"]["image"]["name"].endswith("attnlab-hub")
 
 
