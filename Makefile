@@ -39,4 +39,4 @@ bench:                ## seconds per submission and a class of 100, vs plain nbg
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.autograder_bench --students 100 --out autograder/BENCHMARK.md
 
 site:                 ## the course website in site/_build/html (strict, offline; lessons executed, cached)
-	$(PY) -m sphinx -b html -W -n --keep-going -q site site/_build/html
+	$(PY) scripts/build_site.py
