@@ -52,6 +52,7 @@ GROUPS = (
     Group("hub", ("tests/hub/",)),
     Group("k8s", ("tests/k8s/",)),
     Group("e2e", ("tests/e2e/",)),
+    Group("site", ("tests/site/",)),  # the course website: built, and checked in Chromium
 )
 
 PROFILES: dict[str, frozenset[str]] = {

@@ -33,7 +33,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "attnlab_site",
 ]
-exclude_patterns = ["_build", "_ext", "vendor", "conf.py", "**.ipynb_checkpoints", "README.md"]
+exclude_patterns = ["_build", "_ext", "vendor", "assets", "conf.py", "**.ipynb_checkpoints", "README.md"]
 suppress_warnings: list[str] = []
 nitpicky = True
 numfig = True
@@ -60,7 +60,8 @@ nb_ipywidgets_js = {
     "requirejs/require.min.js": {},
     "jupyter-widgets/embed-amd.js": {"data-jupyter-widgets-cdn": "_static/jupyter-widgets/"},
 }
-html_static_path = ["vendor"]
+html_static_path = ["vendor", "assets"]  # vendor: third-party files; assets: the site's own
+html_js_files = ["attnlab-site.js"]
 
 # Autodoc: the library's docstrings (Google style: Args / Returns / Shape).
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
