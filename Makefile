@@ -5,7 +5,7 @@ SUBMISSIONS ?= autograder/course
 JOBS ?= 2
 
 .PHONY: notebooks check-notebooks lessons check-lessons solutions check-solutions exercises check-exercises \
-        grade test-autograder bench site
+        grade test-autograder bench site site-fresh
 
 notebooks: lessons solutions  ## rebuild every notebook from its text source (lessons and solutions)
 
@@ -40,3 +40,6 @@ bench:                ## seconds per submission and a class of 100, vs plain nbg
 
 site:                 ## the course website in site/_build/html (strict, offline; lessons executed, cached)
 	$(PY) scripts/build_site.py
+
+site-fresh:           ## the website from scratch: every lesson executed again (after a change to src/attnlab)
+	$(PY) scripts/build_site.py --fresh

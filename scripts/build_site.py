@@ -8,6 +8,10 @@ changed (site/conf.py). The wall time is printed.
     python scripts/build_site.py                    # site/_build/html
     python scripts/build_site.py --serve [--port N] # build if needed, then serve on 127.0.0.1 (Ctrl-C stops)
     python scripts/build_site.py --source DIR --out DIR   # another source folder with the site's conf.py
+    python scripts/build_site.py --fresh            # forget every executed lesson and page first
+
+The execution cache keys on a lesson's own text: after a change to the library the lessons call
+(``src/attnlab``), build with ``--fresh`` (``make site-fresh``) so that the lessons run on the new code.
 
 Exit status: Sphinx's (non-zero when the build failed), or 2 for a wrong argument.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import shutil
 import socket
 import subprocess
 import sys
@@ -73,9 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="the output folder (default: site/_build/html)")
     parser.add_argument("--serve", action="store_true", help="serve the built site on 127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="port for --serve (default: a free one)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="remove the previous build and the execution cache first (every lesson runs again)")
     args = parser.parse_args(argv)
     if not (args.source / "index.md").is_file():
         parser.error(f"{args.source} holds no index.md; give the site's source folder with --source")
+    if args.fresh:
+        shutil.rmtree(SITE / "_build", ignore_errors=True)
+        shutil.rmtree(args.out, ignore_errors=True)
     rc = build(args.source.resolve(), args.out.resolve())
     if rc != 0 or not args.serve:
         return rc

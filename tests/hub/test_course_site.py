@@ -59,3 +59,27 @@ def test_logged_in_student_reads_the_site_without_a_server(built_site, klass):  
     login_and_token(klass, student)
     model = klass.check(klass.request("GET", f"/hub/api/users/{student}", student), "user model").json()
     assert not model.get("servers"), f"reading the site started a server for {student}: {model.get('servers')}"
+
+
+def test_static_hub_config_adds_the_course_service_only_with_a_built_site(monkeypatch, tmp_path):
+    """jupyterhub_config.py, loaded as the hub loads it: with a built site, a service "course" run as nobody
+    from the hub's Python, readable by every user (the "user" role); without one, no such service."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    hub = ROOT / "deploy" / "jupyterhub"
+    base = {"ATTNLAB_HUB_HOME": "/opt/attnlab-hub", "ATTNLAB_HUB_STATE": "/srv/attnlab-x/hub",
+            "ATTNLAB_SITE_PORT": "12345"}
+    for k, v in base.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("ATTNLAB_SITE_DIR", str(tmp_path / "site"))
+    c = PyFileConfigLoader("jupyterhub_config.py", path=str(hub)).load_config()
+    assert "course" not in [s["name"] for s in c.JupyterHub.services], "a service for a site that is not built"
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<title>attnlab</title>")
+    c = PyFileConfigLoader("jupyterhub_config.py", path=str(hub)).load_config()
+    service = next(s for s in c.JupyterHub.services if s["name"] == "course")
+    assert service["user"] == "nobody" and service["url"] == "http://127.0.0.1:12345"
+    assert service["command"] == ["/opt/attnlab-hub/hub/bin/python", "/srv/attnlab-x/hub/course_site.py"]
+    assert service["environment"]["ATTNLAB_SITE_DIR"] == str(tmp_path / "site")
+    role = next(r for r in c.JupyterHub.load_roles if r["name"] == "user")
+    assert "access:services!service=course" in role["scopes"] and "self" in role["scopes"]
