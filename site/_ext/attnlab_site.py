@@ -80,13 +80,15 @@ def lesson_page(entry: Any, skills: list[Any], skill_lesson: dict[str, str]) -> 
 :::{{list-table}} Lesson {entry.id} at a glance
 :name: plan-{entry.id}
 :header-rows: 0
+:stub-columns: 1
 :widths: 25 75
 
 {table}
 :::
 
-The gate asks for the skills above before the lesson opens in JupyterLab (`attnlab gate {entry.id}` says
-which are missing). The mastery cards: {{doc}}`../mastery/{entry.id}`.
+The lesson's first cell is its gate: it checks the skills above and offers practice for any that is not
+mastered yet (it never stops you; `attnlab gate {entry.id}` runs the same check in a terminal). The skills
+checked after the lesson, as worked problems: {{doc}}`../mastery/{entry.id}`.
 """
 
 
