@@ -35,9 +35,10 @@ STRICT = ("-W", "-n", "--keep-going")
 
 
 def sphinx_command(source: Path = SITE, out: Path = OUT, *extra: str) -> list[str]:
-    """The ``sphinx-build`` command line of the site (the conf.py is always ``site/conf.py``)."""
-    return [sys.executable, "-m", "sphinx", "-b", "html", *STRICT, "-q", "-c", str(SITE), *extra,
-            str(source), str(out)]
+    """The ``sphinx-build`` command line of the site (the conf.py is always ``site/conf.py``; Sphinx's
+    doctrees go next to ``out``, not into the published folder)."""
+    return [sys.executable, "-m", "sphinx", "-b", "html", *STRICT, "-q", "-c", str(SITE),
+            "-d", str(out.parent / "doctrees"), *extra, str(source), str(out)]
 
 
 def build(source: Path = SITE, out: Path = OUT, *extra: str) -> int:

@@ -60,6 +60,9 @@ nb_ipywidgets_js = {
     "requirejs/require.min.js": {},
     "jupyter-widgets/embed-amd.js": {"data-jupyter-widgets-cdn": "_static/jupyter-widgets/"},
 }
+# Equations: MathJax from the site itself (vendor/mathjax), not from a CDN.
+mathjax_path = "mathjax/tex-mml-chtml.js"
+html_domain_indices = False  # no module index page (its collapse icons have no text alternative)
 html_static_path = ["vendor", "assets"]  # vendor: third-party files; assets: the site's own
 html_js_files = ["attnlab-site.js"]
 

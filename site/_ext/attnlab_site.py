@@ -156,16 +156,21 @@ def generate(app: Sphinx | None = None) -> None:
 
 
 def _included_pages() -> dict[Path, str]:
-    """The repository documents that pages of the site include (``{include}``), mapped to the page."""
-    pages: dict[Path, str] = {}
-    for page in SITE.rglob("*.md"):
+    """The repository documents that pages of the site include (``{include}``), mapped to the page that
+    includes the whole document (else one that includes a part of it)."""
+    whole: dict[Path, str] = {}
+    part: dict[Path, str] = {}
+    for page in sorted(SITE.rglob("*.md")):
         if set(page.relative_to(SITE).parts) & {"_build", "vendor", *GENERATED}:
             continue
-        for line in page.read_text().splitlines():
-            if line.startswith("```{include}"):
-                target = (page.parent / line.split("}", 1)[1].strip()).resolve()
-                pages.setdefault(target, page.relative_to(SITE).with_suffix("").as_posix())
-    return pages
+        blocks = page.read_text().split("```{include}")[1:]
+        for block in blocks:
+            head, _, rest = block.partition("\n")
+            target = (page.parent / head.strip()).resolve()
+            options = rest.split("```", 1)[0]
+            found = part if (":start-after:" in options or ":end-before:" in options) else whole
+            found.setdefault(target, page.relative_to(SITE).with_suffix("").as_posix())
+    return {**part, **whole}  # a page that includes the whole document wins over one with a part of it
 
 
 def _repo_file_link(app: Sphinx, env: Any, node: Any, contnode: nodes.Element) -> nodes.Element | None:
