@@ -74,6 +74,7 @@ napoleon_numpy_docstring = False
 
 html_theme = "sphinx_book_theme"
 html_title = "attnlab"
+html_context = {"default_mode": "light"}  # the theme's colour mode before a reader picks one
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": False,

@@ -12,7 +12,50 @@
       if (text) { handle.setAttribute("aria-label", text); }
     });
   }
-  new MutationObserver(function () { nameHandles(document); })
+  // The theme's navigation folds a section's pages under <summary> holding only a chevron icon: name it
+  // after the section it folds (WCAG 4.1.2; axe-core rule summary-name).
+  function nameSummaries(root) {
+    root.querySelectorAll("li.has-children > details > summary:not([aria-label])").forEach(function (summary) {
+      var link = summary.parentElement.parentElement.querySelector(":scope > a");
+      var text = link && link.textContent.trim();
+      summary.setAttribute("aria-label", text ? "Show or hide the pages under " + text : "Show or hide the pages below");
+    });
+  }
+  new MutationObserver(function () { nameHandles(document); nameSummaries(document); })
     .observe(document.documentElement, { childList: true, subtree: true });
-  document.addEventListener("DOMContentLoaded", function () { nameHandles(document); });
+  document.addEventListener("DOMContentLoaded", function () { nameHandles(document); nameSummaries(document); });
+})();
+
+// The widget manager typesets a widget's math with MathJax 2's call MathJax.Hub.Queue(["Typeset", ...]); the
+// site loads MathJax 3 (vendor/mathjax), which has no Hub. When MathJax 3 installs itself (it replaces
+// window.MathJax), a Hub is added whose Queue runs MathJax 3's typesetPromise on the same element.
+(function () {
+  "use strict";
+  function addHub(mj) {
+    if (!mj || typeof mj !== "object" || mj.Hub) { return; }
+    var noop = function () {};
+    mj.Hub = {
+      Queue: function () {
+        Array.prototype.forEach.call(arguments, function (job) {
+          if (typeof job === "function") { job(); return; }
+          if (!Array.isArray(job) || job[0] !== "Typeset") { return; }
+          var element = job[2];
+          var ready = mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+          ready.then(function () {
+            return mj.typesetPromise ? mj.typesetPromise(element ? [element] : undefined) : null;
+          }).catch(function (err) { console.warn("MathJax typeset failed", err); });
+        });
+      },
+      Config: noop,
+      Configured: noop,
+      Register: { StartupHook: noop, MessageHook: noop }
+    };
+  }
+  var current = window.MathJax;
+  addHub(current);
+  Object.defineProperty(window, "MathJax", {
+    configurable: true,
+    get: function () { return current; },
+    set: function (value) { current = value; if (value && value.version) { addHub(value); } }
+  });
 })();

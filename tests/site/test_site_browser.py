@@ -74,13 +74,18 @@ def _visit(context, url: str):
     page.on("pageerror", lambda e: problems.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})"))
     page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(url, wait_until="load", timeout=60_000)
-    if page.locator(WIDGET_VIEW).count():
-        # the manager replaces each saved view with the drawn widget (class jupyter-widgets / widget-*)
-        page.wait_for_function("() => document.querySelectorAll('.jupyter-widgets.widget-container, "
-                               ".widget-inline-hbox, .widget-output, .jupyter-widgets-view').length > 0",
-                               timeout=60_000)
-    page.wait_for_load_state("networkidle", timeout=60_000)
+    try:
+        page.goto(url, wait_until="load", timeout=60_000)
+        if page.locator(WIDGET_VIEW).count():
+            # the manager replaces each saved view with the drawn widget (class jupyter-widgets / widget-*)
+            page.wait_for_function("() => document.querySelectorAll('.jupyter-widgets.widget-container, "
+                                   ".widget-inline-hbox, .widget-output, .jupyter-widgets-view').length > 0",
+                                   timeout=60_000)
+        # equations: wait until MathJax has typeset the page (its startup promise), where it is loaded
+        page.evaluate("() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+                      " ? MathJax.startup.promise.then(() => true) : true")
+    except Exception as err:  # noqa: BLE001 - a page that does not finish loading is one more problem
+        problems.append(f"did not finish loading: {str(err).splitlines()[0]}")
     return page, problems
 
 
