@@ -60,6 +60,7 @@ nb_ipywidgets_js = {
     "requirejs/require.min.js": {},
     "jupyter-widgets/embed-amd.js": {"data-jupyter-widgets-cdn": "_static/jupyter-widgets/"},
 }
+# Before requirejs (priority 400 < 500): where the manager's modules live (attnlab_site adds it).
 # Equations: MathJax from the site itself (vendor/mathjax), not from a CDN.
 mathjax_path = "mathjax/tex-mml-chtml.js"
 html_domain_indices = False  # no module index page (its collapse icons have no text alternative)
@@ -74,6 +75,7 @@ napoleon_numpy_docstring = False
 
 html_theme = "sphinx_book_theme"
 html_title = "attnlab"
+html_favicon = "assets/favicon.svg"  # a browser asks for one; without it, a 404 in the console
 html_context = {"default_mode": "light"}  # the theme's colour mode before a reader picks one
 html_theme_options = {
     "show_toc_level": 2,

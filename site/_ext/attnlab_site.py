@@ -290,6 +290,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     """Sphinx extension entry point."""
     app.connect("builder-inited", generate)
     app.add_post_transform(RepositoryLinks)
+    app.add_js_file("attnlab-require-config.js", priority=400)  # before requirejs: see the file
     app.connect("build-finished", _forget_failed_build)
     app.connect("missing-reference", _library_object)
     app.connect("autodoc-skip-member", _skip_described_attribute)

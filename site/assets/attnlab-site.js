@@ -1,4 +1,5 @@
 // The course website's own script (site/conf.py: html_js_files).
+
 // ipywidgets 8 draws a slider's handle as noUiSlider's <div role="slider"> without an accessible name, so a
 // screen reader announces only "slider" (WCAG 4.1.2; axe-core rule aria-input-field-name). The handle is
 // named after the slider's visible label (the widget's description), as soon as the widget is drawn.
@@ -21,9 +22,22 @@
       summary.setAttribute("aria-label", text ? "Show or hide the pages under " + text : "Show or hide the pages below");
     });
   }
-  new MutationObserver(function () { nameHandles(document); nameSummaries(document); })
+  // An output that scrolls (a long log, a wide table) can be reached and scrolled with the keyboard
+  // (WCAG 2.1.1; axe-core rule scrollable-region-focusable).
+  function focusScrollers(root) {
+    root.querySelectorAll(".cell_output pre:not([tabindex]), .jp-RenderedText > pre:not([tabindex])").forEach(function (pre) {
+      if (pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight) {
+        pre.setAttribute("tabindex", "0");
+        pre.setAttribute("role", "region");
+        pre.setAttribute("aria-label", "output (scrollable)");
+      }
+    });
+  }
+  function fix() { nameHandles(document); nameSummaries(document); focusScrollers(document); }
+  new MutationObserver(fix)
     .observe(document.documentElement, { childList: true, subtree: true });
-  document.addEventListener("DOMContentLoaded", function () { nameHandles(document); nameSummaries(document); });
+  document.addEventListener("DOMContentLoaded", fix);
+  window.addEventListener("load", fix);
 })();
 
 // The widget manager typesets a widget's math with MathJax 2's call MathJax.Hub.Queue(["Typeset", ...]); the
