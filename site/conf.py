@@ -43,7 +43,7 @@ numfig = True
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".py": "myst-nb"}
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
-myst_heading_anchors = 3
+myst_heading_anchors = 6  # included documents are shifted down a level ({include} :heading-offset:)
 
 # Execution: every lesson, cached; a cell error fails the build. Exercise sets are shown as students
 # receive them, not executed.

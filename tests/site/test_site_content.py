@@ -235,7 +235,7 @@ def test_every_internal_link_anchor_and_image_resolves(site_html):
 STRICT_CASES = {
     "broken_reference": ("index.md", "# Test\n\nSee {doc}`no-such-page`.\n", "no-such-page"),
     "missing_image": ("index.md", "# Test\n\n![a plot of nothing](no-such-image.png)\n", "no-such-image.png"),
-    "cell_error": ("index.md", "# Test\n\n```{toctree}\nbroken\n```\n", "CellExecutionError"),
+    "cell_error": ("index.md", "# Test\n\n```{toctree}\nbroken\n```\n", "ExecutionError"),
 }
 
 
