@@ -2,8 +2,8 @@
 
 The lessons are executed once per run, by the course website's build (``make site``: myst-nb executes each
 lesson's text source ``lessons/src/NN_*.py`` with ``ATTNLAB_CI=1`` into jupyter-cache's store, so an
-unchanged lesson is not executed again); these tests read the executed notebooks it keeps in
-``site/_build/jupyter_execute/lessons/``. A lesson cell's error fails the build itself (the build is
+unchanged lesson is not executed again); these tests read the executed notebooks from that cache
+(``site/_build/.jupyter_cache``), from which the site's lesson pages are made. A lesson cell's error fails the build itself (the build is
 strict) and so these tests, naming the build's message. The figures are kept in ``artifacts/lessons/``
 for a human look, and the executed lesson's cell times (from the notebook's execution metadata) in
 ``artifacts/lessons/timings.txt``.
@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "site"))
-from site_build import EXECUTED, build_site  # noqa: E402 - the site's build executes the lessons
+from site_build import build_site, executed_notebook  # noqa: E402 - the site's build executes the lessons
 
 SOURCES = sorted((ROOT / "lessons" / "src").glob("[0-9][0-9]_*.py"))
 
@@ -57,9 +57,8 @@ def _seconds(nb: nbformat.NotebookNode) -> float:
 @pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
 def test_lesson_executes(source):
     build_site()
-    executed = EXECUTED / "lessons" / f"{source.stem}.ipynb"
-    assert executed.is_file(), f"{source.name}: the site build kept no executed notebook ({executed})"
-    nb = nbformat.read(executed, as_version=4)
+    nb = executed_notebook(source.stem)
+    assert nb is not None, f"{source.name}: the site build's execution cache holds no run of this lesson"
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert sum(bool(c.get("outputs")) for c in code) >= len(code) // 2, \
         f"{source.name}: most code cells have no output (was the lesson executed?)"

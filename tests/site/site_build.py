@@ -46,6 +46,19 @@ def build_site() -> Path:
     return HTML
 
 
+def executed_notebook(stem: str):
+    """The executed notebook of lesson ``stem`` as the execution cache holds it (the site's pages are made
+    from it), or None when the cache has no run of that lesson's current source."""
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(SITE / "_build" / ".jupyter_cache"))
+    records = [r for r in cache.list_cache_records() if Path(r.uri).name == f"{stem}.py"]
+    if not records:
+        return None
+    newest = max(records, key=lambda r: r.created)
+    return cache.get_cache_bundle(newest.pk).nb
+
+
 def pages(html: Path) -> list[Path]:
     """Every HTML page of the built site (not the theme's static files)."""
     return sorted(p for p in html.rglob("*.html") if "_static" not in p.relative_to(html).parts)
