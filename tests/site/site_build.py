@@ -47,16 +47,18 @@ def build_site() -> Path:
 
 
 def executed_notebook(stem: str):
-    """The executed notebook of lesson ``stem`` as the execution cache holds it (the site's pages are made
-    from it), or None when the cache has no run of that lesson's current source."""
+    """The executed notebook of lesson ``stem`` as the execution cache holds it for the lesson's current
+    source ``lessons/src/<stem>.py`` (the site's page is made from it), or None when there is no such run."""
+    import jupytext
     from jupyter_cache import get_cache
 
     cache = get_cache(str(SITE / "_build" / ".jupyter_cache"))
-    records = [r for r in cache.list_cache_records() if Path(r.uri).name == f"{stem}.py"]
-    if not records:
+    source = jupytext.read(ROOT / "lessons" / "src" / f"{stem}.py", fmt="py:percent")
+    try:
+        record = cache.match_cache_notebook(source)
+    except KeyError:
         return None
-    newest = max(records, key=lambda r: r.created)
-    return cache.get_cache_bundle(newest.pk).nb
+    return cache.get_cache_bundle(record.pk).nb
 
 
 def pages(html: Path) -> list[Path]:
