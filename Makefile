@@ -5,7 +5,7 @@ SUBMISSIONS ?= autograder/course
 JOBS ?= 2
 
 .PHONY: notebooks check-notebooks lessons check-lessons solutions check-solutions exercises check-exercises \
-        grade test-autograder bench
+        grade test-autograder bench site site-fresh
 
 notebooks: lessons solutions  ## rebuild every notebook from its text source (lessons and solutions)
 
@@ -37,3 +37,9 @@ test-autograder:      ## the autograder's own tests (sandbox, attacks, course QA
 
 bench:                ## seconds per submission and a class of 100, vs plain nbgrader autograde
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.autograder_bench --students 100 --out autograder/BENCHMARK.md
+
+site:                 ## the course website in site/_build/html (strict, offline; lessons executed, cached)
+	$(PY) scripts/build_site.py
+
+site-fresh:           ## the website from scratch: every lesson executed again (after a change to src/attnlab)
+	$(PY) scripts/build_site.py --fresh

@@ -56,6 +56,7 @@ GROUPS = (
     Group("k8s", ("tests/k8s/",)),
     Group("slurm", ("tests/slurm/",)),
     Group("e2e", ("tests/e2e/",)),
+    Group("site", ("tests/site/",)),  # the course website: built, and checked in Chromium
 )
 
 PROFILES: dict[str, frozenset[str]] = {

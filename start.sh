@@ -3,6 +3,8 @@
 #   ./start.sh                  interactive: opens JupyterLab in your browser
 #   ./start.sh --check          non-interactive: full setup + headless smoke run, then exit
 #                               (same as ATTNLAB_HEADLESS=1 ./start.sh)
+#   ./start.sh --site           build the course website if needed (make site) and serve it on a free
+#                               localhost port (the address is printed; Ctrl-C stops)
 #   ./start.sh --root-dir DIR   serve DIR instead of the clone (same as ATTNLAB_ROOT_DIR=DIR), e.g. a
 #                               folder holding an instructor's course folder, so that formgrader can
 #                               open it (nbgrader needs the course inside the server's root)
@@ -11,10 +13,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
-root_dir="${ATTNLAB_ROOT_DIR:-}" check=0 rest=()
+root_dir="${ATTNLAB_ROOT_DIR:-}" check=0 site=0 rest=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) check=1 ;;
+    --site) site=1 ;;
     --root-dir) [ $# -ge 2 ] || { echo "start.sh: --root-dir needs a folder, e.g. --root-dir ~/teaching" >&2; exit 2; }
                 root_dir="$2"; shift ;;
     --root-dir=*) root_dir="${1#--root-dir=}" ;;
@@ -27,6 +30,10 @@ if [ -n "$root_dir" ]; then
   root_dir="$(cd "$root_dir" && pwd)"
 else
   root_dir="$ROOT"
+fi
+if [ "$site" = 1 ]; then
+  bash scripts/setup.sh --extras site  # the site builder (Sphinx, myst-nb) on top of the course
+  exec .venv/bin/python scripts/build_site.py --serve
 fi
 bash scripts/setup.sh
 # Tools installed in the venv (jupyter, nbgrader, alembic which nbgrader's gradebook calls) come first.

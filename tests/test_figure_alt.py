@@ -29,6 +29,28 @@ def test_describe_names_titles_labels_marks_and_legend():
         assert part in text, (part, text)
 
 
+def test_describe_quotes_a_diagrams_labels_and_calls_its_patches_shapes():
+    from matplotlib.patches import FancyBboxPatch
+
+    fig, ax = plt.subplots()
+    for x, label in ((0.2, "Lesson"), (0.6, "Exercise")):
+        ax.add_patch(FancyBboxPatch((x, 0.4), 0.2, 0.2))
+        ax.text(x, 0.5, label)
+    ax.text(0.5, 0.9, "one topic = lesson\n-> exercise")
+    ax.axis("off")
+    text = describe(fig)
+    plt.close(fig)
+    assert "2 shapes" in text and "bars" not in text, text
+    assert "labelled: Lesson; Exercise; one topic = lesson -> exercise" in text, text
+    fig, ax = plt.subplots()  # a bar chart keeps its bars, and its tick texts are not quoted
+    ax.bar([0, 1], [1, 2])
+    ax.set_ylabel("weight")
+    ax.text(0, 1, "note")
+    text = describe(fig)
+    plt.close(fig)
+    assert "2 bars" in text and "labelled" not in text, text
+
+
 def test_describe_prefers_the_authors_own_text():
     fig = plt.figure()
     fig.attnlab_alt = "Attention of 'cat' on every earlier word."

@@ -36,7 +36,7 @@ def _environment_yml_pip_packages() -> set[str]:
                     in_pip = False
                 continue
             item = m.group(1).strip()
-            if item.startswith("-"):  # -c constraints/py3.11.txt, -e .[grader,dev]
+            if item.startswith("-"):  # -c constraints/py3.11.txt, -e .[grader,dev,site]
                 continue
             names.add(_name(item))
     return names
@@ -59,7 +59,7 @@ def test_environment_yml_names_the_same_packages_as_pyproject():
 
 def test_environment_yml_uses_the_constraints_and_editable_install():
     text = (ROOT / "environment.yml").read_text()
-    assert "-c constraints/py3.11.txt" in text and "-e .[grader,dev]" in text
+    assert "-c constraints/py3.11.txt" in text and "-e .[grader,dev,site]" in text
 
 
 def test_every_dependency_is_pinned_and_torch_is_the_cpu_release():

@@ -234,6 +234,9 @@ def block_pre_post_ln():
     _note(ax, 8.7, 3.0, "the residual path is\nadditions only: the\ngradient reaches the\ninput unchanged", va="center")
     ax.plot([0.3, 0.9], [0.05, 0.05], color=C_RES, lw=2)
     _note(ax, 1.0, 0.05, "residual path", va="center", colour=C_RES)
+    fig.attnlab_alt = ("Diagram: a post-LN block (Vaswani et al. 2017) and a pre-LN block (GPT-2 and later) side "
+                       "by side. In post-LN the residual path from input to output passes a LayerNorm after each "
+                       "addition; in pre-LN it is additions only, so the gradient reaches the input unchanged.")
     return fig
 
 

@@ -18,6 +18,7 @@ import html
 from typing import Any
 
 ALT_ATTRIBUTE = "attnlab_alt"  # a figure's own description, when its author set one
+MAX_LABELS = 8  # text labels of a diagram quoted in its description, at most
 
 
 def describe(fig: Any) -> str:
@@ -25,7 +26,9 @@ def describe(fig: Any) -> str:
 
     Uses ``fig.attnlab_alt`` when set; otherwise names what the figure shows, per panel: its
     title, axis labels, the kind of marks (lines, bars, points, an image/heatmap with its rows x
-    columns) and the legend's entries. Never raises: an unreadable figure is "Figure".
+    columns), the legend's entries and, for a diagram (a panel without axis lines, or without title and
+    axis labels), its text labels (at most ``MAX_LABELS``; on such a panel patches are "shapes", not
+    "bars"). Never raises: an unreadable figure is "Figure".
     """
     own = getattr(fig, ALT_ATTRIBUTE, None)
     if own:
@@ -47,8 +50,8 @@ def describe(fig: Any) -> str:
             lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")] or ax.get_lines()
             if lines:
                 marks.append(f"{len(lines)} line{'s' if len(lines) != 1 else ''}")
-            if ax.patches:
-                marks.append(f"{len(ax.patches)} bars")
+            if ax.patches:  # bars on a chart; on an axes drawn without axis lines, a diagram's shapes
+                marks.append(f"{len(ax.patches)} {'bars' if ax.axison else 'shapes'}")
             if ax.collections and not ax.images:
                 marks.append("points")
             if marks:
@@ -56,6 +59,11 @@ def describe(fig: Any) -> str:
             xl, yl = ax.get_xlabel(), ax.get_ylabel()
             if xl or yl:
                 bits.append(" versus ".join(x for x in (yl, xl) if x))
+            if not ax.axison or not (title or xl or yl):  # a diagram: its words are in its text labels
+                words = [" ".join(t.get_text().split()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+                if words:
+                    bits.append("labelled: " + "; ".join(words[:MAX_LABELS])
+                                + (f" (+{len(words) - MAX_LABELS} more)" if len(words) > MAX_LABELS else ""))
             legend = ax.get_legend()
             if legend:
                 labels = [t.get_text() for t in legend.get_texts() if t.get_text()]

@@ -80,3 +80,21 @@ def test_typo_changes_nothing_and_show_answer_is_on_request(tmp_path):
     card.answer.value = card.expected_text()
     card.check_button.click()
     assert "✔" in card.feedback.value and card.progress.value == 0  # shown answers do not count
+
+
+def test_check_button_text_meets_the_contrast_minimum():
+    """White text on the Check button's blue: at least 4.5:1 (WCAG 1.4.3), which the widget manager's own
+    primary blue (#2196f3, 3.1:1) misses; axe-core on the course website checks the drawn page too."""
+    from attnlab.practice.widgets import PRIMARY_BLUE
+
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    def contrast(a: str, b: str) -> float:
+        hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    assert contrast("#ffffff", "#2196f3") < 4.5  # the rule this guards against
+    assert contrast("#ffffff", PRIMARY_BLUE) >= 4.5

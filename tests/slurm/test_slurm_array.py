@@ -25,7 +25,7 @@ import pytest
 
 from attnlab_grader.course import REPO
 from attnlab_grader.sandbox import landlock_abi
-from attnlab_grader.tests.test_postgres import postgres  # noqa: F401 - the server fixture
+from attnlab_grader.tests.test_postgres import cluster, postgres  # noqa: F401 - the server fixtures
 
 from .cluster import Cluster, why_not
 

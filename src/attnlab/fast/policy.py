@@ -284,7 +284,7 @@ class ThreadGovernor:
 
     Attributes:
         threads: the current decision (int >= 1). ``free``: CPUs other work left free at the last
-        look (None before the first), in CPUs.
+            look (None before the first), in CPUs.
     """
 
     def __init__(self, policy: MachinePolicy, *, affinity: set[int] | None = None,
