@@ -249,10 +249,13 @@ def klass():
 
 
 def _copy_checkout(src: Path, dst: Path) -> None:
-    """The files of checkout ``src`` that git tracks or would track (no .git, no ignored build outputs), with
-    their modes, into ``dst`` (made 0755, as a fresh ``git clone`` is)."""
+    """The files of checkout ``src`` that git tracks or would track (no .git, no ignored build outputs but the
+    built website), with their modes, into ``dst`` (made 0755, as a fresh ``git clone`` is)."""
     listed = subprocess.run(["git", "-C", str(src), "ls-files", "-z", "-co", "--exclude-standard"],
                             capture_output=True, text=True, check=True).stdout.split("\0")
+    built_site = src / "site" / "_build" / "html"  # make site's output (ignored by git), which install.sh serves
+    if (built_site / "index.html").is_file():
+        listed += [str(p.relative_to(src)) for p in built_site.rglob("*") if p.is_file()]
     dst.mkdir(mode=0o755)
     for rel in filter(None, listed):
         source = src / rel
