@@ -70,13 +70,13 @@ def totals(table) -> dict[str, float]:
     return out
 
 
-def _wait_done(cluster: Cluster, job: str, timeout: float = 300):
+def _wait_done(slurm: Cluster, job: str, timeout: float = 300):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if not cluster.run(["squeue", "-h", "-j", job, "-o", "%i"], check=False).stdout.strip():
+        if not slurm.run(["squeue", "-h", "-j", job, "-o", "%i"], check=False).stdout.strip():
             return
         time.sleep(1)
-    raise AssertionError(f"job {job} still queued or running after {timeout:.0f} s:\n{cluster.logs()}")
+    raise AssertionError(f"job {job} still queued or running after {timeout:.0f} s:\n{slurm.logs()}")
 
 
 def _collect(root: Path, db: str) -> subprocess.CompletedProcess:
@@ -102,34 +102,34 @@ def slurm_gradebook(base, postgres):  # noqa: F811
     write_class(root)
     assert [s for _, s in shard.prepare(root, [A], postgres)] == sorted(STUDENTS)
     notes = {}
-    with Cluster(cpus=2) as cluster:
+    with Cluster(cpus=2) as slurm:
         env = {"ATTNLAB_COURSE": str(root), "ATTNLAB_ASSIGNMENTS": A, "ATTNLAB_DB": postgres,
                "ATTNLAB_GRADE_PYTHON": sys.executable, "ATTNLAB_GRADE_ARGS": "--item-timeout 60"}
         export = "ALL," + ",".join(f"{k}={v}" for k, v in env.items())
         sbatch = ["sbatch", "--parsable", f"--export={export}", "--mem=2G", f"--chdir={base}",
                   f"--output={base}/%A_%a.out"]
-        job = cluster.run(sbatch + ["--array=0-2", str(SCRIPT)]).stdout.strip().split(";")[0]
+        job = slurm.run(sbatch + ["--array=0-2", str(SCRIPT)]).stdout.strip().split(";")[0]
         # cancel index 1 while it runs (its grading takes seconds: python, torch, nbgrader start first)
         t0 = time.monotonic()
-        while cluster.states(job).get("1") != "RUNNING":
-            assert time.monotonic() - t0 < 120, f"index 1 never ran: {cluster.states(job)}\n{cluster.logs()}"
+        while slurm.states(job).get("1") != "RUNNING":
+            assert time.monotonic() - t0 < 120, f"index 1 never ran: {slurm.states(job)}\n{slurm.logs()}"
             time.sleep(0.2)
         time.sleep(1.0)
-        cluster.run(["scancel", f"{job}_1"])
-        _wait_done(cluster, job)
-        notes["states"] = cluster.states(job)
+        slurm.run(["scancel", f"{job}_1"])
+        _wait_done(slurm, job)
+        notes["states"] = slurm.states(job)
         notes["first_collect"] = _collect(root, postgres)
         before = {s: (root / "reports" / A / f"{s}.json").stat().st_mtime_ns for s in ("ada", "cy")}
         notes["scores_before_rerun"] = scores(postgres)
         # the rerun: index 1 alone, an array of its own that keeps N = 3
-        rerun = cluster.run(sbatch[:2] + [f"--export={export},ATTNLAB_SHARDS=3"] + sbatch[3:]
+        rerun = slurm.run(sbatch[:2] + [f"--export={export},ATTNLAB_SHARDS=3"] + sbatch[3:]
                             + ["--array=1", str(SCRIPT)]).stdout.strip().split(";")[0]
-        _wait_done(cluster, rerun)
-        notes["rerun_states"] = cluster.states(rerun)
+        _wait_done(slurm, rerun)
+        notes["rerun_states"] = slurm.states(rerun)
         notes["untouched"] = before == {s: (root / "reports" / A / f"{s}.json").stat().st_mtime_ns
                                         for s in ("ada", "cy")}
         notes["outputs"] = {p.name: p.read_text(errors="replace") for p in base.glob("*.out")}
-        notes["cluster_dir"] = cluster.dir
+        notes["cluster_dir"] = slurm.dir
     yield root, postgres, notes
 
 

@@ -1,5 +1,4 @@
 # breaks: test_soft_lookup
-# mistake: softmax_no_max_shift
 # %% patch: soft_lookup
 # -     scores = scores - scores.max(dim=-1, keepdim=True).values  # stable exp
 # +     scores = scores - scores.min(dim=-1, keepdim=True).values  # shifted by the minimum: overflows

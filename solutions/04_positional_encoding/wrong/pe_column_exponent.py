@@ -5,6 +5,8 @@ def sinusoidal_encoding(L: int, d_model: int, base: float = 10000.0, device=None
     """PE table."""
     if d_model < 2 or d_model % 2:
         raise ValueError("d_model must be a positive even int")
+    if L < 0:
+        raise ValueError(f"L must be >= 0, got {L}")
     pos = torch.arange(L, dtype=torch.float32)[:, None]
     j = torch.arange(d_model, dtype=torch.float32)
     ang = pos / base ** (j / d_model)

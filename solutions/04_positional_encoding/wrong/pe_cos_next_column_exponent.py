@@ -6,6 +6,8 @@ def sinusoidal_encoding(L, d_model, base=10000.0, device=None):
     """Per-column loop."""
     if d_model % 2 or d_model < 2:
         raise ValueError("d_model must be even")
+    if L < 0:
+        raise ValueError(f"L must be >= 0, got {L}")
     pe = torch.zeros(L, d_model)
     pos = torch.arange(L, dtype=torch.float32)
     for j in range(d_model):
