@@ -22,6 +22,7 @@ import functools
 import http.server
 import shutil
 import socket
+import os
 import subprocess
 import sys
 import time
@@ -41,10 +42,20 @@ def sphinx_command(source: Path = SITE, out: Path = OUT, *extra: str) -> list[st
             "-d", str(out.parent / "doctrees"), *extra, str(source), str(out)]
 
 
+def kernel_env() -> dict[str, str]:
+    """The environment of the build and so of the lesson kernels it starts: short training runs (as the test
+    suite runs them), a throwaway learner store so a build never reads or writes anyone's progress, and
+    matplotlib's inline backend (figures become outputs)."""
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    env.setdefault("ATTNLAB_CI", "1")
+    env.setdefault("ATTNLAB_HOME", str(SITE / "_build" / "attnlab-home"))
+    return env
+
+
 def build(source: Path = SITE, out: Path = OUT, *extra: str) -> int:
     """Run the strict build; print its wall time. Returns Sphinx's exit status."""
     start = time.perf_counter()
-    rc = subprocess.call(sphinx_command(source, out, *extra), cwd=ROOT)
+    rc = subprocess.call(sphinx_command(source, out, *extra), cwd=ROOT, env=kernel_env())
     seconds = time.perf_counter() - start
     if rc == 0:
         print(f"site: built {out / 'index.html'} in {seconds:.0f} s")

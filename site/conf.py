@@ -8,7 +8,6 @@ site/_ext/attnlab_site.py before Sphinx reads its sources.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,11 +15,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE / "_ext"))
 
-# The lesson kernels: short training runs (as the test suite runs them), a throwaway learner store so a
-# build never reads or writes anyone's progress, and matplotlib's inline backend (figures become outputs).
-os.environ.setdefault("ATTNLAB_CI", "1")
-os.environ.setdefault("ATTNLAB_HOME", str(HERE / "_build" / "attnlab-home"))
-os.environ.pop("MPLBACKEND", None)
+# The lesson kernels' environment (short training runs, a throwaway learner store, matplotlib's inline
+# backend) is given to Sphinx's process by scripts/build_site.py (kernel_env), which `make site` runs.
 
 project = "attnlab: attention, from the routing problem to a small GPT"
 author = "attnlab authors"
@@ -55,6 +51,8 @@ nb_execution_show_tb = True
 nb_execution_excludepatterns = ["exercises/*", "mastery/*", "course/*", "learners/*", "instructors/*",
                                 "api/*", "index.md", "benchmarks.md"]
 nb_merge_streams = True
+# a lesson's checked claims (attnlab.fast.timing.claim) are data for the lesson tests; the page shows their text
+nb_mime_priority_overrides = [("*", "application/vnd.attnlab.claim+json", None)]
 # Widgets: rendered from the state saved at execution, by the vendored widget manager (no CDN).
 nb_ipywidgets_js = {
     "requirejs/require.min.js": {},

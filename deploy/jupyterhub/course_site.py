@@ -57,7 +57,9 @@ def main() -> None:
     """Listen where the hub says (``JUPYTERHUB_SERVICE_URL``) and serve until stopped."""
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/course/")
     url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"))
-    site_dir = Path(os.environ.get("ATTNLAB_SITE_DIR", "site")).resolve()
+    if not os.environ.get("ATTNLAB_SITE_DIR"):
+        sys.exit("course_site: ATTNLAB_SITE_DIR is not set; the hub's configuration gives it the built site's folder")
+    site_dir = Path(os.environ.get("ATTNLAB_SITE_DIR")).resolve()
     app = make_app(site_dir, prefix)
     app.listen(url.port or 80, url.hostname or "127.0.0.1")
     print(f"course_site: serving {site_dir} at {prefix}", file=sys.stderr, flush=True)

@@ -522,7 +522,7 @@ LINK="/hub/user-redirect/git-pull?repo=file://$LESSONS&branch=main&targetpath=le
 start_cmd=("$HUB_HOME/hub/bin/jupyterhub" -f "$STATE/jupyterhub_config.py")
 # the configuration the hub reads: a root-owned copy (the repository may be private or move)
 cp "$CLONE/deploy/jupyterhub/jupyterhub_config.py" "$STATE/jupyterhub_config.py"
-bash "$CLONE/deploy/jupyterhub/install_site.sh" "$CLONE" "$SRV/site" "$STATE"  # the course website (course_site.py)
+bash "$CLONE/deploy/jupyterhub/install_site.sh" "$CLONE" "$SRV/site" "$SRV/site-service"  # the course website (course_site.py)
 settings_after="$(cat "$ENVFILE" "$STATE/jupyterhub_config.py" | sha256sum)"
 if [ "$START" = 1 ] && [ "$RESTART" = 0 ] && hub_running && [ "$settings_before" = "$settings_after" ]; then
   say "the hub of course '$COURSE' already runs with these settings; left running (users' servers untouched)"

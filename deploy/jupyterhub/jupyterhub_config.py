@@ -166,12 +166,14 @@ c.JupyterHub.services = [{
 # ---------------------------------------------------------------- the course website (course_site.py)
 # Every logged-in user reads the built site at /services/course/ without starting a server: a static file
 # server behind the hub's login, run as "nobody" (install_site.sh makes the site readable by all).
-SITE_DIR = os.environ.get("ATTNLAB_SITE_DIR", "")
+SITE_DIR = os.environ.get("ATTNLAB_SITE_DIR")
 if SITE_DIR and os.path.isfile(os.path.join(SITE_DIR, "index.html")):
     c.JupyterHub.services.append({
         "name": "course",
         "url": f"http://127.0.0.1:{int(os.environ.get('ATTNLAB_SITE_PORT', '10101'))}",
-        "command": [os.path.join(HUB_HOME, "hub", "bin", "python"), os.path.join(STATE, "course_site.py")],
+        # the program beside the site (install_site.sh): the hub's state folder is private, and this runs as nobody
+        "command": [os.path.join(HUB_HOME, "hub", "bin", "python"),
+                    os.path.join(os.path.dirname(SITE_DIR), "site-service", "course_site.py")],
         "user": "nobody",
         "cwd": "/",
         "environment": {"ATTNLAB_SITE_DIR": SITE_DIR},

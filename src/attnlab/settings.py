@@ -229,6 +229,9 @@ OTHER_VARIABLES: tuple[Variable, ...] = (
     _v("GRADERS", "comma list", "empty", ("hub",), "Hub users with the grader role."),
     _v("STUDENTS_GROUP", "str", "attnlab-students", ("hub",), "Hub group of the students."),
     _v("GIT_SYSTEM_CONFIG", "path", "unset", ("hub", "tests"), "Git system config the hub gives servers (lesson updates)."),
+    _v("LESSONS_REPO", "URL", "unset", ("hub",), "The class's lesson repository students' servers pull at each start."),
+    _v("SITE_DIR", "path", "unset", ("hub",), "The built course website the hub serves at /services/course/ (install.sh: $ATTNLAB_SRV/site)."),
+    _v("SITE_PORT", "int", "10101", ("hub",), "Port of the course website's service behind the hub (install.sh picks a free one)."),
     _v("LTI_ISSUER", "URL", "required for LTI", ("hub",), "The LMS's LTI 1.3 issuer."),
     _v("LTI_CLIENT_ID", "comma list", "required for LTI", ("hub",), "The LMS's client id(s) for this tool."),
     _v("LTI_AUTHORIZE_URL", "URL", "required for LTI", ("hub",), "The LMS's OIDC authorization endpoint."),
@@ -271,6 +274,9 @@ PLATFORM_VARIABLES: dict[str, str] = {
                             "listing it grades).",
     "SLURM_ARRAY_TASK_ID": "Slurm, in each task of a job array: the task's index (its shard of the listing).",
     "SLURM_ARRAY_TASK_COUNT": "Slurm, in each task of a job array: the array's number of tasks (the shard count).",
+    "JUPYTERHUB_SERVICE_PREFIX": "JupyterHub, in a managed service: its URL prefix (the course website's "
+                                 "/services/course/).",
+    "JUPYTERHUB_SERVICE_URL": "JupyterHub, in a managed service: where it listens (the course website).",
     "PATH": "The operating system: tests and benchmarks put the running environment's bin/ first for a child.",
 }
 
@@ -281,6 +287,7 @@ DIRECT_READERS: dict[str, str] = {
     "deploy/jupyterhub/jupyterhub_config.py": "JupyterHub's configuration; runs in the hub's own environment, "
                                               "which has no attnlab.",
     "deploy/jupyterhub/attnlab_lti.py": "the hub's LTI authenticator; runs in the hub's own environment.",
+    "deploy/jupyterhub/course_site.py": "the course website's hub service; runs in the hub's own environment.",
 }
 
 

@@ -79,7 +79,8 @@ def test_static_hub_config_adds_the_course_service_only_with_a_built_site(monkey
     c = PyFileConfigLoader("jupyterhub_config.py", path=str(hub)).load_config()
     service = next(s for s in c.JupyterHub.services if s["name"] == "course")
     assert service["user"] == "nobody" and service["url"] == "http://127.0.0.1:12345"
-    assert service["command"] == ["/opt/attnlab-hub/hub/bin/python", "/srv/attnlab-x/hub/course_site.py"]
+    # the program sits beside the site, readable by nobody's service (never in the hub's private state folder)
+    assert service["command"] == ["/opt/attnlab-hub/hub/bin/python", str(tmp_path / "site-service" / "course_site.py")]
     assert service["environment"]["ATTNLAB_SITE_DIR"] == str(tmp_path / "site")
     role = next(r for r in c.JupyterHub.load_roles if r["name"] == "user")
     assert "access:services!service=course" in role["scopes"] and "self" in role["scopes"]

@@ -248,14 +248,14 @@ def test_the_strict_build_fails_on(case, tmp_path):
     if case == "cell_error":
         (src / "broken.py").write_text("# %% [markdown]\n# # Broken lesson\n\n# %%\n1 / 0\n")
     cmd = build_site.sphinx_command(src, tmp_path / "out", "-D", "nb_execution_mode=force")
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=build_site.kernel_env())
     assert out.returncode != 0, f"{case}: the strict build passed:\n{out.stderr[-2000:]}"
     assert expected in out.stdout + out.stderr, f"{case}: the failure does not name {expected!r}:\n" \
         f"{out.stderr[-2000:]}"
     # and the same page without the fault builds (the failure is the fault's, not the harness's)
     (src / name).write_text("# Test\n\nFine.\n")
     (src / "broken.py").unlink(missing_ok=True)
-    ok = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    ok = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=build_site.kernel_env())
     assert ok.returncode == 0, f"{case}: the fault-free page did not build:\n{ok.stderr[-2000:]}"
 
 

@@ -30,6 +30,7 @@ from .convert import (
     to_reference,
 )
 from .model import BlockPlan, FastBlock, FastGPT
+from .timing import PairedRatio, claim, paired_ratio
 from .policy import (
     MachinePolicy,
     ThreadGovernor,
@@ -49,4 +50,5 @@ __all__ = [
     "share_weights",
     "MachinePolicy", "machine_policy", "apply_thread_policy", "ThreadGovernor", "resolve_precision",
     "cpu_has_native_bf16", "cgroup_cpu_limit", "idle_cpus", "thread_count",
+    "PairedRatio", "paired_ratio", "claim",
 ]

@@ -13,7 +13,8 @@ A sentence of a lesson that states what a measurement shows is checked by the ce
 (:func:`claim`): the cell prints whether the claim held here, with the figures, and publishes it as
 data (MIME type :data:`CLAIM_MIME`), which the lesson tests read: every claim of an executed lesson
 must hold (``tests/notebooks/test_lessons.py``).  Method: the same paired design as the project's
-benchmark harness (``benchmarks/paired.py``).
+benchmark harness (``benchmarks/paired.py``); the thread count is fixed for the measurement with
+``torch.set_num_threads``, as PyTorch's own ``torch.utils.benchmark.Timer`` (``num_threads``) does.
 """
 from __future__ import annotations
 
