@@ -11,7 +11,7 @@ says what it measured on (:attr:`PairedRatio.machine`).
 
 A sentence of a lesson that states what a measurement shows is checked by the cell that measures it
 (:func:`claim`): the cell prints whether the claim held here, with the figures, and publishes it as
-data (MIME type :data:`CLAIM_MIME`), which the lesson tests read: every claim of an executed lesson
+data (MIME type ``CLAIM_MIME``), which the lesson tests read: every claim of an executed lesson
 must hold (``tests/notebooks/test_lessons.py``).  Method: the same paired design as the project's
 benchmark harness (``benchmarks/paired.py``); the thread count is fixed for the measurement with
 ``torch.set_num_threads``, as PyTorch's own ``torch.utils.benchmark.Timer`` (``num_threads``) does.
@@ -94,7 +94,7 @@ def paired_ratio(a: Callable[[], object], b: Callable[[], object], rounds: int =
 
 def claim(holds: bool, text: str, figures: str) -> bool:
     """Print whether the lesson's claim ``text`` held in this run, with the ``figures`` it rests on,
-    and publish it as data (:data:`CLAIM_MIME`) for the lesson tests.  Never raises (a claim that did
+    and publish it as data (``CLAIM_MIME``) for the lesson tests.  Never raises (a claim that did
     not hold on a learner's machine is reported, not an error); returns ``holds``."""
     mark = "✔ as the text says" if holds else "✘ NOT on this machine this time"
     line = f"{mark}: {text} ({figures})"
