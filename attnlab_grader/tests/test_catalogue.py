@@ -45,9 +45,12 @@ for _set, _name in [("05_multi_head_attention", "by_hand_params_huge_factors"),
 #: a crash at a boundary (top_k = V), a contract kept on one branch only, and set 09's training loops that
 #: under-train or return weights from elsewhere: the trials and the training run's provenance rule catch them,
 #: and the verdict says what happened in words; no concept of the catalogue is mistaken
-#: ... and a soft lookup shifted by the minimum, whose overflow the trials catch but no mistake model reproduces
+#: ... and softmaxes shifted by the minimum or not at all in a hand-written loss, whose overflow the trials catch
+#: on every draw but whose output no mistake model reproduces on every draw (the no-shift model matches on some)
 for _set, _name in [("08_training_and_decoding", "top_k_threshold_index_crashes_at_k_eq_v"),
                     ("01_routing_and_soft_lookup", "soft_lookup_min_shift"),
+                    ("02_scaled_dot_product_attention", "softmax_min_shift"),
+                    ("08_training_and_decoding", "loss_log_of_softmax_by_hand"),
                     ("04_positional_encoding", "pe_checks_only_odd_d_model"),
                     *(("09_capstone", n) for n in ("step_accumulates_four_batches", "step_freezes_layernorms",
                                                    "step_loads_weights_trained_elsewhere", "step_loss_divided_by_batch",

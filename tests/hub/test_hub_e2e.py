@@ -125,6 +125,19 @@ def _uids() -> dict[str, int]:
     return out
 
 
+def _live_pids_of(uid: int) -> list[int]:
+    """The processes of ``uid`` that still run (not zombies, which only wait for their parent to reap them)."""
+    live = []
+    for pid in _pids_of(uid):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if state != "Z":
+            live.append(pid)
+    return live
+
+
 def _pids_of(uid: int) -> list[int]:
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -783,8 +796,11 @@ def test_installed_class_each_role_over_http(klass: Klass):
     assert said and all(line.startswith("install.sh: ") for line in said), f"uninstall printed noise:\n{r.stdout}{r.stderr}"
     time.sleep(0.5)
     assert not [p for p in ports if _listening(p)], f"still listening after uninstall: {ports}"
-    for u, uid in _uids().items():
-        assert not _pids_of(uid), f"processes of {u} left: {[_cmdline(p) for p in _pids_of(uid)]}"
+    for u, uid in _uids().items():  # a process still exiting (a zombie not yet reaped) is given 10 s
+        deadline = time.monotonic() + 10
+        while _live_pids_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _live_pids_of(uid), f"processes of {u} left: {[_cmdline(p) for p in _live_pids_of(uid)]}"
     for what in (["passwd", GRADER], ["group", f"{COURSE}-students"], ["group", f"formgrade-{COURSE}"]):
         assert subprocess.run(["getent", *what], capture_output=True).returncode != 0, f"{what} left"
     assert not k.srv.exists(), "the class folder is left"

@@ -1,5 +1,4 @@
 # breaks: test_softmax, test_sdpa
-# mistake: softmax_no_max_shift
 # %% cell: softmax
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """Shifted by the minimum, not the maximum: exact in real arithmetic, overflows when a slice spans
