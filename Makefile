@@ -33,7 +33,7 @@ grade:                ## autograde $(SUBMISSIONS)/submitted/*/$(ASSIGNMENT), fee
 	$(PY) -m attnlab_grader grade $(SUBMISSIONS) --assignment $(ASSIGNMENT) --jobs $(JOBS)
 
 test-autograder:      ## the autograder's own tests (sandbox, attacks, course QA)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q attnlab_grader/tests
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -q autograder/attnlab_grader/tests
 
 bench:                ## seconds per submission and a class of 100, vs plain nbgrader autograde
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.autograder_bench --students 100 --out autograder/BENCHMARK.md

@@ -42,16 +42,16 @@ class Group:
 
 
 GROUPS = (
-    Group("sandbox", ("attnlab_grader/tests/",),
-          exempt=(("user", ("attnlab_grader/tests/test_rootless.py",      # already an ordinary user
-                            "attnlab_grader/tests/test_mechanisms.py::test_root_",  # needs chown
-                            "attnlab_grader/tests/test_postgres.py",
+    Group("sandbox", ("autograder/attnlab_grader/tests/",),
+          exempt=(("user", ("autograder/attnlab_grader/tests/test_rootless.py",      # already an ordinary user
+                            "autograder/attnlab_grader/tests/test_mechanisms.py::test_root_",  # needs chown
+                            "autograder/attnlab_grader/tests/test_postgres.py",
                             # makes the students' Unix accounts
-                            "attnlab_grader/tests/test_grade_life.py::test_two_students_",
-                            "attnlab_grader/tests/test_grade_life.py::test_a_request_the_graders_cannot_read",
+                            "autograder/attnlab_grader/tests/test_grade_life.py::test_two_students_",
+                            "autograder/attnlab_grader/tests/test_grade_life.py::test_a_request_the_graders_cannot_read",
                             # the hub writes the LTI launch record as root
-                            "attnlab_grader/tests/test_lms.py::test_lms_launch_record_cannot_be_redirected")),)),
-    Group("postgres", ("attnlab_grader/tests/test_postgres.py",)),
+                            "autograder/attnlab_grader/tests/test_lms.py::test_lms_launch_record_cannot_be_redirected")),)),
+    Group("postgres", ("autograder/attnlab_grader/tests/test_postgres.py",)),
     Group("hub", ("tests/hub/",)),
     Group("k8s", ("tests/k8s/",)),
     Group("slurm", ("tests/slurm/",)),

@@ -14,14 +14,15 @@ file only supplies DEFAULTS and then re-applies the deployment's files on top. P
    folder exists, else a private one in ``COURSE/.exchange`` (one person on one machine).
 
 The grading engine's settings (preprocessors, course id ``attnlab``) come from
-``attnlab_grader/nbgrader_config.py``; a deployment may override the course id too. See autograder/README.md.
+``autograder/attnlab_grader/steps/nbgrader_config.py``; a deployment may override the course id too. See autograder/README.md.
 """
 import os
 import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
-if _here not in sys.path:  # config files are exec'd by Jupyter; make the attnlab_grader package importable
-    sys.path.insert(0, _here)
+_grader = os.path.join(_here, "autograder")
+if _grader not in sys.path:  # config files are exec'd by Jupyter; make the attnlab_grader package importable
+    sys.path.insert(0, _grader)
 
 from jupyter_core.paths import jupyter_config_path  # noqa: E402
 from traitlets.config import Config  # noqa: E402
@@ -30,7 +31,7 @@ from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader  # 
 from attnlab.settings import grader_settings  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets
-load_subconfig(os.path.join(_here, "attnlab_grader", "nbgrader_config.py"))  # noqa: F821
+load_subconfig(os.path.join(_here, "autograder", "attnlab_grader", "steps", "nbgrader_config.py"))  # noqa: F821
 
 
 def _deployment_config() -> Config:
@@ -76,5 +77,5 @@ elif "Exchange.root" not in _deployed:
 # `python -m attnlab_grader grade --db URL` takes (it also reads ATTNLAB_DB), so formgrader and the
 # grading pipeline share one gradebook. postgresql://... means the psycopg 3 driver.
 if _settings.db:
-    from attnlab_grader.course import normalize_db_url
+    from attnlab_grader.records.course import normalize_db_url
     c.CourseDirectory.db_url = normalize_db_url(_settings.db)

@@ -26,6 +26,7 @@ fi
 # Lint and types first: a finding fails the run before the (long) suite starts.
 .venv/bin/ruff check .
 .venv/bin/mypy
+.venv/bin/lint-imports  # the layer contracts of ARCHITECTURE.md ([tool.importlinter] in pyproject.toml)
 set +e
 .venv/bin/python -m pytest -n "${ATTNLAB_TEST_WORKERS:-2}" --dist loadgroup "$@"
 rc=$?

@@ -5,7 +5,7 @@
     .venv/bin/python -m benchmarks.autograder_bench --students 100 --baseline-students 20 --out autograder/BENCHMARK.md
 
 Both graders get the same submissions (reference solutions and the QA wrong implementations, cycled) of
-one assignment. Ours: ``attnlab_grader.pipeline.grade`` with ``--jobs`` workers (feedback and CSV included).
+one assignment. Ours: ``attnlab_grader.classroom.pipeline.grade`` with ``--jobs`` workers (feedback and CSV included).
 Baseline: nbgrader's stock ``autograde`` (kernel execution, default preprocessors, one process, as nbgrader
 runs it), on ``--baseline-students`` submissions, extrapolated linearly to N when fewer.
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 
 from benchmarks import markdown_log
 
-from attnlab_grader.course import REPO, _quiet_imports, solutions_dir
-from attnlab_grader.pipeline import grade
+from attnlab_grader.records.course import REPO, _quiet_imports, solutions_dir
+from attnlab_grader.classroom.pipeline import grade
 from attnlab_grader.tests import qa
 
 

@@ -8,12 +8,12 @@ Run from the repository root (it needs ``attnlab_grader.tests.qa`` and ``tests.s
 
 ``--students`` submissions are spread evenly over the ten sets (or those named by ``--sets``); each is a copy of the
 reference solution, an honest alternative (``honest/*.py``) or a realistic wrong implementation (``wrong/*.py``),
-cycled.  They are graded through the sharding contract (:mod:`attnlab_grader.shard`), without feedback HTML:
+cycled.  They are graded through the sharding contract (:mod:`attnlab_grader.classroom.shard`), without feedback HTML:
 ``prepare`` once, then ``--tasks`` tasks of ``grade --shard i/N`` at once, then ``collect`` (grades CSVs, no class
 report).  ``--engine local`` starts the tasks as processes here; ``--engine slurm`` (root, Debian's slurm-wlm and
 munge) starts a single-host Slurm (``tests/slurm/cluster.py``) and submits ``deploy/slurm/grade-array.sbatch`` as an
 array of ``--tasks`` tasks; ``--engine pipeline`` grades in one process with a pool of ``--tasks`` workers
-(``attnlab_grader.pipeline.grade_many``, the one-machine command).
+(``attnlab_grader.classroom.pipeline.grade_many``, the one-machine command).
 
 Reported: wall time (prepare and collect included), submissions per second and per task (one core each), the
 median and slowest worker time per submission of each set, the peak resident memory of a task and of its
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from benchmarks import markdown_log
 
-from attnlab_grader.course import REPO
+from attnlab_grader.records.course import REPO
 from attnlab_grader.tests import qa
 from attnlab_grader.tests.conftest import GRADED
 
@@ -93,12 +93,12 @@ class QueryCounter:
 
 
 def task_main(argv: list[str]) -> int:
-    """``python -m benchmarks.grade_class task STATS_DIR [-m attnlab_grader.shard] grade COURSE ...``:
-    the shard command of :mod:`attnlab_grader.shard`, with its SQL statements counted and its peak
+    """``python -m benchmarks.grade_class task STATS_DIR [-m attnlab_grader.classroom.shard] grade COURSE ...``:
+    the shard command of :mod:`attnlab_grader.classroom.shard`, with its SQL statements counted and its peak
     memory written to ``STATS_DIR/task-<pid>.json`` (also when it fails)."""
-    from attnlab_grader import shard
+    from attnlab_grader.classroom import shard
     out, argv = argv[0], argv[1:]
-    if argv[:2] == ["-m", "attnlab_grader.shard"]:  # called as deploy/slurm's ATTNLAB_GRADE_PYTHON
+    if argv[:2] == ["-m", "attnlab_grader.classroom.shard"]:  # called as deploy/slurm's ATTNLAB_GRADE_PYTHON
         argv = argv[2:]
     t0 = time.perf_counter()
     code = 0
@@ -193,7 +193,7 @@ def main(argv=None):
     ap.add_argument("--sets", nargs="+", default=list(GRADED), choices=list(GRADED), metavar="SET",
                     help="grade only these exercise sets (default: all ten), e.g. --sets 09_capstone")
     args = ap.parse_args(argv)
-    from attnlab_grader import shard
+    from attnlab_grader.classroom import shard
     sets = list(args.sets)
     with tempfile.TemporaryDirectory(prefix="attnlab-class-") as scratch:
         tmp = args.workdir or scratch
@@ -203,7 +203,7 @@ def main(argv=None):
         counts = make_class(root, args.students, sets)
         t0 = time.perf_counter()
         if args.engine == "pipeline":
-            from attnlab_grader.pipeline import grade_many
+            from attnlab_grader.classroom.pipeline import grade_many
             with QueryCounter() as q:
                 summaries = grade_many(root, sets, db_url=args.db, jobs=args.tasks, feedback=False, progress=False)
             prep_q, collect_q, codes = q.count, 0, []

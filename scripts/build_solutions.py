@@ -13,7 +13,7 @@ written into the header as ``id="..."`` only where it differs from the cell's nb
 is written by nbformat exactly as Jupyter saves it, without outputs.
 
 Why ``.pct.py`` (jupytext's suffix for paired percent scripts) and not ``NN_x.py``: the file must not
-reach students. ``CourseDirectory.ignore`` (attnlab_grader/nbgrader_config.py) lists ``*.pct.py``, so
+reach students. ``CourseDirectory.ignore`` (autograder/attnlab_grader/steps/nbgrader_config.py) lists ``*.pct.py``, so
 nbgrader never copies it into a release, and the QA loaders read only ``wrong/*.py`` and
 ``honest/*.py``. A separate ``solutions/src/`` folder is not possible: every folder of ``solutions/``
 is an nbgrader assignment (formgrader would list ``src``).
@@ -71,11 +71,11 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from attnlab_grader.course import solutions_dir  # noqa: E402 - the course's solutions/ (ATTNLAB_SOLUTIONS overrides)
+from attnlab_grader.records.course import solutions_dir  # noqa: E402 - the course's solutions/ (ATTNLAB_SOLUTIONS overrides)
 
 SOLUTIONS = solutions_dir()
 
-SUFFIX = ".pct.py"  # also in CourseDirectory.ignore (attnlab_grader/nbgrader_config.py): never released
+SUFFIX = ".pct.py"  # also in CourseDirectory.ignore (autograder/attnlab_grader/steps/nbgrader_config.py): never released
 TEXT_METADATA = {"notebook_metadata_filter": "all,-jupytext.text_representation.jupytext_version",
                  "cell_metadata_filter": "all"}
 COMMAND = "python scripts/build_solutions.py  (or make solutions)"

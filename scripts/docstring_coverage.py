@@ -19,7 +19,7 @@ whole rule for ``attnlab.nn`` and ``attnlab.fast``.
 
     python scripts/docstring_coverage.py src/attnlab            # percentage and the undocumented names
     python scripts/docstring_coverage.py src/attnlab --min 95   # exit 1 below 95 %
-    python scripts/docstring_coverage.py autograder --exclude attnlab_grader/tests --summary
+    python scripts/docstring_coverage.py autograder --exclude autograder/attnlab_grader/tests --summary
     python scripts/docstring_coverage.py src/attnlab --rule     # also: documented, but errors or shapes missing
 """
 from __future__ import annotations

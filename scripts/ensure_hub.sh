@@ -99,7 +99,7 @@ if ! stamp_ok "$HUB_HOME/proxy" "$want"; then
 fi
 
 code_hash() {
-  (cd "$ROOT" && find src attnlab_grader -path attnlab_grader/tests -prune -o -name __pycache__ -prune -o \
+  (cd "$ROOT" && find src autograder/attnlab_grader -path autograder/attnlab_grader/tests -prune -o -name __pycache__ -prune -o \
      -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
 
@@ -153,10 +153,10 @@ if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
   say "installing the course environment into $ENV with $("$PY" --version 2>&1) (once, a few minutes; log: $log)"
   rm -rf "$ENV" "$GS" "$HUB_HOME/src"
   # a non-editable install from a copy of the package sources (students need no clone)
-  # (pyproject maps attnlab_grader/ and data/ into the package: the grader and Tiny Shakespeare ship too)
-  mkdir -p "$HUB_HOME/src" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/attnlab_grader" \
-    "$ROOT/data" "$HUB_HOME/src/"
-  rm -rf "$HUB_HOME/src/attnlab_grader/tests"
+  # (pyproject maps autograder/attnlab_grader/ and data/ into the package: the grader and Tiny Shakespeare ship too)
+  mkdir -p "$HUB_HOME/src/autograder" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" \
+    "$ROOT/data" "$HUB_HOME/src/" && cp -r "$ROOT/autograder/attnlab_grader" "$HUB_HOME/src/autograder/"
+  rm -rf "$HUB_HOME/src/autograder/attnlab_grader/tests"
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long
@@ -199,8 +199,10 @@ fi
 # environment itself is rebuilt only when its pins change, above)
 if [ -f "$ENV/.attnlab-stamp" ] && [ "$(cat "$ENV/.attnlab-code" 2>/dev/null)" != "$(code_hash)" ]; then
   say "refreshing attnlab in $ENV from this checkout's sources"
-  rm -rf "$HUB_HOME/src/src" "$HUB_HOME/src/attnlab_grader" "$HUB_HOME/src/build" "$HUB_HOME/src"/*.egg-info
-  cp -r "$ROOT/src" "$ROOT/attnlab_grader" "$HUB_HOME/src/" && rm -rf "$HUB_HOME/src/attnlab_grader/tests"
+  rm -rf "$HUB_HOME/src/src" "$HUB_HOME/src/autograder" "$HUB_HOME/src/build" "$HUB_HOME/src"/*.egg-info
+  mkdir -p "$HUB_HOME/src/autograder" && cp -r "$ROOT/src" "$HUB_HOME/src/" \
+    && cp -r "$ROOT/autograder/attnlab_grader" "$HUB_HOME/src/autograder/" \
+    && rm -rf "$HUB_HOME/src/autograder/attnlab_grader/tests"
   if pipq timeout 300 "$ENV/bin/pip" install --no-deps --force-reinstall "$HUB_HOME/src" >>"$log" 2>&1; then
     code_hash > "$ENV/.attnlab-code"
   else

@@ -232,7 +232,7 @@ def environment_writes(source: str) -> list[int]:
 
 # ---------------------------------------------------------------------- the project's rules
 #: the sandbox child sets its own process environment before running a submission: allowed.
-ENV_WRITERS_ALLOWED = {"attnlab_grader/sandbox/zygote.py", "attnlab_grader/sandbox/procs.py"}
+ENV_WRITERS_ALLOWED = {"autograder/attnlab_grader/sandbox/zygote.py", "autograder/attnlab_grader/sandbox/procs.py"}
 
 
 def project_files(root: Path) -> list[str]:

@@ -26,8 +26,8 @@ import pytest
 
 from attnlab.check import (CheckError, SelfCheckMode, _model_answer, find_assignment, load_policy,
                            run_check)
-from attnlab_grader.course import EXERCISES, REPO, solutions_dir
-from attnlab_grader.spec import load_spec
+from attnlab_grader.records.course import EXERCISES, REPO, solutions_dir
+from attnlab_grader.judging.spec import load_spec
 from attnlab_grader.tests import qa, rootless
 from attnlab_grader.tests.conftest import needs_sandbox
 

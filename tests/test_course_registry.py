@@ -101,7 +101,7 @@ def test_exercise_sets_are_exactly_the_solution_and_exercise_folders():
 
 # ----------------------------------------------------------------------------- the readers read it
 def test_autograder_assignments_are_the_registry_exercise_sets():
-    from attnlab_grader.course import assignments
+    from attnlab_grader.records.course import assignments
 
     assert assignments() == list(course.exercise_sets())
 
@@ -190,7 +190,7 @@ def test_render_script_check_fails_on_a_stale_readme_and_names_the_command(tmp_p
 
 
 def test_an_instructors_own_set_is_listed_after_the_course_sets(tmp_path, monkeypatch):
-    import attnlab_grader.course as ac
+    import attnlab_grader.records.course as ac
     for name in ("03_masks", "01_routing_and_soft_lookup", "99_my_quiz"):
         (tmp_path / name).mkdir()
         (tmp_path / name / f"{name}.ipynb").write_text("{}")

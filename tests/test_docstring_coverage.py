@@ -27,7 +27,7 @@ def test_attnlab_public_names_are_documented():
 
 def test_grader_public_names_are_documented():
     """The grader's package (its tests left out) meets the same bar as the course library."""
-    root = ROOT / "attnlab_grader"
+    root = ROOT / "autograder" / "attnlab_grader"
     names = docstring_coverage.public_names(root, exclude=(root / "tests",))
     assert len(names) > 250
     missing = [f"{n.qualname} ({n.path}:{n.line})" for n in names if not n.documented]

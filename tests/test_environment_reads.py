@@ -17,7 +17,7 @@ from attnlab.settings import DIRECT_READERS, PLATFORM_VARIABLES, PREFIX
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the areas of project code the scan must see (a file list missing one of them is a broken scan)
-AREAS = ("src/", "attnlab_grader/", "deploy/", "scripts/", "benchmarks/", "lessons/src/", "solutions/",
+AREAS = ("src/", "autograder/attnlab_grader/", "deploy/", "scripts/", "benchmarks/", "lessons/src/", "solutions/",
          "nbgrader_config.py", "conftest.py", "tests/")
 
 
@@ -107,7 +107,7 @@ def test_the_scan_fails_naming_file_line_and_variable():
         "nbgrader_config.py": f'import os\nif os.environ.get("{PREFIX}SANDBOX"):\n    pass\n',
         "conftest.py": f'import os\nP = os.environ.get("{PREFIX}TEST_PROFILE")\n',
         "tests/test_t.py": f'import os\nos.environ["X"] = "1"\nassert os.environ["{PREFIX}LEARNER"] == "a"\n',
-        "attnlab_grader/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
+        "autograder/attnlab_grader/sandbox/zygote.py": 'import os\nos.environ.update({"HOME": "/tmp"})\n',
     }
     with tempfile.TemporaryDirectory(prefix="attnlab-envscan-") as tmp:  # mode 0700
         project = Path(tmp)

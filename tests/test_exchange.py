@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # nbgrader's own CLI entry point; jsonschema's optional rfc3987_syntax import (~3 s per process, never
-# used by nbgrader 0.9.6) is skipped as attnlab_grader.course does.
+# used by nbgrader 0.9.6) is skipped as attnlab_grader.records.course does.
 NBGRADER = [sys.executable, "-c", "import sys; sys.modules['rfc3987_syntax'] = None; sys.argv[0] = 'nbgrader'; "
             "from nbgrader.apps.nbgraderapp import main; main()"]
 ASSIGNMENT = "01_routing_and_soft_lookup"

@@ -42,7 +42,7 @@ GRADER_ONLY = {"psycopg": "psycopg", "copydetect": "copydetect", "pylti1p3": "py
 def test_the_package_list_names_every_package_of_the_library_and_the_grader():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = set()
-    for top, base in (("attnlab", ROOT / "src" / "attnlab"), ("attnlab_grader", ROOT / "attnlab_grader")):
+    for top, base in (("attnlab", ROOT / "src" / "attnlab"), ("attnlab_grader", ROOT / "autograder" / "attnlab_grader")):
         for init in base.rglob("__init__.py"):
             rel = init.parent.relative_to(base).parts
             if "tests" not in rel:
@@ -55,11 +55,14 @@ def test_the_package_list_names_every_package_of_the_library_and_the_grader():
 def test_no_file_names_the_grader_by_an_import_name_it_does_not_have():
     """The name ``autograder`` belongs to another PyPI project: the grader's import name is ``attnlab_grader``.
     No tracked file imports or runs a package ``autograder`` (``import``/``from``/``-m``), and the folder
-    ``autograder/`` holds documentation and the course folder, never Python code."""
+    ``autograder/`` holds Python code only inside the package ``autograder/attnlab_grader/`` (its documentation and
+    the default course folder sit beside it), so ``autograder`` itself is never importable from the clone."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split("\0")
-    code_there = [f for f in files if f.startswith("autograder/") and f.endswith(".py")]
-    assert not code_there, f"Python files under autograder/ (the grader's code lives in attnlab_grader/): {code_there}"
+    code_there = [f for f in files if f.startswith("autograder/") and f.endswith(".py")
+                  and not f.startswith("autograder/attnlab_grader/")]
+    assert not code_there, f"Python files under autograder/ outside its package attnlab_grader/: {code_there}"
+    assert not (ROOT / "autograder" / "__init__.py").exists()
     pattern = re.compile(r"^\s*(?:import|from)\s+autograder\b|-m\s+autograder\b", re.M)
     naming = [f for f in files if f and f != "tests/test_install.py" and (ROOT / f).is_file()
               and f.endswith((".py", ".sh", ".md", ".toml", ".yaml", ".yml", ".cfg", ".txt", "Makefile"))
@@ -169,7 +172,7 @@ def test_the_grader_only_packages_are_the_grader_extra_and_the_base_install_need
     assert grader == set(GRADER_ONLY.values())
     assert not base & grader
     # what attnlab-grade reads back from the installed metadata to say what is missing
-    from attnlab_grader.extras import grader_requirements, missing_grader_packages
+    from attnlab_grader.classroom.extras import grader_requirements, missing_grader_packages
     assert {canonicalize_name(n) for n in grader_requirements()} == grader
     assert missing_grader_packages() == []  # this environment is ./test.sh's: every extra installed
     # and nothing the learner's install pulls in brings one back
@@ -184,8 +187,8 @@ def test_a_learners_install_has_no_grader_only_package_and_attnlab_check_grades_
 
     venv, env = _role_venv(tmp_path, wheel)
     py = venv / "bin" / "python"
-    assert _importable(py, env, [*GRADER_ONLY, "attnlab", "attnlab_grader.pipeline", "nbgrader", "jupyterlab"]) \
-        == ["attnlab", "attnlab_grader.pipeline", "nbgrader", "jupyterlab"]
+    assert _importable(py, env, [*GRADER_ONLY, "attnlab", "attnlab_grader.classroom.pipeline", "nbgrader", "jupyterlab"]) \
+        == ["attnlab", "attnlab_grader.classroom.pipeline", "nbgrader", "jupyterlab"]
     installed = {canonicalize_name(line.split("==")[0]) for line in _run(
         [sys.executable, "-m", "pip", "--python", str(py), "list", "--format=freeze"], env=env).stdout.split()}
     assert not installed & set(GRADER_ONLY.values()), sorted(installed & set(GRADER_ONLY.values()))
@@ -267,7 +270,7 @@ def test_a_non_editable_install_runs_attnlab_grade_with_its_config_solutions_and
     r = subprocess.run([grade, "paths"], cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stdout + r.stderr  # no solutions without a clone: says how to give them
     assert "(MISSING)" in r.stdout and "--solutions DIR or set ATTNLAB_SOLUTIONS" in r.stderr
-    assert f"nbgrader config  {site / 'attnlab_grader' / 'nbgrader_config.py'}\n" in r.stdout
+    assert f"nbgrader config  {site / 'attnlab_grader' / 'steps' / 'nbgrader_config.py'}\n" in r.stdout
     assert f"data             {site / 'attnlab' / '_data' / 'tinyshakespeare' / 'input.txt'}\n" in r.stdout
 
     solutions = tmp_path / "srv" / "solutions"  # e.g. /srv/attnlab/solutions, instructors only

@@ -57,10 +57,10 @@ RULES = [
     ("the library below attnlab.check never imports the grader",
      ("src/attnlab",), ("attnlab_grader",), ("src/attnlab/check",)),
     ("the learner's library never imports the grader's instructor tools",
-     ("src/attnlab",), ("attnlab_grader.instructor",)),
+     ("src/attnlab",), ("attnlab_grader.classroom",)),
     ("the sandbox never imports the grader's steps, reports or instructor tools",
-     ("attnlab_grader/sandbox",), ("attnlab_grader.pipeline", "attnlab_grader.report", "attnlab_grader.instructor",
-                                   "attnlab_grader.intake", "attnlab_grader.export")),
+     ("autograder/attnlab_grader/sandbox",), ("attnlab_grader.classroom.pipeline", "attnlab_grader.reports.class_report", "attnlab_grader.classroom",
+                                   "attnlab_grader.records.intake", "attnlab_grader.steps.export")),
 ]
 
 
@@ -80,8 +80,8 @@ def test_the_rule_reader_sees_imports_inside_functions(tmp_path):
     mod = SRC / "attnlab" / "_probe_layers.py"
     assert not mod.exists()
     try:
-        mod.write_text("def f():\n    from attnlab_grader.instructor import cli\n    from .nn import GPT\n")
+        mod.write_text("def f():\n    from attnlab_grader.classroom import cli\n    from .nn import GPT\n")
         found = imported_modules(mod)
     finally:
         mod.unlink()
-    assert "attnlab_grader.instructor" in found and "attnlab.nn.GPT" in found
+    assert "attnlab_grader.classroom" in found and "attnlab.nn.GPT" in found

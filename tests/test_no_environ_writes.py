@@ -33,7 +33,7 @@ def test_a_new_gradebook_records_alembics_head_without_alembic_on_path(tmp_path,
     import sqlite3
     import sys
 
-    from attnlab_grader.course import _quiet_imports
+    from attnlab_grader.records.course import _quiet_imports
     _quiet_imports()
     from nbgrader.api import Gradebook
     from nbgrader.dbutil import _temp_alembic_ini

@@ -21,14 +21,14 @@ def test_profiles_declare_the_sandbox_required_for_both_ci_users():
 
 
 @pytest.mark.parametrize(("nodeid", "profile", "group"), [
-    ("attnlab_grader/tests/test_sandbox.py::test_x", "root", "sandbox"),
-    ("attnlab_grader/tests/test_sandbox.py::test_x", "user", "sandbox"),
-    ("attnlab_grader/tests/test_rootless.py::test_x", "user", None),       # an ordinary user needs no switch
-    ("attnlab_grader/tests/test_rootless.py::test_x", "root", "sandbox"),
+    ("autograder/attnlab_grader/tests/test_sandbox.py::test_x", "root", "sandbox"),
+    ("autograder/attnlab_grader/tests/test_sandbox.py::test_x", "user", "sandbox"),
+    ("autograder/attnlab_grader/tests/test_rootless.py::test_x", "user", None),       # an ordinary user needs no switch
+    ("autograder/attnlab_grader/tests/test_rootless.py::test_x", "root", "sandbox"),
     ("tests/hub/test_hub_e2e.py::test_x", "root", "hub"),
     ("tests/hub/test_hub_e2e.py::test_x", "user", None),
     ("tests/practice/test_store.py::test_x", "root", None),
-    ("attnlab_grader/tests/test_sandbox.py::test_x", None, None),          # no profile: nothing required
+    ("autograder/attnlab_grader/tests/test_sandbox.py::test_x", None, None),          # no profile: nothing required
 ])
 def test_required_group(nodeid, profile, group):
     assert required_group(nodeid, profile) == group

@@ -203,7 +203,7 @@ def write_launch(path: str, line: dict, reader: str = "") -> None:
         os.close(fd)
 
 
-#: Where the hub records launches by default (``{course}``: the course id); attnlab_grader.instructor.lti
+#: Where the hub records launches by default (``{course}``: the course id); attnlab_grader.classroom.lti
 #: reads the same default (checked by the lms tests).
 LAUNCHES_DEFAULT = "/var/lib/attnlab-lti/{course}/launches.jsonl"
 

@@ -12,14 +12,15 @@ from attnlab.settings import grader_settings  # the course environment's attnlab
 
 settings = grader_settings()
 CLONE = str(settings.clone)  # the course repository, read-only
-if CLONE not in sys.path:
-    sys.path.insert(0, CLONE)  # the attnlab_grader package (grading steps)
+GRADER = os.path.join(CLONE, "autograder")
+if GRADER not in sys.path:
+    sys.path.insert(0, GRADER)  # the attnlab_grader package (grading steps)
 
 c = get_config()  # noqa: F821 - provided by traitlets
-load_subconfig(os.path.join(CLONE, "attnlab_grader", "nbgrader_config.py"))  # noqa: F821
+load_subconfig(os.path.join(CLONE, "autograder", "attnlab_grader", "steps", "nbgrader_config.py"))  # noqa: F821
 c.CourseDirectory.root = str(settings.course or os.path.expanduser("~/course"))
 c.CourseDirectory.course_id = settings.course_id
 c.Exchange.root = str(settings.exchange or "/srv/nbgrader/exchange")
 if settings.db:  # the gradebook `python -m attnlab_grader grade --db` writes to
-    from attnlab_grader.course import normalize_db_url
+    from attnlab_grader.records.course import normalize_db_url
     c.CourseDirectory.db_url = normalize_db_url(settings.db)

@@ -406,7 +406,7 @@ chown "$GRADER:$GRADER" "$EX/$COURSE" "$EX/$COURSE/outbound" "$EX/$COURSE/inboun
 chmod 755 "$EX/$COURSE" "$EX/$COURSE/outbound"
 chmod 2733 "$EX/$COURSE/inbound"   # students write their submissions, nobody lists them
 chmod 711 "$EX/$COURSE/feedback"   # feedback under unguessable hashes
-# the regrade inbox (attnlab_grader/instructor/regrade.py): students drop requests, cannot list or
+# the regrade inbox (autograder/attnlab_grader/classroom/regrade.py): students drop requests, cannot list or
 # read them; each request gets the staff group (setgid), which the grader account reads them by
 mkdir -p "$EX/$COURSE/regrade"
 chown "$GRADER:$STAFF_GROUP" "$EX/$COURSE/regrade"

@@ -15,7 +15,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends git tini \
 COPY pyproject.toml README.md nbgrader_config.py /opt/attnlab/
 COPY constraints/py3.11.txt /opt/attnlab/constraints/py3.11.txt
 COPY src /opt/attnlab/src
-COPY attnlab_grader /opt/attnlab/attnlab_grader
+COPY autograder/attnlab_grader /opt/attnlab/autograder/attnlab_grader
 COPY solutions /opt/attnlab/solutions
 COPY data /opt/attnlab/data
 COPY deploy/jupyterhub/requirements-singleuser.txt /opt/attnlab/deploy/jupyterhub/requirements-singleuser.txt
@@ -26,7 +26,7 @@ RUN python -m venv /opt/venv \
        -r /opt/attnlab/deploy/jupyterhub/requirements-singleuser.txt \
     && /opt/venv/bin/python -m ipykernel install --sys-prefix --name python3 \
     && /opt/venv/bin/jupyter server extension enable --sys-prefix nbgrader \
-    && /opt/venv/bin/python -m compileall -q /opt/attnlab/src /opt/attnlab/attnlab_grader
+    && /opt/venv/bin/python -m compileall -q /opt/attnlab/src /opt/attnlab/autograder/attnlab_grader
 # formgrader's nbgrader settings (course root, exchange, the grading steps; ATTNLAB_DB -> gradebook)
 COPY deploy/jupyterhub/grader_nbgrader_config.py /opt/venv/etc/jupyter/nbgrader_config.py
 
@@ -35,4 +35,4 @@ ENV PATH=/opt/venv/bin:$PATH ATTNLAB_CLONE=/opt/attnlab ATTNLAB_SOLUTIONS=/opt/a
 USER 10001:10001
 WORKDIR /home/grader
 ENTRYPOINT ["tini", "--"]
-CMD ["python", "-m", "attnlab_grader.podjob", "--help"]
+CMD ["python", "-m", "attnlab_grader.classroom.podjob", "--help"]

@@ -17,7 +17,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends git tini \
 COPY pyproject.toml README.md /opt/attnlab/src-tree/
 COPY constraints/py3.11.txt /opt/attnlab/constraints.txt
 COPY src /opt/attnlab/src-tree/src
-COPY attnlab_grader /opt/attnlab/src-tree/attnlab_grader
+COPY autograder/attnlab_grader /opt/attnlab/src-tree/autograder/attnlab_grader
 COPY data /opt/attnlab/src-tree/data
 COPY deploy/jupyterhub/requirements-singleuser.txt /opt/attnlab/requirements-singleuser.txt
 RUN python -m venv /opt/venv \

@@ -11,7 +11,7 @@ import torch
 
 from attnlab.nn import apply_temperature as ref_apply_temperature
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "01_routing_and_soft_lookup"
 

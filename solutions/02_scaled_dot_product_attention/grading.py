@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
-from attnlab_grader.spec import ByHandCheck, FunctionCheck, Outcome, compare_values, mistake_outcome
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Outcome, compare_values, mistake_outcome
 
 A = "02_scaled_dot_product_attention"
 

@@ -5,7 +5,7 @@ import torch
 from attnlab.nn import causal_mask as ref_causal
 from attnlab.nn import combine_masks as ref_combine
 from attnlab.nn import padding_mask as ref_padding
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "03_masks"
 

@@ -10,7 +10,7 @@ import torch
 
 from attnlab.nn import FeedForward, MultiHeadAttention, SinusoidalPositionalEncoding, causal_mask
 from attnlab.nn import sinusoidal_encoding as ref_sinusoidal
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "04_positional_encoding"
 

@@ -5,7 +5,7 @@ import torch
 from attnlab.nn import MultiHeadAttention as RefMHA
 from attnlab.nn import merge_heads as ref_merge
 from attnlab.nn import split_heads as ref_split
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "05_multi_head_attention"
 PARAMS = ("w_q.weight", "w_q.bias", "w_k.weight", "w_k.bias", "w_v.weight", "w_v.bias", "w_o.weight", "w_o.bias")

@@ -14,7 +14,7 @@ from torch import nn
 from attnlab.nn import EncoderBlock
 from attnlab.nn import FeedForward as RefFeedForward
 from attnlab.nn import count_parameters as ref_count
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "06_transformer_block"
 

@@ -11,7 +11,7 @@ import torch
 
 from attnlab.nn import causal_mask, combine_masks
 from attnlab.nn import padding_mask as ref_padding
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "07_encoder_decoder"
 

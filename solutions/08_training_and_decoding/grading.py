@@ -14,8 +14,8 @@ from attnlab.nn import GPT, GPTConfig, KVCache, causal_mask
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
 from attnlab.nn import top_k_filter as ref_top_k
 from attnlab.nn import top_p_filter as ref_top_p
-from attnlab_grader.sandbox_gpt import GPT_SETUP  # the GPT built in the sandbox (one home, parity tested)
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.reference_gpt import GPT_SETUP  # the GPT built in the sandbox (one home, parity tested)
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "08_training_and_decoding"
 

@@ -3,7 +3,7 @@
 Inputs are drawn at grading time from a generator the grader seeds with os.urandom.
 The sandbox has no attnlab and no files, so the GPT used by ``train_step`` and by the
 training run is built there from ``GPT_SETUP`` (``attnlab.nn.GPT``'s own source, shipped by
-attnlab_grader/sandbox_gpt.py, parity tested), and the Tiny Shakespeare slice
+autograder/attnlab_grader/judging/reference_gpt.py, parity tested), and the Tiny Shakespeare slice
 travels as an input (token ids encoded by the grader with ``attnlab.data.CharTokenizer``).
 
 * ``get_batch``: properties judged in the grader (windows of data, shift, coverage of all
@@ -45,8 +45,8 @@ from attnlab.nn import GPT, GPTConfig
 from attnlab.nn import sample_next_token as ref_sample
 from attnlab.nn import top_k_filter as ref_top_k
 from attnlab.nn import top_p_filter as ref_top_p
-from attnlab_grader.sandbox_gpt import GPT_SETUP
-from attnlab_grader.spec import ByHandCheck, FunctionCheck, Outcome, load_sibling
+from attnlab_grader.judging.reference_gpt import GPT_SETUP
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Outcome, load_sibling
 
 A = "09_capstone"
 

@@ -2,7 +2,7 @@
 the grader's weights into a student module by parameter name and put the course's attention and
 blocks in place of the student's, the three parts' trial inputs, their references on ``attnlab.nn``
 and the named mistakes made on those references.  Loaded by grading.py with
-``attnlab_grader.spec.load_sibling``; never released to students (nbgrader ignores ``grading_*.py``).
+``attnlab_grader.judging.spec.load_sibling``; never released to students (nbgrader ignores ``grading_*.py``).
 """
 import contextlib
 import math
@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from attnlab.nn import GPT, GPTConfig, MultiHeadAttention
-from attnlab_grader.sandbox_gpt import GPT_SETUP
-from attnlab_grader.spec import FunctionCheck, Outcome, mistake_outcome
+from attnlab_grader.judging.reference_gpt import GPT_SETUP
+from attnlab_grader.judging.spec import FunctionCheck, Outcome, mistake_outcome
 
 
 # ------------------------------------------------------------------ the assembled GPT: sandbox helpers

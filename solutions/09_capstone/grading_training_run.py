@@ -1,6 +1,6 @@
 """Exercise 09's training run (see grading.py): the student's ``train_step`` trains a GPT in the
 sandbox on the grader's batches; only the weights come back, and the grader measures their held-out
-loss against the course's own run.  Loaded by grading.py with ``attnlab_grader.spec.load_sibling``;
+loss against the course's own run.  Loaded by grading.py with ``attnlab_grader.judging.spec.load_sibling``;
 never released to students (nbgrader ignores ``grading_*.py``).
 """
 import numpy as np
@@ -9,7 +9,7 @@ from torch import nn
 
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, GPTConfig
-from attnlab_grader.spec import Outcome, load_sibling
+from attnlab_grader.judging.spec import Outcome, load_sibling
 
 PARTS_SETUP = load_sibling(__file__, "grading_gpt_parts").PARTS_SETUP
 

@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attnlab.nn import KVCache, MultiHeadAttention
 from attnlab.nn import count_parameters as ref_count
-from attnlab_grader.spec import ByHandCheck, FunctionCheck
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck
 
 A = "10_costs_and_limits"
 

@@ -5,7 +5,7 @@ frozen :class:`Lesson` values.
 
 Everything else reads it: :func:`attnlab.practice.gate` and the mastery engine
 (:mod:`attnlab.practice.mastery`: ``LESSONS``, ``LAST_LESSON``, ``PREREQUISITES`` are derived from
-it), the grader's assignment list (:func:`attnlab_grader.course.assignments`), the ``attnlab gate`` command,
+it), the grader's assignment list (:func:`attnlab_grader.records.course.assignments`), the ``attnlab gate`` command,
 and the README's course table (:func:`course_table_markdown`, written by
 ``python scripts/render_tables.py --write``; ``tests/test_course_registry.py`` fails when the
 README, the lesson notebooks' titles or the ``solutions/`` and ``exercises/`` folders disagree with it).

@@ -118,7 +118,7 @@ class GraderSettings(_Settings):
 
 
 class SuiteSettings(_Settings):
-    """What the test suite (``conftest.py``, ``tests/``, ``attnlab_grader/tests/``) reads from ``ATTNLAB_*``."""
+    """What the test suite (``conftest.py``, ``tests/``, ``autograder/attnlab_grader/tests/``) reads from ``ATTNLAB_*``."""
 
     test_profile: str | None = _field(None, "str", ("tests",),
                                       "Test profile whose required groups must not skip (root or user).",

@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("e2e")]
 
 BLOCKING = ("serious", "critical")  # axe impacts that fail a page
 LESSON02 = "lessons/02_scaled_dot_product_attention.ipynb"
-REPORT_COURSE = "attnlab_grader/tests/fixtures/class_report"
+REPORT_COURSE = "autograder/attnlab_grader/tests/fixtures/class_report"
 REPORT_ASSIGNMENT = "02_scaled_dot_product_attention"
 CARD, ANSWER, CHECK, NEXT, FEEDBACK = (".attnlab-card", ".attnlab-answer", ".attnlab-check",
                                        ".attnlab-next", ".attnlab-feedback")
@@ -93,7 +93,7 @@ def test_every_lesson_has_no_serious_accessibility_violation(lab, lab_server, pa
 def test_class_report_has_no_serious_accessibility_violation(lab_server, page, axe, artifacts_dir):
     course = lab_server.root / REPORT_COURSE
     if not course.is_dir():
-        pytest.skip(f"e2e: {REPORT_COURSE} is not in the repository (attnlab_grader/tests/make_report_fixture.py)")
+        pytest.skip(f"e2e: {REPORT_COURSE} is not in the repository (autograder/attnlab_grader/tests/make_report_fixture.py)")
     out = subprocess.run([sys.executable, "-m", "attnlab_grader", "report", str(course), "--assignment",
                           REPORT_ASSIGNMENT], cwd=lab_server.root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"autograder report failed:\n{out.stdout}\n{out.stderr[-2000:]}"

@@ -348,13 +348,13 @@ def instructor_formgrader_lists_assignments(lab, lab_server, steps, page):
             f"{source}: it must point c.CourseDirectory.source_directory at the repo's solutions/")
 
 
-REPORT_COURSE = "attnlab_grader/tests/fixtures/class_report"  # a class of set 02 graded by the pipeline
+REPORT_COURSE = "autograder/attnlab_grader/tests/fixtures/class_report"  # a class of set 02 graded by the pipeline
 REPORT_ASSIGNMENT = "02_scaled_dot_product_attention"
 
 
 def instructor_class_report(lab, lab_server, steps, page):
     """``python -m attnlab_grader report`` on a graded class, then the page opened from JupyterLab."""
-    course = need(lab_server, REPORT_COURSE, "attnlab_grader/tests/make_report_fixture.py")
+    course = need(lab_server, REPORT_COURSE, "autograder/attnlab_grader/tests/make_report_fixture.py")
     with steps("instructor renders the class report", screenshot=False):
         out = subprocess.run([sys.executable, "-m", "attnlab_grader", "report", str(course), "--assignment",
                               REPORT_ASSIGNMENT], cwd=lab_server.root, capture_output=True, text=True, timeout=120)

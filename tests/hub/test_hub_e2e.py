@@ -740,7 +740,7 @@ def test_installed_class_each_role_over_http(klass: Klass):
     r = grader_shell(shlex.join(["python", "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]))
     assert r.returncode == 0 and r.stdout.count("IMPORTED") == len(GRADER_IMPORTS) and \
         r.stdout.count("INSTALLED") == len(dists), r.stdout + r.stderr
-    # data, not code: the course environment's own modules (e.g. attnlab_grader/instructor/gradebook_init.py)
+    # data, not code: the course environment's own modules (e.g. autograder/attnlab_grader/classroom/gradebook_init.py)
     # are readable by design; a gradebook file, a grades sheet or a solution is not
     r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
                 "-name", "solutions", "-o", "-name", "gradebook*.db*", "-o", "-name", "grades*.csv", ")")

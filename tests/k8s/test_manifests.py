@@ -160,10 +160,10 @@ def test_grading_job_pod_is_a_sandbox():
     assert sc["allowPrivilegeEscalation"] is False and sc["readOnlyRootFilesystem"] is True
     assert sc["capabilities"] == {"drop": ["ALL"]} and "privileged" not in sc
     assert c["resources"]["limits"]["cpu"] and c["resources"]["limits"]["memory"]
-    assert c["command"][:4] == ["python", "-m", "attnlab_grader.podjob", "grade"]
+    assert c["command"][:4] == ["python", "-m", "attnlab_grader.classroom.podjob", "grade"]
     assignment = c["command"][c["command"].index("--assignment") + 1]
     assert (ROOT / "solutions" / assignment / "grading.py").is_file()
-    from attnlab_grader import podjob
+    from attnlab_grader.classroom import podjob
     assert podjob.REFUSED == 3
     vols = {v["name"]: v for v in pod["volumes"]}
     assert not any("hostPath" in v for v in vols.values())

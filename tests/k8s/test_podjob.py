@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from attnlab_grader.course import REPO
+from attnlab_grader.records.course import REPO
 from attnlab_grader.sandbox import landlock_abi
 
 from .podlike import Pod
 
 A = "02_scaled_dot_product_attention"
-JOB = ["-m", "attnlab_grader.podjob", "grade"]
+JOB = ["-m", "attnlab_grader.classroom.podjob", "grade"]
 
 
 def _why_not() -> str | None:
@@ -63,7 +63,7 @@ def _free_uid() -> int:
 def course():
     """A prepared course (trusted step, done here as root) with two submissions, owned by the
     pod's uid; removed afterwards whatever happens."""
-    from attnlab_grader import podjob
+    from attnlab_grader.classroom import podjob
     from attnlab_grader.tests import qa
     uid = _free_uid()
     base = Path(tempfile.mkdtemp(prefix="attnlab-k8s-"))  # 0700, unique to the run
@@ -134,7 +134,7 @@ def test_job_command_grades_each_completion_in_the_pod(course):
     # after the Job, the trusted step exports the class from the gradebook
     from click.testing import CliRunner
 
-    from attnlab_grader.podjob import cli
+    from attnlab_grader.classroom.podjob import cli
     out = CliRunner().invoke(cli, ["finish", str(root), "-a", A, "--csv", str(root.parent / "grades.csv")])
     assert out.exit_code == 0, out.output
     rows = {r["student_id"]: r for r in csv.DictReader((root.parent / "grades.csv").open())}
@@ -187,7 +187,7 @@ def test_seccomp_filter_really_refuses_user_namespaces(course):
 
 @pytest.mark.slow
 def test_sandbox_attack_tests_pass_in_the_pod_with_landlock(course):
-    """attnlab_grader/tests/test_sandbox.py (files, network, uid, signals, unmounting, threads, forks,
+    """autograder/attnlab_grader/tests/test_sandbox.py (files, network, uid, signals, unmounting, threads, forks,
     fork bomb, memory, subclasses, the run-time watch), run as the pod's uid inside the pod with the
     ``landlock`` mechanism: what the namespaces guarantee elsewhere, Landlock and the pod guarantee here."""
     # the suite's gate asks for a default mechanism (none here: no namespaces); landlock is pinned
@@ -196,7 +196,7 @@ def test_sandbox_attack_tests_pass_in_the_pod_with_landlock(course):
             "sys.exit(pytest.main(sys.argv[1:]))")
     res = _pod(course).run(
         [sys.executable, "-c", gate, "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-n", "0",
-         "-x", str(REPO / "attnlab_grader" / "tests" / "test_sandbox.py")],
+         "-x", str(REPO / "autograder" / "attnlab_grader" / "tests" / "test_sandbox.py")],
         _env(ATTNLAB_TEST_MECHANISMS="landlock"), timeout=300)
     tail = (res.stdout + res.stderr)[-3000:]
     assert res.returncode == 0, tail

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading-2"),
 
 
 def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # noqa: F811
-    from attnlab_grader import podjob
+    from attnlab_grader.classroom import podjob
     from attnlab_grader.tests import qa
     base = Path(tempfile.mkdtemp(prefix="attnlab-k8s-pg-"))
     try:
@@ -49,7 +49,7 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
             engine.dispose()
         assert {"attnlab_grade_change", "attnlab_feedback_release"} <= tables, tables
         assert known >= set(STUDENTS), known
-        code = ("import sys; from attnlab_grader import podjob\n"
+        code = ("import sys; from attnlab_grader.classroom import podjob\n"
                 "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], 10)\n"
                 "print(r['student'], r['status'], r.get('score'), '|', r.get('reason'))")
         procs = [subprocess.Popen([sys.executable, "-c", code, str(root), A, str(i), postgres],
@@ -64,7 +64,7 @@ def test_parallel_completions_all_land_in_one_postgres_gradebook(postgres):  # n
         assert graded == {s: f"graded {want}" for s, (_, _, want) in STUDENTS.items()}, lines
         assert not (root / "gradebook.db").exists(), "the grades went to SQLite, not PostgreSQL"
         csv_path = base / "grades.csv"
-        podjob_finish = [sys.executable, "-m", "attnlab_grader.podjob", "finish", str(root), "-a", A,
+        podjob_finish = [sys.executable, "-m", "attnlab_grader.classroom.podjob", "finish", str(root), "-a", A,
                          "--db", postgres, "--csv", str(csv_path)]
         res = subprocess.run(podjob_finish, capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr

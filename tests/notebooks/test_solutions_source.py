@@ -142,7 +142,7 @@ def test_the_text_source_is_never_released():
     solutions, so it must match (the slow release tests then find no extra file in exercises/)."""
     from nbgrader.utils import is_ignored
     from traitlets.config.loader import PyFileConfigLoader
-    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "attnlab_grader")).load_config()
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder" / "attnlab_grader" / "steps")).load_config()
     ignore = list(cfg.CourseDirectory.ignore)
     for name in SETS:
         assert is_ignored(str(SOLUTIONS / name / f"{name}{build_solutions.SUFFIX}"), ignore)

@@ -11,7 +11,7 @@ def _used_by_grading() -> set[str]:
     ``# mistake: <name>`` headers of the QA cases in solutions/*/wrong/*.py."""
     from pathlib import Path
 
-    from attnlab_grader.spec import load_spec, named_mistakes
+    from attnlab_grader.judging.spec import load_spec, named_mistakes
     root = Path(__file__).resolve().parents[2] / "solutions"
     return {m for p in sorted(root.glob("*/grading.py")) for m in named_mistakes(load_spec(p))}
 

@@ -85,7 +85,7 @@ def test_a_damaged_file_is_kept_and_an_unwritable_home_never_raises(tmp_path):
 
 
 def _submit(root, student, minutes):
-    from attnlab_grader.instructor.mastery import KEY, summarise
+    from attnlab_grader.classroom.mastery import KEY, summarise
     nb = nbformat.v4.new_notebook()
     nb.metadata[KEY] = summarise({}, student, now=1.0, minutes=minutes)
     folder = root / "autograded" / student / "03_masks"
@@ -94,7 +94,7 @@ def _submit(root, student, minutes):
 
 
 def test_class_view_shows_the_distribution_and_the_course_table_the_published_medians(tmp_path):
-    from attnlab_grader.instructor.mastery import class_mastery, medians_document, write
+    from attnlab_grader.classroom.mastery import class_mastery, medians_document, write
     for student, minutes in (("ann", {"lesson 03": 30.0, "exercise 03_masks": 50.0}), ("ben", {"lesson 03": 40.0}),
                              ("cat", {"lesson 03": 80.0, "exercise 03_masks": 70.0}), ("dan", {})):
         _submit(tmp_path, student, minutes)
@@ -118,7 +118,7 @@ def test_class_view_shows_the_distribution_and_the_course_table_the_published_me
 
 
 def test_a_summary_with_a_malformed_time_is_not_counted(tmp_path):
-    from attnlab_grader.instructor.mastery import _valid, summarise
+    from attnlab_grader.classroom.mastery import _valid, summarise
     good = summarise({}, "eve", now=1.0, minutes={"lesson 01": 12.5})
     assert _valid(good) and _valid(summarise({}, "eve", now=1.0))
     assert not _valid(dict(good, time_on_task={"lesson 01": "ten"}))
@@ -126,7 +126,7 @@ def test_a_summary_with_a_malformed_time_is_not_counted(tmp_path):
 
 
 def test_attaching_the_practice_summary_carries_this_learners_time_and_nobody_elses(tmp_path):
-    from attnlab_grader.instructor.mastery import KEY, attach
+    from attnlab_grader.classroom.mastery import KEY, attach
     clock = Clock()
     mine, other = TimeLog("fay", tmp_path, clock), TimeLog("gus", tmp_path, clock)
     for log in (mine, other):

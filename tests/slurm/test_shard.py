@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from attnlab_grader import podjob, shard
-from attnlab_grader.shard import Shard, shard_from_env, shard_items
+from attnlab_grader.classroom import podjob, shard
+from attnlab_grader.classroom.shard import Shard, shard_from_env, shard_items
 
 
 @pytest.mark.parametrize("n_items, count", [(1, 1), (7, 3), (10, 10), (3, 8), (1000, 7)])
@@ -91,8 +91,8 @@ def test_unprepared_course_is_refused_saying_to_prepare(tmp_path):
 
 
 def test_collect_counts_missing_and_stale_reports_as_failed(tmp_path, monkeypatch):
-    from attnlab_grader import pipeline
-    from attnlab_grader.grade_report import error_report, write_report
+    from attnlab_grader.classroom import pipeline
+    from attnlab_grader.records.grade_report import error_report, write_report
     a = "02_scaled_dot_product_attention"
     old = error_report("old", a, "from an earlier run")
     old.update(status="graded", score=9.0, max_score=9.0)

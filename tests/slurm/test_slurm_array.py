@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab_grader.course import REPO
+from attnlab_grader.records.course import REPO
 from attnlab_grader.sandbox import landlock_abi
 from attnlab_grader.tests.test_postgres import cluster, postgres  # noqa: F401 - the server fixtures
 
@@ -80,7 +80,7 @@ def _wait_done(slurm: Cluster, job: str, timeout: float = 300):
 
 
 def _collect(root: Path, db: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "attnlab_grader.shard", "collect", str(root), "-a", A, "--db", db],
+    return subprocess.run([sys.executable, "-m", "attnlab_grader.classroom.shard", "collect", str(root), "-a", A, "--db", db],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -97,7 +97,7 @@ def base():
 def slurm_gradebook(base, postgres):  # noqa: F811
     """The class graded as a Slurm array with index 1 cancelled while running and rerun:
     ``(course root, gradebook URL, notes)``."""
-    from attnlab_grader import shard
+    from attnlab_grader.classroom import shard
     root = base / "slurm-course"
     write_class(root)
     assert [s for _, s in shard.prepare(root, [A], postgres)] == sorted(STUDENTS)
@@ -156,7 +156,7 @@ def test_a_slurm_array_grades_the_class_and_a_cancelled_task_is_rerun_alone(slur
 
 
 def test_local_slurm_and_pod_job_give_identical_gradebooks(slurm_gradebook, base):
-    from attnlab_grader import podjob, shard
+    from attnlab_grader.classroom import podjob, shard
     _, db, _ = slurm_gradebook
     slurm = scores(db)
     local_root = base / "local-course"
@@ -167,7 +167,7 @@ def test_local_slurm_and_pod_job_give_identical_gradebooks(slurm_gradebook, base
     pod_root = base / "pod-course"
     write_class(pod_root)
     listing = podjob.prepare(pod_root, A)
-    code = ("import sys; from attnlab_grader import podjob\n"
+    code = ("import sys; from attnlab_grader.classroom import podjob\n"
             "r = podjob.grade_index(sys.argv[1], sys.argv[2], int(sys.argv[3]), None, 60)\n"
             "print(r['status'], r.get('sandbox', ''))")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(pod_root), A, str(index)], stdout=subprocess.PIPE,

@@ -1,7 +1,7 @@
 """``attnlab check NOTEBOOK``: grade your own copy of an exercise notebook with the grader's judgement.
 
 In a clone of the course (self-paced), the check runs the autograder itself on a private,
-temporary nbgrader course (:func:`attnlab_grader.pipeline.grade`, in a folder only you can read,
+temporary nbgrader course (:func:`attnlab_grader.classroom.pipeline.grade`, in a folder only you can read,
 removed afterwards): the same grading spec (``solutions/<set>/grading.py``), the same sandbox, the
 same fresh random trial inputs compared with the ``attnlab.nn`` reference, your own by-hand numbers
 (from your learner id) and the same named mistakes.  It reads your notebook as last saved, never
@@ -85,7 +85,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = "Your instructor limited self-checking to the visible checks." if allowed is SelfCheckMode.VISIBLE \
             else "Only the visible checks were asked for (--visible)."
         return _visible(path, report, why)
-    from attnlab_grader.course import solutions_dir
+    from attnlab_grader.records.course import solutions_dir
     folder = solutions_dir()
     spec = folder / name / "grading.py"
     if not os.access(spec, os.R_OK) or not os.access(folder / name / f"{name}.ipynb", os.R_OK):
@@ -114,7 +114,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
 
 def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
     """Grade a copy of ``path`` in a private temporary nbgrader course with the autograder's pipeline."""
-    from attnlab_grader.pipeline import grade
+    from attnlab_grader.classroom.pipeline import grade
     name, who = report.assignment, report.learner
     code_stub, text_stub = _stubs()
     here = os.getcwd()
@@ -129,7 +129,7 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
                 from None
         os.chdir(root)  # nothing nbgrader might write lands next to the learner's files
         summary = grade(root, name, jobs=1, feedback=False, progress=False, csv_path=root / "grades.csv")
-        rep = summary.reports[0] if summary.reports else {"status": "error", "reason": "nothing was graded"}
+        rep: dict = dict(summary.reports[0]) if summary.reports else {"status": "error", "reason": "nothing was graded"}
         released = _read_json(root / "release" / name / f"{name}.ipynb") or {}
         learner_nb = _read_json(path)
         learner_nb = learner_nb if isinstance(learner_nb, dict) and isinstance(learner_nb.get("cells"), list) else None
@@ -137,7 +137,7 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
         if rep.get("status") == "error":  # the whole notebook was refused: say why once
             report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
         answers_of = {_gid(t): a for t, a in _items_of(learner_nb or {"cells": []})}
-        from attnlab_grader.spec import load_spec
+        from attnlab_grader.judging.spec import load_spec
         targets = {c.grade_id: getattr(c, "target", None) for c in load_spec(solutions / name / "grading.py").checks}
         for gid, target in targets.items():  # a test cell with no answer cells of its own: the cells it runs
             if not answers_of.get(gid):

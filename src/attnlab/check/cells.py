@@ -16,7 +16,7 @@ def _known_sets() -> list[str]:
     from attnlab.course import exercise_sets
     names = list(exercise_sets())
     try:
-        from attnlab_grader.course import assignments
+        from attnlab_grader.records.course import assignments
         names += [a for a in assignments() if a not in names]
     except Exception:  # noqa: BLE001 - no grader around: the course's own sets
         pass
@@ -80,7 +80,7 @@ def _stubs() -> tuple[str, str]:
     try:
         from traitlets.config.loader import PyFileConfigLoader
 
-        from attnlab_grader.course import CONFIG_FILE
+        from attnlab_grader.records.course import CONFIG_FILE
         cfg = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
         return cfg.ClearSolutions.code_stub["python"], cfg.ClearSolutions.text_stub
     except Exception:  # noqa: BLE001 - nbgrader's own defaults

@@ -3,7 +3,7 @@
 A graded exercise notebook must not construct a :class:`~attnlab.practice.core.Variant` (whose
 ``.answer`` is the expected answer). It calls :func:`show_problem` to display the statement of the
 learner's own variant and :func:`check_form` to tell the learner whether an answer can be read;
-the grader computes the expected answer on its side (``attnlab_grader.spec.ByHandCheck``).
+the grader computes the expected answer on its side (``attnlab_grader.judging.spec.ByHandCheck``).
 
 Which numbers a learner gets depends on the learner id (:func:`attnlab.practice.learner_id`):
 :func:`learner_note` says which id is used, where it comes from and how to change it.

@@ -1,0 +1,1 @@
+"""The class report: built (``class_report``), then rendered (``render``)."""

@@ -1,0 +1,1 @@
+"""nbgrader's steps: one preprocessor, plugin or exporter per module, and the configuration that names them."""
