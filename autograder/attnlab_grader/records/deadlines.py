@@ -6,10 +6,11 @@
   ``total_seconds_late`` then counts from the due date plus the extension.  Extensions are kept in
   attnlab's table ``attnlab_extension`` (an extension can be granted before the student submits,
   when nbgrader has no submission row to hold it) and copied onto the submission when it is
-  autograded (:class:`AttnlabLatePenalties`) or at once when it already is.
+  autograded (:class:`attnlab_grader.steps.late_penalties.AttnlabLatePenalties`) or at once when it already is.
 - **Late policy** per assignment (:class:`Policy`, table ``attnlab_late_policy``): a percentage
   of the score per started day late, capped, and/or zero after a hard deadline.  It is applied by
-  nbgrader's ``AssignLatePenalties`` step through its plugin (:class:`LatePolicy`, a
+  nbgrader's ``AssignLatePenalties`` step through its plugin
+  (:class:`attnlab_grader.steps.late_penalties.LatePolicy`, a
   ``LateSubmissionPlugin``), which stores the penalty in the gradebook
   (``SubmittedNotebook.late_submission_penalty``); the grades sheet shows it.
 
@@ -26,8 +27,6 @@ import io
 import math
 from dataclasses import dataclass
 
-from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties, NbGraderPreprocessor
 from sqlalchemy import Column, DateTime, Float, Integer, String, Text, select
 
 from attnlab_grader.records.history import Base, actor, now
@@ -258,49 +257,6 @@ def reapply_in(gb, assignment: str, students: list[str] | None = None) -> int:
         n += 1
     gb.db.flush()
     return n
-
-
-class ReapplyLatePenalties(NbGraderPreprocessor):
-    """First step of ``GenerateFeedback``: recompute the student's late penalty from the gradebook
-    as it is now (:func:`reapply_in`), so feedback never shows a penalty computed from an earlier
-    score."""
-
-    def preprocess(self, nb, resources):
-        """Recompute and commit the penalty of ``resources['nbgrader']``'s submission; ``nb`` unchanged."""
-        info = resources["nbgrader"]
-        from nbgrader.api import Gradebook
-        with Gradebook(info["db_url"]) as gb:
-            reapply_in(gb, info["assignment"], [info["student"]])
-            gb.db.commit()
-        return nb, resources
-
-    def preprocess_cell(self, cell, resources, index):
-        """Cells are left as they are."""
-        return cell, resources
-
-
-class LatePolicy(LateSubmissionPlugin):
-    """nbgrader late-submission plugin applying the assignment's :class:`Policy` (configured as
-    ``c.AssignLatePenalties.plugin_class``)."""
-
-    def late_submission_penalty(self, student_id, score, total_seconds_late):
-        """Points to deduct from ``score`` (None: none), per the policy of the assignment being graded."""
-        parent = self.parent
-        return policy_for(parent.gradebook.db, parent.assignment_id).penalty(score, total_seconds_late) or None
-
-
-class AttnlabLatePenalties(AssignLatePenalties):
-    """nbgrader's ``AssignLatePenalties`` after copying the student's stored extension onto the
-    submission (so ``total_seconds_late`` counts from due date + extension)."""
-
-    def preprocess(self, nb, resources):
-        """Sync the extension onto the submission, then nbgrader's penalty step."""
-        info = resources["nbgrader"]
-        from nbgrader.api import Gradebook
-        with Gradebook(info["db_url"]) as gb:
-            sync_extension(gb, info["assignment"], info["student"])
-            gb.db.commit()
-        return super().preprocess(nb, resources)
 
 
 def describe(sub) -> dict:

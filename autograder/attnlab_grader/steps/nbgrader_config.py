@@ -28,7 +28,7 @@ from nbgrader.preprocessors import (ClearHiddenTests, ClearOutput, DeduplicateId
 from attnlab_grader.steps.export import AttnlabCsvExport
 from attnlab_grader.records import history
 from attnlab_grader.steps.answers import KeepManualGrades
-from attnlab_grader.records.deadlines import AttnlabLatePenalties, LatePolicy, ReapplyLatePenalties
+from attnlab_grader.steps.late_penalties import AttnlabLatePenalties, LatePolicy, ReapplyLatePenalties
 from attnlab_grader.steps.outcome import AutogradeOutcome
 from attnlab_grader.steps.release import CurrentReleaseFeedback
 from attnlab_grader.steps.metadata_check import CheckCellMetadataOnce
