@@ -14,7 +14,7 @@ import pytest
 
 from attnlab import course
 from attnlab.practice import gate, get_skill, mastery
-from attnlab.practice.core import all_skills
+from attnlab.practice import all_skills
 from attnlab.practice.store import ProgressStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -200,7 +200,7 @@ def write(root: str | os.PathLike, stale_days: float = 7.0, now: float | None = 
     Raises:
         MasteryError: if the course at ``root`` has no graded submissions yet.
     """
-    from attnlab.practice.core import get_skill
+    from attnlab.practice import get_skill
     cm = class_mastery(root, stale_days, now)
     if not cm.students:
         raise MasteryError(f"no graded submissions under {Path(root) / 'autograded'}; grade an assignment first")

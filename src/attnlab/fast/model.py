@@ -130,7 +130,7 @@ class FastGPT(GPT):
             for _ in range(c.n_layers)
         ]
         fast = nn.ModuleList(fast_blocks)
-        from .convert import fast_state_dict
+        from .state_dict import fast_state_dict
 
         fast.load_state_dict(fast_state_dict(self.blocks.state_dict()))  # GPT-2's initial weights, packed
         reference = self.blocks[0]

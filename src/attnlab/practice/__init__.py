@@ -21,7 +21,8 @@ mistakes), ``seeding``, ``record`` (the frozen SkillRecord), ``store`` (I/O only
 See docs/mastery.md.
 """
 from .answers import AnswerFormatError, format_answer
-from .core import Feedback, Skill, Variant, all_skills, get_skill, lesson_id, skills_for_lesson
+from .catalogue import all_skills, get_skill, skills_for_lesson
+from .core import Feedback, Skill, Variant, lesson_id
 from .gates import GateResult, MasteryCheck, gate, mastery_check, practice
 from .mastery import PREREQUISITES, due_reviews, mastery_threshold, prerequisites
 from .misconceptions import MISCONCEPTIONS, Misconception

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..course import lesson_id  # one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
+from ..course import lesson_id  # noqa: F401 - one home: attnlab.course (re-exported as attnlab.practice.lesson_id)
 from .answers import (LETTER_KINDS, AnswerFormatError, Difference, NoSuchOption, compare, format_answer, parse, plain,
                       tolerance)
 from .misconceptions import get_misconception
@@ -79,12 +79,12 @@ class Variant:
 
     def check(self, answer: Any, tier: int = 1) -> Feedback:
         """Shortcut for ``get_skill(self.skill).check(self, answer, tier)``."""
-        return get_skill(self.skill).check(self, answer, tier)
+        return lookup(self.skill).check(self, answer, tier)
 
     @property
     def problem_kind(self) -> str:
         """The kind of problem this is within its skill (e.g. ``"S > L"``), or ``""``."""
-        return get_skill(self.skill).kind_of(self)
+        return lookup(self.skill).kind_of(self)
 
 
 @dataclass(frozen=True)
@@ -342,39 +342,22 @@ def _shape_message(given: tuple[int, ...], expected: tuple[int, ...], kind: str)
 _REGISTRY: dict[str, Skill] = {}
 
 
+def lookup(name: str) -> Skill:
+    """The registered skill called ``name`` (every skill is registered once :mod:`attnlab.practice` is imported,
+    which imports :mod:`attnlab.practice.catalogue`).  Raises ``KeyError`` naming close matches if unknown."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    close = difflib.get_close_matches(name, _REGISTRY, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else " Run `attnlab skills` to list them."
+    raise KeyError(f"unknown skill {name!r}.{hint}")
+
+
 def register(skill: Skill) -> Skill:
     """Add ``skill`` to the registry (names must be unique)."""
     if skill.name in _REGISTRY:
         raise ValueError(f"skill {skill.name!r} registered twice")
     _REGISTRY[skill.name] = skill
     return skill
-
-
-def _load() -> dict[str, Skill]:
-    from . import skills  # noqa: F401  (importing the package registers every skill)
-
-    return _REGISTRY
-
-
-def all_skills() -> list[Skill]:
-    """Every registered skill, ordered by lesson then registration order."""
-    return sorted(_load().values(), key=lambda s: s.lesson)
-
-
-def skills_for_lesson(lesson: str | int) -> list[Skill]:
-    """Skills taught in ``lesson``."""
-    lid = lesson_id(lesson)
-    return [s for s in all_skills() if s.lesson == lid]
-
-
-def get_skill(name: str) -> Skill:
-    """The skill called ``name``. Raises KeyError with close matches if unknown."""
-    registry = _load()
-    if name in registry:
-        return registry[name]
-    close = difflib.get_close_matches(name, registry, n=3)
-    hint = f" Did you mean {', '.join(close)}?" if close else " Run `attnlab skills` to list them."
-    raise KeyError(f"unknown skill {name!r}.{hint}")
 
 
 _TRIES = 60  # rebuilds allowed to keep every named mistake's answer apart from the accepted ones
@@ -412,7 +395,7 @@ def draw(skill: Skill, seed: int) -> tuple[str, dict, Any]:
 @functools.lru_cache(maxsize=2048)
 def _variant(name: str, seed: int) -> Variant:
     """The problem for ``seed`` (see :func:`draw`) with its answer."""
-    skill = get_skill(name)
+    skill = lookup(name)
     prompt, data, tol = draw(skill, seed)
     return Variant(name, seed, prompt, data, plain(skill.solution(data)), skill.kind, skill.decimals, skill.tables,
                    tol)

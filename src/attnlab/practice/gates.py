@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from .. import course
 from ..settings import course_settings
 from . import mastery
-from .core import get_skill, lesson_id, skills_for_lesson
+from .catalogue import get_skill, skills_for_lesson
+from .core import lesson_id
 from .store import ProgressStore
 from .text import PracticeItem
 

@@ -34,7 +34,8 @@ from typing import Any, Mapping, Union
 
 from .. import course
 from ..settings import course_settings
-from .core import Feedback, Variant, get_skill, lesson_id
+from .catalogue import get_skill
+from .core import Feedback, Variant, lesson_id
 from .record import HISTORY, SkillRecord
 from .seeding import seed_for
 from .store import ProgressStore
@@ -404,7 +405,7 @@ def is_due(store: ProgressStore, skill: str, lesson: str | None = None) -> bool:
 
 def due_reviews(store: ProgressStore, lesson: str | int | None = None) -> list[str]:
     """Mastered skills from other lessons whose review is due at ``lesson`` (or now)."""
-    from .core import all_skills
+    from .catalogue import all_skills
 
     lid = lesson_id(lesson) if lesson is not None else store.lesson
     return [s.name for s in all_skills() if s.lesson != lid and is_due(store, s.name, lid)]

@@ -14,7 +14,8 @@ import os
 from typing import Any
 
 from .answers import AnswerFormatError, parse
-from .core import draw, get_skill
+from .catalogue import get_skill
+from .core import draw
 from ..identity import publish_learner_id
 from ..settings import course_settings
 from .seeding import attnlab_home, learner_id, seed_for

@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 from . import mastery
-from .core import Feedback, Variant, get_skill
+from .catalogue import get_skill
+from .core import Feedback, Variant
 from .store import ProgressStore
 
 
