@@ -28,7 +28,7 @@ from jupyter_core.paths import jupyter_config_path  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader  # noqa: E402
 
-from attnlab.settings import grader_settings  # noqa: E402
+from attnlab_grader.records.settings import grader_settings  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets
 load_subconfig(os.path.join(_here, "autograder", "attnlab_grader", "steps", "nbgrader_config.py"))  # noqa: F821

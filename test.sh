@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up the course (if needed) and run the whole test suite. .ci/run calls this.
-# Extra arguments go to pytest, e.g. ./test.sh -k masks
+# Extra arguments go to pytest, e.g. ./test.sh -k masks; ./test.sh -n 4 runs 4 workers (default 2)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
@@ -28,7 +28,7 @@ fi
 .venv/bin/mypy
 .venv/bin/lint-imports  # the layer contracts of ARCHITECTURE.md ([tool.importlinter] in pyproject.toml)
 set +e
-.venv/bin/python -m pytest -n "${ATTNLAB_TEST_WORKERS:-2}" --dist loadgroup "$@"
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"  # a later -n (in "$@") wins
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "test.sh: pytest collected no tests" >&2; exit 1; fi

@@ -1,6 +1,6 @@
 """Render the tables that are generated from code into Markdown: the README's course table (from the
-course registry, src/attnlab/course.py) and docs/settings.md's table of every ``ATTNLAB_*`` variable
-(from src/attnlab/settings.py).
+course registry, src/attnlab/course.py) and docs/settings.md's tables of every ``ATTNLAB_*`` variable, one
+per role (gathered from each role's declarations by scripts/settings_catalog.py).
 
     python scripts/render_tables.py                    # print both tables
     python scripts/render_tables.py --write            # rewrite them in README.md and docs/settings.md
@@ -26,16 +26,17 @@ COMMAND = "python scripts/render_tables.py --write"
 @dataclass(frozen=True)
 class Table:
     """One generated block: ``path`` (from the repository root) holds it between ``start`` and ``end``;
-    ``attnlab.<module>.<function>()`` renders it."""
+    ``<module>.<function>()`` renders it from the file ``source``."""
 
     name: str
     path: str
+    source: str
     module: str
     function: str
 
     @property
     def start(self) -> str:
-        return (f"<!-- {self.name}-table:start: generated from src/attnlab/{self.module}.py "
+        return (f"<!-- {self.name}-table:start: generated from {self.source} "
                 f"by scripts/render_tables.py -->")
 
     @property
@@ -43,12 +44,15 @@ class Table:
         return f"<!-- {self.name}-table:end -->"
 
     def render(self) -> str:
-        """The table as the code renders it now (imported from this clone's src/ when attnlab is not installed)."""
+        """The table as the code renders it now (imported from this clone's src/ and scripts/ when attnlab is
+        not installed or this script is imported from elsewhere)."""
         try:
-            module = importlib.import_module(f"attnlab.{self.module}")
+            module = importlib.import_module(self.module)
         except ImportError:
-            sys.path.insert(0, str(ROOT / "src"))
-            module = importlib.import_module(f"attnlab.{self.module}")
+            for folder in ("src", "scripts"):
+                if str(ROOT / folder) not in sys.path:
+                    sys.path.insert(0, str(ROOT / folder))
+            module = importlib.import_module(self.module)
         return getattr(module, self.function)()
 
     def splice(self, text: str, table: str) -> str:
@@ -64,8 +68,10 @@ class Table:
         return f"{head}{self.start}\n{table}{self.end}{tail}"
 
 
-TABLES = {t.name: t for t in (Table("course", "README.md", "course", "course_table_markdown"),
-                              Table("settings", "docs/settings.md", "settings", "settings_table_markdown"))}
+TABLES = {t.name: t for t in (Table("course", "README.md", "src/attnlab/course.py", "attnlab.course",
+                                    "course_table_markdown"),
+                              Table("settings", "docs/settings.md", "scripts/settings_catalog.py", "settings_catalog",
+                                    "settings_markdown"))}
 
 
 def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
             continue
         if args.check:
             if fresh != text:
-                print(f"{table.path}'s {table.name} table differs from src/attnlab/{table.module}.py; "
+                print(f"{table.path}'s {table.name} table differs from {table.source}; "
                       f"run `{COMMAND}`", file=sys.stderr)
                 status = 1
         elif fresh != text:

@@ -1,5 +1,7 @@
 """Find every read and write of an environment variable in the project's Python code, by the syntax
-tree, and judge them by the declarations in ``attnlab.settings`` (:func:`problems`).  Used by
+tree, and judge them by the declarations of the role whose code each file is (``scripts/settings_catalog.py``:
+the learner's ``attnlab.settings``, the grader's ``attnlab_grader.records.settings``, the hub's
+``deploy/jupyterhub/settings.py``, the setup scripts' and the test suite's) (:func:`problems`).  Used by
 ``tests/test_environment_reads.py`` and ``tests/test_no_environ_writes.py``.
 
 A *read* is ``os.environ[NAME]``, ``os.environ.get(NAME)``, ``os.getenv(NAME)``, ``NAME in os.environ``
@@ -18,10 +20,15 @@ from __future__ import annotations
 import ast
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.settings import DIRECT_READERS, IGNORED, PLATFORM_VARIABLES, declared_in, variables
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import settings_catalog  # noqa: E402
+from settings_catalog import is_test, role_of  # noqa: E402,F401 - is_test: the tests' import of it
+
+from attnlab.settings import PREFIX, SettingsModel  # noqa: E402
 
 _READ_METHODS = {"get"}
 #: how the settings table writes "no value" (a direct reader's ``""`` default agrees with these)
@@ -242,43 +249,58 @@ def project_files(root: Path) -> list[str]:
     return sorted({f for f in out if f and (root / f).is_file() and not (root / f).is_symlink()})
 
 
-def is_test(rel: str) -> bool:
-    """Test code: the suites, their helpers and conftest files (they may set the environment)."""
-    return rel.startswith("tests/") or "/tests/" in rel or rel.endswith("conftest.py")
+def _model_of(role: settings_catalog.Role, name: str) -> str | None:
+    """``"CourseSettings.ci"`` when ``role``'s declaring module reads ``name`` through a settings model."""
+    field = name[len(PREFIX):].lower()
+    for value in vars(role.load()).values():
+        if isinstance(value, type) and issubclass(value, SettingsModel) and value is not SettingsModel \
+                and field in value.model_fields:
+            return f"{value.__name__}.{field}"
+    return None
 
 
 def read_problems(rel: str, source: str) -> list[str]:
-    """What is wrong with the environment reads in ``source`` (the file ``rel``), one line each."""
+    """What is wrong with the environment reads in ``source`` (the file ``rel``), one line each: a read
+    of a variable its role (:func:`settings_catalog.role_of`) does not declare, of an ``ATTNLAB_`` one
+    from the environment directly (outside the direct readers), of a computed name."""
     out = []
-    if rel in DIRECT_READERS and (m := re.search(r"^[ \t]*(from|import)[ \t]+attnlab\b", source, re.M)):
+    role = role_of(rel)
+    direct = settings_catalog.direct_readers()
+    ignored = settings_catalog.ignored()
+    declared = settings_catalog.declarations()
+    platform = settings_catalog.platform_variables(role)
+    if rel in direct and (m := re.search(r"^[ \t]*(from|import)[ \t]+attnlab\b", source, re.M)):
         line = source[:m.start()].count("\n") + 1
         out.append(f"{rel}:{line}: imports attnlab, so it is no longer a direct reader; read its settings "
-                   "through attnlab.settings and remove it from DIRECT_READERS")
+                   f"through its role's settings model and remove it from DIRECT_READERS ({role.home})")
     for r in environment_reads(source):
         where = f"{rel}:{r.line}"
         if r.name is None:
             out.append(f"{where}: reads an environment variable whose name is computed; read each declared "
-                       "variable by name (through attnlab.settings)")
-        elif r.name in PLATFORM_VARIABLES:
+                       "variable by name (through its role's settings model)")
+        elif r.name in platform:
             continue
-        elif r.name in IGNORED:
+        elif r.name in ignored:
             if not is_test(rel):
                 out.append(f"{where}: {r.name} is declared as not a setting (IGNORED), yet read here")
-        elif (home := declared_in(r.name)) is None:
-            out.append(f"{where}: {r.name} is neither declared in src/attnlab/settings.py nor listed in its "
-                       "PLATFORM_VARIABLES; declare it (a settings model field) or list it there")
-        elif rel in DIRECT_READERS:  # the hub's own environment has no attnlab: the same default as declared
-            table = next(v.default for v in variables() if v.name == r.name)
+        elif is_test(rel) and r.in_assert and r.name in declared:
+            continue  # a test may check what the environment holds for any role
+        elif role.name not in declared.get(r.name, {}):
+            others = ", ".join(declared.get(r.name, {}))
+            out.append(f"{where}: {r.name} is neither declared by the {role.name} (this file's role) in {role.home} "
+                       "nor listed in its PLATFORM_VARIABLES; declare it there"
+                       + (f" (declared by: {others})" if others else ""))
+        elif rel in direct:  # the hub's own environment has no attnlab: the same default as declared
+            table = declared[r.name][role.name].default  # type: ignore[attr-defined]
             if r.default is not None and r.default != table and not (r.default == "" and table in _NOTHING):
                 out.append(f"{where}: {r.name} defaults to {r.default!r} here but to {table!r} in "
-                           "src/attnlab/settings.py; make them agree")
-        elif is_test(rel) and r.in_assert:
-            continue  # a test may check what the environment holds
-        elif home == "OTHER_VARIABLES":
-            out.append(f"{where}: {r.name} is read from the environment directly but declared only as data (OTHER_VARIABLES); "
-                       "move it into a settings model and read it from there")
+                           f"{role.home}; make them agree")
+        elif (model := _model_of(role, r.name)) is None:
+            out.append(f"{where}: {r.name} is read from the environment directly but declared only as data "
+                       f"({role.home}); move it into a settings model and read it from there")
         else:
-            out.append(f"{where}: {r.name} is read from the environment directly; read it through attnlab.settings ({home})")
+            out.append(f"{where}: {r.name} is read from the environment directly; read it through its settings "
+                       f"model ({model} in {role.home})")
     return out
 
 

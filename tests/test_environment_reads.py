@@ -1,5 +1,6 @@
-"""Every environment variable the project's Python code reads is declared in src/attnlab/settings.py
-(or is a platform variable listed there), ``ATTNLAB_*`` ones are read through a settings model, and
+"""Every environment variable the project's Python code reads is declared by the role whose code reads it
+(or is a platform variable that role lists; scripts/settings_catalog.py gathers the roles), ``ATTNLAB_*``
+ones are read through the role's settings model, and
 no code outside the tests writes the process environment (the sandbox child setting its own is the
 one exception).  The scan covers all project code: the package, the grader, the hub recipes, scripts,
 benchmarks, lesson and solution sources, the nbgrader configs and the tests."""
@@ -10,9 +11,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from envscan import ENV_WRITERS_ALLOWED, environment_reads, problems, project_files
+from envscan import ENV_WRITERS_ALLOWED, environment_reads, problems, project_files, settings_catalog
 
-from attnlab.settings import DIRECT_READERS, PLATFORM_VARIABLES, PREFIX
+from attnlab.settings import PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,15 +27,19 @@ def test_every_environment_read_is_declared_and_attnlab_ones_go_through_the_sett
     assert not found, "\n".join(found)
 
 
-def test_every_listed_platform_variable_is_read_somewhere():
-    read = {r.name for rel in project_files(ROOT) for r in environment_reads((ROOT / rel).read_text(encoding="utf-8"))}
-    stale = sorted(set(PLATFORM_VARIABLES) - read)
-    assert not stale, f"PLATFORM_VARIABLES lists {stale}, which no code reads; remove them from src/attnlab/settings.py"
+def test_every_listed_platform_variable_is_read_by_its_roles_code():
+    read: dict[str, set[str]] = {}
+    for rel in project_files(ROOT):
+        names = {r.name for r in environment_reads((ROOT / rel).read_text(encoding="utf-8"))}
+        read.setdefault(settings_catalog.role_of(rel).name, set()).update(n for n in names if n)
+    for role in settings_catalog.ROLES:
+        stale = sorted(set(settings_catalog.platform_variables(role)) - read.get(role.name, set()))
+        assert not stale, f"PLATFORM_VARIABLES of {role.home} lists {stale}, which no code of the {role.name} reads"
 
 
 def test_every_listed_direct_reader_reads_an_attnlab_variable():
-    idle = [f for f in DIRECT_READERS if not any((r.name or "").startswith(PREFIX) for r in
-                                                 environment_reads((ROOT / f).read_text(encoding="utf-8")))]
+    idle = [f for f in settings_catalog.direct_readers() if not any(
+        (r.name or "").startswith(PREFIX) for r in environment_reads((ROOT / f).read_text(encoding="utf-8")))]
     assert not idle, f"DIRECT_READERS lists {idle}, which read no {PREFIX}* variable; remove them"
 
 
@@ -43,7 +48,8 @@ def test_the_scan_sees_every_area_of_the_project():
     missing = [a for a in AREAS if not any(f == a or f.startswith(a) for f in files)]
     assert not missing, f"the scan sees no Python file in {missing}"
     assert any(f.endswith(".pct.py") for f in files) and any(f.endswith("grading.py") for f in files)
-    assert set(DIRECT_READERS) | ENV_WRITERS_ALLOWED <= set(files), "an allow-listed file no longer exists"
+    assert set(settings_catalog.direct_readers()) | ENV_WRITERS_ALLOWED <= set(files), \
+        "an allow-listed file no longer exists"
 
 
 def test_read_detector_finds_every_form_and_nothing_else():
@@ -120,20 +126,22 @@ def test_the_scan_fails_naming_file_line_and_variable():
     assert not Path(tmp).exists()
     expected = [
         f"autograder/y.py:2: {other} is neither declared",
-        "benchmarks/b.py:3: ATTNLAB_HUB_PORT is read from the environment directly but declared only as data",
-        "conftest.py:2: ATTNLAB_TEST_PROFILE is read from the environment directly; read it through attnlab.settings "
-        "(SuiteSettings.test_profile)",
+        "benchmarks/b.py:3: ATTNLAB_HUB_PORT is neither declared by the tests (this file's role) in "
+        "tests/suite_settings.py nor listed in its PLATFORM_VARIABLES; declare it there (declared by: hub)",
+        "conftest.py:2: ATTNLAB_TEST_PROFILE is read from the environment directly; read it through its settings "
+        "model (SuiteSettings.test_profile in tests/suite_settings.py)",
         "deploy/jupyterhub/attnlab_lti.py:2: imports attnlab, so it is no longer a direct reader",
         f"deploy/jupyterhub/jupyterhub_config.py:3: {undeclared} is neither declared",
         "deploy/jupyterhub/jupyterhub_config.py:4: ATTNLAB_CULL_TIMEOUT defaults to '60' here but to '3600'",
-        "lessons/src/01_x.py:4: ATTNLAB_CI is read from the environment directly; read it through attnlab.settings "
-        "(CourseSettings.ci)",
+        "lessons/src/01_x.py:4: ATTNLAB_CI is read from the environment directly; read it through its settings "
+        "model (CourseSettings.ci in src/attnlab/settings.py)",
         "nbgrader_config.py:2: ATTNLAB_SANDBOX is declared as not a setting",
+        "scripts/z.py:3: PATH is neither declared by the setup (this file's role)",  # the tests' platform variable
         "scripts/z.py:2: writes os.environ",
         "solutions/01_x/grading.py:3: reads an environment variable whose name is computed",
         "solutions/01_x/x.pct.py:2: HOME is neither declared",
         f"src/attnlab/x.py:2: {undeclared} is neither declared",
-        "src/attnlab/x.py:3: ATTNLAB_CI is read from the environment directly; read it through attnlab.settings",
+        "src/attnlab/x.py:3: ATTNLAB_CI is read from the environment directly; read it through its settings model",
     ]
     assert len(got) == len(expected), "\n".join(got)
     for line, want in zip(got, expected):

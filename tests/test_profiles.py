@@ -40,6 +40,8 @@ def test_a_skip_in_a_required_group_fails_the_run(tmp_path):
     (root / "tests" / "hub").mkdir(parents=True)
     (root / "conftest.py").write_text(
         ROOT_CONFTEST.read_text())
+    suite = ROOT_CONFTEST.parent / "tests" / "suite_settings.py"  # the settings the conftest reads the profile from
+    (root / "tests" / "suite_settings.py").write_text(suite.read_text())
     (root / "tests" / "hub" / "test_probe.py").write_text(textwrap.dedent("""
         import pytest
         def test_needs_hub():

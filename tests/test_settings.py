@@ -1,5 +1,6 @@
-"""Every ATTNLAB_* variable is declared once (src/attnlab/settings.py), listed in docs/settings.md,
-and used; library code never writes the process environment."""
+"""Every ATTNLAB_* variable is declared by the roles that read it (the learner's src/attnlab/settings.py, the
+grader's attnlab_grader/records/settings.py, the hub's deploy/jupyterhub/settings.py, the setup scripts' and
+the test suite's; gathered by scripts/settings_catalog.py), listed in docs/settings.md, and used."""
 from __future__ import annotations
 
 import re
@@ -10,15 +11,16 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from attnlab.settings import IGNORED, PREFIX, CourseSettings, GraderSettings, variables
+from attnlab.settings import PREFIX, CourseSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import render_tables  # noqa: E402
+import settings_catalog  # noqa: E402
 
 NAME = re.compile(PREFIX + r"[A-Z0-9_]*")
 #: where the declarations themselves live (a name found only here is used nowhere)
-HOMES = {"src/attnlab/settings.py", "docs/settings.md"}
+HOMES = settings_catalog.homes()
 
 
 def _tracked() -> dict[str, str]:
@@ -50,7 +52,7 @@ def problems(files: dict[str, str], declared: set[str], ignored: set[str]) -> li
                         out.append(f"{rel}:{lineno}: prefix {name} matches no declared variable")
                     continue
                 if name not in known:
-                    out.append(f"{rel}:{lineno}: {name} is not declared in src/attnlab/settings.py")
+                    out.append(f"{rel}:{lineno}: {name} is not declared by any role (scripts/settings_catalog.py)")
                 elif name in ignored and not _is_test(rel) and rel not in HOMES:
                     out.append(f"{rel}:{lineno}: {name} is declared as not a setting, yet read here")
                 if rel not in HOMES:
@@ -61,9 +63,23 @@ def problems(files: dict[str, str], declared: set[str], ignored: set[str]) -> li
 
 
 def test_every_attnlab_variable_in_the_repository_is_declared_and_every_declared_one_used():
-    names = {v.name for v in variables()}
-    found = problems(_tracked(), names, set(IGNORED))
+    names = set(settings_catalog.declarations())
+    found = problems(_tracked(), names, set(settings_catalog.ignored()))
     assert not found, "\n".join(found)
+
+
+def test_the_roles_declarations_agree_and_each_lives_with_its_code():
+    assert not settings_catalog.problems()
+    homes = {r.name: r.home for r in settings_catalog.ROLES}
+    assert homes["learner"] == "src/attnlab/settings.py" and homes["grader"].startswith("autograder/")
+    assert homes["hub"].startswith("deploy/") and homes["tests"].startswith("tests/")
+    assert all(settings_catalog.role_of(home).name == name for name, home in homes.items())
+    learner = {v.name for v in settings_catalog.BY_NAME["learner"].load().VARIABLES}
+    # the learner's library declares only what the course library, the lessons and attnlab check read
+    assert learner == {PREFIX + n for n in ("HOME", "LEARNER", "DATA", "GATE_OVERRIDE", "MASTERY_N", "CI",
+                                            "SOLUTIONS")}
+    import attnlab.settings as library
+    assert not {"GraderSettings", "SuiteSettings", "grader_settings", "suite_settings"} & set(vars(library))
 
 
 def test_the_scan_reports_an_undeclared_name_an_unused_one_and_an_ignored_one_read():
@@ -72,7 +88,7 @@ def test_the_scan_reports_an_undeclared_name_an_unused_one_and_an_ignored_one_re
              "tests/test_x.py": f'monkeypatch.setenv("{gone}", "1")  # {PREFIX}LTI_*\n',
              "deploy/hub.py": f'env["{PREFIX}LTI_ISSUER"]\n'}
     got = problems(files, {old, PREFIX + "LTI_ISSUER"}, {gone})
-    assert got == [f"src/x.py:1: {new} is not declared in src/attnlab/settings.py",
+    assert got == [f"src/x.py:1: {new} is not declared by any role (scripts/settings_catalog.py)",
                    f"src/x.py:2: {gone} is declared as not a setting, yet read here",
                    f"{old} is declared but no file reads or sets it; remove its declaration"]
 
@@ -82,8 +98,10 @@ def test_docs_settings_table_is_generated_from_the_declarations():
     doc = (ROOT / table.path).read_text(encoding="utf-8")
     fresh = table.splice(doc, table.render())
     assert fresh == doc, f"docs/settings.md is stale; run `{render_tables.COMMAND}`"
-    for v in variables():
-        assert f"`{v.name}`" in doc and v.meaning and v.readers and v.type
+    for name, by_role in settings_catalog.declarations().items():
+        assert f"`{name}`" in doc and all(v.meaning and v.type and v.default for v in by_role.values())
+    for role in settings_catalog.ROLES:  # one table per role
+        assert f"### {role.name}\n" in doc and f"`{role.home}`" in doc
 
 
 def test_settings_read_the_environment_and_a_flag_overrides_it(monkeypatch, tmp_path):
@@ -95,8 +113,10 @@ def test_settings_read_the_environment_and_a_flag_overrides_it(monkeypatch, tmp_
     assert (s.mastery_n, s.gate_override, s.learner, s.data) == (5, True, "env-learner", None)
     assert CourseSettings(learner="flag-learner").learner == "flag-learner"
     monkeypatch.setenv("ATTNLAB_SOLUTIONS", str(tmp_path))
-    assert GraderSettings().solutions_dir(ROOT) == tmp_path.resolve()
-    assert GraderSettings(solutions=None).solutions_dir(ROOT) == (ROOT / "solutions").resolve()
+    assert CourseSettings().solutions_dir(ROOT) == tmp_path.resolve()
+    assert CourseSettings(solutions=None).solutions_dir(ROOT) == (ROOT / "solutions").resolve()
+    from attnlab_grader.records.course import solutions_dir  # the grader reads the learner's setting
+    assert solutions_dir() == tmp_path.resolve() and solutions_dir(ROOT) == ROOT.resolve()
 
 
 def test_a_malformed_value_is_refused_naming_the_variable(monkeypatch):
@@ -123,7 +143,9 @@ def test_library_reads_go_through_the_settings_and_a_bad_value_is_one_sentence(m
 
 
 def test_suite_settings_split_the_mechanisms_and_refuse_a_bad_count(monkeypatch):
-    from attnlab.settings import SettingsError, suite_settings
+    from suite_settings import suite_settings
+
+    from attnlab.settings import SettingsError
     monkeypatch.setenv("ATTNLAB_TEST_MECHANISMS", " root, ,bwrap")
     monkeypatch.setenv("ATTNLAB_STABILITY_DRAWS", "7")
     s = suite_settings()
@@ -136,7 +158,7 @@ def test_suite_settings_split_the_mechanisms_and_refuse_a_bad_count(monkeypatch)
 
 
 def test_a_click_default_reads_the_grader_setting_when_the_command_runs(monkeypatch):
-    from attnlab.settings import grader_default
+    from attnlab_grader.records.settings import grader_default
     db = grader_default("db")  # defined at import time of a command line, before the variable is set
     monkeypatch.setenv("ATTNLAB_DB", "sqlite:///later.db")
     assert db() == "sqlite:///later.db"

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import click
 
-from attnlab.settings import grader_default
+from attnlab.settings import course_settings
+from attnlab_grader.records.settings import grader_default
 
 from attnlab_grader.classroom.extras import GraderGroup
 
 
 @click.group(cls=GraderGroup)
-@click.option("--solutions", type=click.Path(file_okay=False), default=grader_default("solutions"),
+@click.option("--solutions", type=click.Path(file_okay=False), default=lambda: course_settings().solutions,
               show_default="$ATTNLAB_SOLUTIONS",
               help="The course's solutions/ folder (grading specs and source notebooks). Default: the clone's; "
                    "an installed grader needs it (keep it readable by instructors only).")
@@ -29,7 +30,7 @@ def cli(ctx, solutions):
 
 
 def _solutions() -> Path | None:
-    """This command line's ``--solutions`` (else ``ATTNLAB_SOLUTIONS``, through attnlab.settings)."""
+    """This command line's ``--solutions`` (else ``ATTNLAB_SOLUTIONS``, through attnlab.settings.CourseSettings)."""
     return click.get_current_context().find_root().obj
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.settings import suite_settings
+from suite_settings import suite_settings
 from e2e_lab import ARTIFACTS, LEARNER, ROOT, Lab
 
 sys.path.insert(0, str(ROOT / "scripts"))

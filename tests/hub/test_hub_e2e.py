@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.settings import suite_settings
+from suite_settings import suite_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hub")]
 

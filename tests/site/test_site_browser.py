@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from attnlab.settings import suite_settings
+from suite_settings import suite_settings
 from site_build import ARTIFACTS, pages
 from test_site_content import alt_problem
 

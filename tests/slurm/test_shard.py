@@ -2,7 +2,7 @@
 
 Proves: shards of any count partition the listing (every submission in exactly one shard, each
 set spread over every task); the shard comes from ``--shard``, a Slurm array task (its count, or
-``ATTNLAB_SHARDS`` for a rerun) or a Kubernetes completion (one submission each), and any other
+``--shards`` for a rerun) or a Kubernetes completion (one submission each), and any other
 input is refused with one sentence; grading or collecting an unprepared course says to prepare;
 ``collect`` counts a listed submission without a fresh report as failed and its exit code says
 how many.
@@ -50,7 +50,7 @@ def test_parse_refuses_with_one_sentence(text):
 
 def test_shard_from_slurm_array():
     assert shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "5"}) == Shard(2, 5)
-    # a rerun of index 2 alone is an array of one task: ATTNLAB_SHARDS keeps the class's count
+    # a rerun of index 2 alone is an array of one task: --shards keeps the class's count
     assert shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1"}, shards=5) == Shard(2, 5)
     with pytest.raises(ValueError, match="does not exist"):
         shard_from_env({"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1"})

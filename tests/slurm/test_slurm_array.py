@@ -122,7 +122,9 @@ def slurm_gradebook(base, postgres):  # noqa: F811
         before = {s: (root / "reports" / A / f"{s}.json").stat().st_mtime_ns for s in ("ada", "cy")}
         notes["scores_before_rerun"] = scores(postgres)
         # the rerun: index 1 alone, an array of its own that keeps N = 3
-        rerun = slurm.run(sbatch[:2] + [f"--export={export},ATTNLAB_SHARDS=3"] + sbatch[3:]
+        rerun_env = {**env, "ATTNLAB_GRADE_ARGS": env["ATTNLAB_GRADE_ARGS"] + " --shards 3"}
+        rerun_export = "ALL," + ",".join(f"{k}={v}" for k, v in rerun_env.items())
+        rerun = slurm.run(sbatch[:2] + [f"--export={rerun_export}"] + sbatch[3:]
                             + ["--array=1", str(SCRIPT)]).stdout.strip().split(";")[0]
         _wait_done(slurm, rerun)
         notes["rerun_states"] = slurm.states(rerun)

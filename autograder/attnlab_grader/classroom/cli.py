@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from attnlab.settings import grader_default
+from attnlab_grader.records.settings import grader_default
 
 _DB = dict(default=grader_default("db"), show_default="$ATTNLAB_DB",
            help="Gradebook URL, as for grade (default sqlite:///COURSE/gradebook.db).")

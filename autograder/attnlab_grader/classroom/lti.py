@@ -216,6 +216,6 @@ LAUNCHES_DEFAULT = "/var/lib/attnlab-lti/{course}/launches.jsonl"
 def default_launches() -> Path:
     """The launch record the hub writes: ``ATTNLAB_LTI_LAUNCHES``, else :data:`LAUNCHES_DEFAULT`
     for ``ATTNLAB_COURSE_ID`` (default ``attnlab``)."""
-    from attnlab.settings import grader_settings
+    from attnlab_grader.records.settings import grader_settings
     s = grader_settings()
     return Path(s.lti_launches or LAUNCHES_DEFAULT.format(course=s.course_id))

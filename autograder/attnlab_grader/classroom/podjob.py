@@ -30,7 +30,7 @@ from pathlib import Path
 
 import click
 
-from attnlab.settings import grader_default
+from attnlab_grader.records.settings import grader_default
 
 #: Where Kubernetes mounts a service-account token when ``automountServiceAccountToken`` is on.
 SA_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -12,8 +12,8 @@ and one gradebook every task reaches (PostgreSQL; SQLite only on one machine):
    the sandbox as on one machine, and writes each submission's report and feedback.  The shard is
    taken from ``--shard``, else from the engine's environment (:func:`shard_from_env`): a Slurm
    array (``SLURM_ARRAY_TASK_ID`` of ``SLURM_ARRAY_TASK_COUNT``), a Kubernetes Indexed Job
-   (``JOB_COMPLETION_INDEX``; one submission per completion unless ``--shards`` /
-   ``ATTNLAB_SHARDS`` says how many completions there are).  A task only writes the rows and
+   (``JOB_COMPLETION_INDEX``; one submission per completion unless ``--shards``
+   says how many completions there are).  A task only writes the rows and
    files of its own submissions, so a failed or killed task is rerun alone (same ``i/N``) and
    changes nothing else.
 3. ``python -m attnlab_grader.classroom.shard collect COURSE -a A ...`` (trusted, after every task): reads
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import click
 
-from attnlab.settings import grader_default
+from attnlab_grader.records.settings import grader_default
 
 #: Listings live in ``COURSE/shards/``.
 LISTING_DIR = "shards"
@@ -77,7 +77,7 @@ def _int(name: str, value: str) -> int:
 def shard_from_env(env=None, listed: int | None = None, shards: int | None = None) -> Shard:
     """The shard of this task from its engine's environment.
 
-    Slurm array: ``SLURM_ARRAY_TASK_ID`` of ``shards`` (``--shards``, ``ATTNLAB_SHARDS``: set it
+    Slurm array: ``SLURM_ARRAY_TASK_ID`` of ``shards`` (``--shards``: give it
     when rerunning one index as an array of its own) or else ``SLURM_ARRAY_TASK_COUNT``.
     Kubernetes Indexed Job: ``JOB_COMPLETION_INDEX`` of ``shards``, or else of ``listed`` (one
     submission per completion).  Raises ``ValueError`` (one sentence) when neither engine's
@@ -317,7 +317,7 @@ def prepare_cmd(course, assignments, db_url):
 @_assignments
 @click.option("--shard", "shard_text", default=None, metavar="INDEX/COUNT",
               help="This task's shard; default from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX.")
-@click.option("--shards", type=click.IntRange(1), default=grader_default("shards"), show_default="$ATTNLAB_SHARDS",
+@click.option("--shards", type=click.IntRange(1), default=None,
               help="The shard count when the shard comes from the engine (a rerun of one array index).")
 @_db
 @_sandbox

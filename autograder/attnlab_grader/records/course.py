@@ -16,15 +16,15 @@ CONFIG_FILE = Path(__file__).resolve().parents[1] / "steps" / "nbgrader_config.p
 def solutions_dir(solutions: str | os.PathLike | None = None) -> Path:
     """The course's grading specs and source notebooks (absolute): ``solutions`` if given (what
     ``attnlab-grade --solutions DIR`` passes), else ``ATTNLAB_SOLUTIONS``
-    (:class:`attnlab.settings.GraderSettings`), else the clone's ``solutions/``.
+    (:class:`attnlab.settings.CourseSettings`: ``attnlab check`` reads it too), else the clone's ``solutions/``.
 
     Read when called, never at import. An installed grader (pip install .) has no clone around it, so
     it needs the flag or the variable: the solutions are not shipped as package data, so that a course
     environment shared with students does not hold them."""
     if solutions:
         return Path(solutions).resolve()
-    from attnlab.settings import GraderSettings
-    return GraderSettings().solutions_dir(REPO)
+    from attnlab.settings import course_settings
+    return course_settings().solutions_dir(REPO)
 
 
 def _alembic_head() -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.settings import suite_settings
+from suite_settings import suite_settings
 from attnlab_grader.records.course import REPO
 from attnlab_grader.sandbox import Sandbox, mechanism_support
 

@@ -27,7 +27,7 @@ import time
 import numpy as np
 import pytest
 
-from attnlab.settings import suite_settings
+from suite_settings import suite_settings
 from attnlab_grader.sandbox import scan
 from attnlab_grader.sandbox.watch import PREAMBLE, make_plain, make_watch
 from attnlab_grader.judging.engine import solution_cells
