@@ -161,7 +161,7 @@ def nbgrader_setting(name: str) -> str:
     """``Exchange.root`` or ``CourseDirectory.course_id`` as this user's nbgrader config says
     (nbgrader's own default when no config file sets it)."""
     # jsonschema's optional rfc3987_syntax import costs seconds per process; nbgrader never needs it
-    sys.modules.setdefault("rfc3987_syntax", None)
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     from nbgrader.apps import NbGrader
     app = NbGrader()
     app.load_config_file()
