@@ -4,7 +4,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
-bash scripts/setup.sh --extras grader,dev,site  # everything: the grader's extras, the test tools, the site builder
+bash scripts/setup.sh --extras grader,dev,site  # everything: the grader's distribution, the test tools, the site builder
 # Tools installed in the venv (jupyter, nbgrader, alembic which nbgrader's gradebook calls) come first.
 export PATH="$ROOT/.venv/bin:$PATH" VIRTUAL_ENV="$ROOT/.venv"
 # The browser test needs Debian's chromium; install it when we can (root/apt), else

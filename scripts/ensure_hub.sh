@@ -4,13 +4,17 @@
 #   hub/         the hub's venv: JupyterHub, pinned by deploy/jupyterhub/requirements-hub.txt
 #   proxy/       configurable-http-proxy from npm, pinned by deploy/jupyterhub/proxy/package-lock.json
 #   course-env/  the shared course environment every user's server runs in: Debian's python3
-#                (a Python every user can execute; a pyenv under /root is not), attnlab installed
-#                non-editable with the course's constraints.txt (a learner's install: no grader-only
-#                package), plus jupyterhub-singleuser and nbgitpuller
-#                (deploy/jupyterhub/requirements-singleuser.txt); its defaults are what a student may
-#                see: nbgrader's formgrader, create-assignment and course list are off
-#   grader-site/ the distributions attnlab's [grader] extra adds to course-env (read from pyproject
-#                by pip, at the same pins), installed flat for PYTHONPATH; root-only (0700):
+#                (a Python every user can execute; a pyenv under /root is not), the learner's
+#                distribution attnlab installed non-editable with the course's lock (the course
+#                library, `attnlab check` with the grader's judging and sandbox, the students'
+#                `attnlab regrade-request`; no instructor code, no grader-only package), plus
+#                jupyterhub-singleuser and nbgitpuller (deploy/jupyterhub/requirements-singleuser.txt);
+#                its defaults are what a student may see: nbgrader's formgrader, create-assignment
+#                and course list are off
+#   grader-site/ the instructor's distribution attnlab-grader (autograder/pyproject.toml: the grader's
+#                upper layers, attnlab-grade) and the distributions it adds to course-env (resolved
+#                by pip, at the same pins), installed flat for PYTHONPATH (attnlab_grader's __init__
+#                joins its attnlab_grader/ to the package); root-only (0700):
 #                deploy/jupyterhub/install.sh copies it into each class, readable by its grader
 #                account only, and puts it on PYTHONPATH for the formgrader service and the grader
 #   grader-jupyter/  a Jupyter config path that turns them back on, for the formgrader service only
@@ -99,7 +103,7 @@ if ! stamp_ok "$HUB_HOME/proxy" "$want"; then
 fi
 
 code_hash() {
-  (cd "$ROOT" && find src autograder/attnlab_grader -path autograder/attnlab_grader/tests -prune -o -name __pycache__ -prune -o \
+  (cd "$ROOT" && find src autograder/pyproject.toml autograder/attnlab_grader -path autograder/attnlab_grader/tests -prune -o -name __pycache__ -prune -o \
      -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
 
@@ -109,25 +113,45 @@ pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1
 PINS="$ROOT/constraints/py$pyver.txt"
 [ -f "$PINS" ] || PINS="$ROOT/constraints.txt"
 # (the layout line: a change of what goes where rebuilds existing installs)
-want="$({ echo "layout 2: course-env base only, grader-site the [grader] extra"
-          cat "$ROOT/pyproject.toml" "$PINS" "$DEPLOY/requirements-singleuser.txt" \
+want="$({ echo "layout 3: course-env the learner's attnlab, grader-site attnlab-grader and its dependencies"
+          cat "$ROOT/pyproject.toml" "$ROOT/autograder/pyproject.toml" "$PINS" "$DEPLOY/requirements-singleuser.txt" \
               "$DEPLOY/nbgrader_config_global.py"; } | sha256sum | cut -d' ' -f1)"
 ENV="$HUB_HOME/course-env"
 GS="$HUB_HOME/grader-site"
 
-# grader_site CONSTRAINTS: the distributions "attnlab[grader]" needs beyond what course-env holds
-# (pip resolves the extra from pyproject against the installed environment and reports what it would
-# add), installed into $GS without dependencies (the report is the whole closure) at those versions
+# copy_sources: the package sources both distributions build from, into $HUB_HOME/src (students need
+# no clone): pyproject.toml maps autograder/attnlab_grader/ (judging, sandbox) and data/ into the
+# learner's attnlab; autograder/pyproject.toml builds attnlab-grader from the same folder
+copy_sources() {
+  rm -rf "$HUB_HOME/src/src" "$HUB_HOME/src/autograder" "$HUB_HOME/src/build" "$HUB_HOME/src"/*.egg-info &&
+  mkdir -p "$HUB_HOME/src/autograder" &&
+  cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" "$ROOT/data" "$HUB_HOME/src/" &&
+  cp -r "$ROOT/autograder/pyproject.toml" "$ROOT/autograder/README.md" "$ROOT/autograder/attnlab_grader" \
+    "$HUB_HOME/src/autograder/" &&
+  rm -rf "$HUB_HOME/src/autograder/attnlab_grader/tests"
+}
+
+# grader_site_code: the grader's distribution into $GS (its own files only: attnlab_grader/records,
+# steps, reports, classroom, its metadata and attnlab-grade), replacing the one there
+grader_site_code() {
+  rm -rf "$HUB_HOME/src/autograder/build" "$HUB_HOME/src/autograder"/*.egg-info "$GS"/attnlab_grader "$GS"/attnlab_grader-*.dist-info
+  pipq timeout 300 "$ENV/bin/pip" install --target "$GS" --no-deps --upgrade "$HUB_HOME/src/autograder" >>"$log" 2>&1
+}
+
+# grader_site CONSTRAINTS: the grader's distribution and the distributions it needs beyond what
+# course-env holds (pip resolves autograder/pyproject.toml against the installed environment and
+# reports what it would add), installed into $GS without dependencies (the report is the whole
+# closure) at those versions
 grader_site() {
   local report="$HUB_HOME/.grader-report.json" adds
   rm -rf "$GS" "$report" && mkdir -m 700 "$GS" || return 1
-  pipq timeout 300 "$ENV/bin/pip" install --dry-run --report "$report" -c "$1" "$HUB_HOME/src[grader]" \
+  pipq timeout 300 "$ENV/bin/pip" install --dry-run --report "$report" -c "$1" "$HUB_HOME/src/autograder" \
     >>"$log" 2>&1 || return 1
   adds="$("$ENV/bin/python" - "$report" <<'PY'
 import json, sys
 for item in json.load(open(sys.argv[1]))["install"]:
     meta = item["metadata"]
-    if meta["name"].lower() != "attnlab":  # the package itself is course-env's
+    if meta["name"].lower() not in ("attnlab", "attnlab-grader"):  # course-env's, and the local build below
         print(f"{meta['name']}=={meta['version']}")
 PY
 )" || return 1
@@ -136,27 +160,31 @@ PY
     # shellcheck disable=SC2086
     pipq timeout 300 "$ENV/bin/pip" install --target "$GS" --no-deps -c "$1" $adds >>"$log" 2>&1 || return 1
   fi
-  # every requirement of the extra is found with $GS on the path, and the gradebook's driver loads
-  PYTHONPATH="$GS" "$ENV/bin/python" - >>"$log" 2>&1 <<'PY' || return 1
+  grader_site_code || return 1
+  # with $GS on the path: the grader's distribution and every requirement it names are found, the
+  # instructor's commands import (course-env alone has judging and sandbox only), the driver loads
+  (cd / && PYTHONPATH="$GS" "$ENV/bin/python" -) >>"$log" 2>&1 <<'PY' || return 1
 import importlib.metadata as md
 import re
-extra = [r for r in md.requires("attnlab") or [] if re.search(r"extra\s*==\s*.grader.", r)]
-assert extra, "attnlab declares no [grader] extra"
-for req in extra:
+needs = [r for r in md.requires("attnlab-grader") or [] if "extra ==" not in r]
+assert needs, "attnlab-grader names no requirement"
+for req in needs:
     md.version(re.match(r"[A-Za-z0-9_.\-]+", req).group(0))
 import psycopg  # noqa: E402,F401
+import attnlab_grader.classroom.cli  # noqa: E402,F401
 PY
+  # and course-env alone (what students run) has none of the instructor's code
+  (cd / && PYTHONPATH="" "$ENV/bin/python" -c 'import importlib.util as u, sys
+sys.exit(u.find_spec("attnlab_grader.classroom") is not None)') >>"$log" 2>&1 ||
+    { echo "course-env holds the instructor's code (attnlab_grader.classroom)" >>"$log"; return 1; }
   chmod 700 "$GS"
 }
 
 if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
   say "installing the course environment into $ENV with $("$PY" --version 2>&1) (once, a few minutes; log: $log)"
   rm -rf "$ENV" "$GS" "$HUB_HOME/src"
-  # a non-editable install from a copy of the package sources (students need no clone)
-  # (pyproject maps autograder/attnlab_grader/ and data/ into the package: the grader and Tiny Shakespeare ship too)
-  mkdir -p "$HUB_HOME/src/autograder" && cp -r "$ROOT/pyproject.toml" "$ROOT/README.md" "$ROOT/src" \
-    "$ROOT/data" "$HUB_HOME/src/" && cp -r "$ROOT/autograder/attnlab_grader" "$HUB_HOME/src/autograder/"
-  rm -rf "$HUB_HOME/src/autograder/attnlab_grader/tests"
+  # non-editable installs from a copy of the package sources (students need no clone)
+  copy_sources
   note=""
   if "$PY" -m venv "$ENV" >>"$log" 2>&1; then
     # bounded: on a Python the pins were not made for, pip's backtracking can run for long
@@ -174,7 +202,7 @@ if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
         -r "$DEPLOY/requirements-singleuser.txt" >>"$log" 2>&1 || note="FAILED"
     fi
     if [ "$note" != "FAILED" ] && ! grader_site "$CONS"; then
-      say "the grader's packages (attnlab[grader]) did not install into $GS (see $log)"
+      say "the grader's distribution (attnlab-grader) and its packages did not install into $GS (see $log)"
       note="FAILED"
     fi
     if [ "$note" != "FAILED" ] && "$ENV/bin/python" -c 'import attnlab, torch, nbgrader, jupyterhub, nbgitpuller' >>"$log" 2>&1; then
@@ -194,19 +222,16 @@ if ! stamp_ok "$ENV" "$want" || ! stamp_ok "$GS" "$want"; then
   fi
 fi
 
-# --- the course's own code in course-env, refreshed when this checkout's sources differ from the
-# installed ones (a newer grader or library reaches students' servers and formgrader; the
-# environment itself is rebuilt only when its pins change, above)
+# --- the course's own code, refreshed when this checkout's sources differ from the installed ones
+# (a newer library reaches students' servers in course-env, a newer grader formgrader in grader-site;
+# the environments themselves are rebuilt only when their pins change, above)
 if [ -f "$ENV/.attnlab-stamp" ] && [ "$(cat "$ENV/.attnlab-code" 2>/dev/null)" != "$(code_hash)" ]; then
-  say "refreshing attnlab in $ENV from this checkout's sources"
-  rm -rf "$HUB_HOME/src/src" "$HUB_HOME/src/autograder" "$HUB_HOME/src/build" "$HUB_HOME/src"/*.egg-info
-  mkdir -p "$HUB_HOME/src/autograder" && cp -r "$ROOT/src" "$HUB_HOME/src/" \
-    && cp -r "$ROOT/autograder/attnlab_grader" "$HUB_HOME/src/autograder/" \
-    && rm -rf "$HUB_HOME/src/autograder/attnlab_grader/tests"
-  if pipq timeout 300 "$ENV/bin/pip" install --no-deps --force-reinstall "$HUB_HOME/src" >>"$log" 2>&1; then
+  say "refreshing attnlab in $ENV and attnlab-grader in $GS from this checkout's sources"
+  if copy_sources && pipq timeout 300 "$ENV/bin/pip" install --no-deps --force-reinstall "$HUB_HOME/src" >>"$log" 2>&1 &&
+     grader_site_code && chmod 700 "$GS"; then
     code_hash > "$ENV/.attnlab-code"
   else
-    say "attnlab did not reinstall into $ENV (see $log); its servers keep the previous version"
+    say "attnlab or attnlab-grader did not reinstall (see $log); servers and formgrader keep the previous version"
   fi
 fi
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the dependency locks constraints/py<X.Y>.txt with a resolver (uv), one per supported
-# Python, each valid from X.Y.0 on, for the base install and every extra (grader, dev) together:
+# Python, each valid from X.Y.0 on, for the base install, every extra (dev, site) and the grader's
+# distribution (autograder/pyproject.toml: its dependencies but attnlab itself) together:
 #   bash scripts/lock.sh              # every Python in SUPPORTED
 #   bash scripts/lock.sh 3.12         # one version (fails, saying so, when no torch CPU wheel exists for it)
 # A lock exists only for a Python that has a torch $TORCH CPU wheel where pip looks (PIP_FIND_LINKS,
@@ -31,10 +32,16 @@ upgrade=(); [ "${ATTNLAB_LOCK_UPGRADE:-0}" != 1 ] || upgrade=(--upgrade)
 
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 echo "torch==$TORCH+cpu" > "$tmp/torch-cpu.txt"
+# the grader's own dependencies (attnlab, which it pins too, is the project being locked, not on an index)
+python3 - autograder/pyproject.toml > "$tmp/grader.txt" <<'PY'
+import re, sys, tomllib
+deps = tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]
+print("\n".join(d for d in deps if re.split(r"[\s\[<>=!~;]", d, maxsplit=1)[0].lower() != "attnlab"))
+PY
 for v in "${versions[@]}"; do
   out="constraints/py$v.txt"
   [ ! -f "$out" ] || cp "$out" "$tmp/lock.txt"   # the current pins, as preferences
-  if ! "$UV" pip compile pyproject.toml --all-extras --quiet --python-version "$v" \
+  if ! "$UV" pip compile pyproject.toml "$tmp/grader.txt" --all-extras --quiet --python-version "$v" \
        --python-platform x86_64-manylinux_2_28 -c "$tmp/torch-cpu.txt" "${src[@]}" ${upgrade[@]+"${upgrade[@]}"} \
        --custom-compile-command "bash scripts/lock.sh $v" --no-emit-index-url --no-emit-find-links \
        -o "$tmp/lock.txt"; then
@@ -43,7 +50,8 @@ for v in "${versions[@]}"; do
   fi
   # The pin names the release (2.13.0); setup.sh asks for its +cpu build on Linux (PyPI's Linux wheel is CUDA).
   sed -e "s/^torch==$TORCH+cpu\$/torch==$TORCH/" \
-      -e "s|-c $tmp/torch-cpu.txt|scripts/lock.sh (its CPU build: torch==$TORCH+cpu)|" "$tmp/lock.txt" > "$out"
+      -e "s|-c $tmp/torch-cpu.txt|scripts/lock.sh (its CPU build: torch==$TORCH+cpu)|" \
+      -e "s|-r $tmp/grader.txt|attnlab-grader (autograder/pyproject.toml)|" "$tmp/lock.txt" > "$out"
   rm -f "$tmp/lock.txt"
   echo "lock: wrote $out ($(grep -c '^[A-Za-z]' "$out") pins)"
 done

@@ -2,12 +2,14 @@
 # Idempotent course setup: .venv in the repo, the dependency lock for its Python
 # (constraints/py<X.Y>.txt, made by scripts/lock.sh), torch's CPU build, attnlab in editable mode,
 # the "attnlab" Jupyter kernel, nbgrader's extensions. Works for any user who owns the clone.
-# Re-running is fast: it only reinstalls when pyproject.toml or the lock changed, or an extra is new.
-#   bash scripts/setup.sh                     a learner's environment (the base install: the course,
-#                                             `attnlab check`, JupyterLab); what start.sh runs
-#   bash scripts/setup.sh --extras grader     + what an instructor's grading needs (PostgreSQL
-#                                             gradebook, similarity, LTI); --extras grader,dev is
-#                                             everything (./test.sh); extras are pyproject.toml's
+# Re-running is fast: it only reinstalls when a pyproject.toml or the lock changed, or an extra is new.
+#   bash scripts/setup.sh                     a learner's environment (the distribution attnlab: the
+#                                             course, `attnlab check`, JupyterLab); what start.sh runs
+#   bash scripts/setup.sh --extras grader     + the instructor's distribution attnlab-grader
+#                                             (autograder/pyproject.toml: the grader's upper layers,
+#                                             `attnlab-grade`, PostgreSQL gradebook, similarity, LTI),
+#                                             editable too; --extras grader,dev,site is everything
+#                                             (./test.sh); the other extras are pyproject.toml's
 #   bash scripts/setup.sh --dry-run [--extras LIST]   pick the Python and its lock, create .venv, and
 #                                             let pip resolve without installing (what would be installed)
 # Interpreter: .venv's if it exists, else $ATTNLAB_PYTHON, else the first of python3.X (X with a lock)
@@ -25,16 +27,19 @@ while [ $# -gt 0 ]; do
     --dry-run) DRY=1 ;;
     --extras) [ $# -ge 2 ] || die "--extras needs a list, e.g. --extras grader,dev"; EXTRAS="$2"; shift ;;
     --extras=*) EXTRAS="${1#--extras=}" ;;
-    *) die "unknown option '$1'; use --extras LIST (grader, dev) and/or --dry-run." ;;
+    *) die "unknown option '$1'; use --extras LIST (grader, dev, site) and/or --dry-run." ;;
   esac
   shift
 done
-[ -z "$EXTRAS" ] || known="$(sed -n '/^\[project.optional-dependencies\]/,/^\[/s/^\([a-z][a-z0-9_-]*\) = \[.*/\1/p' pyproject.toml | paste -sd, -)"
+# "grader" is the grader's distribution (autograder/), the others pyproject.toml's extras
+[ -z "$EXTRAS" ] || known="grader,$(sed -n '/^\[project.optional-dependencies\]/,/^\[/s/^\([a-z][a-z0-9_-]*\) = \[.*/\1/p' pyproject.toml | paste -sd, -)"
 for e in ${EXTRAS//,/ }; do
-  case ",$known," in *",$e,"*) ;; *) die "there is no extra '$e'; pyproject.toml has: $known." ;; esac
+  case ",$known," in *",$e,"*) ;; *) die "there is no extra '$e'; there are: ${known//,/, }." ;; esac
 done
 EXTRAS="$(echo "${EXTRAS//,/ }" | tr ' ' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"
-target="."; [ -z "$EXTRAS" ] || target=".[$EXTRAS]"
+root_extras="$(echo "${EXTRAS//,/ }" | tr ' ' '\n' | grep -vx grader | paste -sd, - || true)"
+target="."; [ -z "$root_extras" ] || target=".[$root_extras]"
+grader=0; case ",$EXTRAS," in *,grader,*) grader=1 ;; esac
 supported() { (cd constraints && ls py*.txt) | sed 's/^py//; s/\.txt$//' | sort -V | paste -sd/ -; }
 # "3.11.2" for a working interpreter, nothing (and non-zero) otherwise
 py_version() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
@@ -81,7 +86,7 @@ LOCK="$(lock_of "$V")"
 TORCH="$(grep '^torch==' "$LOCK" | cut -d= -f3)"
 
 # The stamp: the hash of what was installed from, then the extras installed with it (one a line).
-want="$(cat pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml autograder/pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)"
 have_extras=""
 if [ -f "$STAMP" ] && [ "$(head -1 "$STAMP")" = "$want" ]; then have_extras="$(tail -n +2 "$STAMP" | paste -sd, -)"; fi
 missing_extras=""
@@ -110,8 +115,9 @@ quiet() { grep -v -e "^WARNING: Location" -e "^WARNING: Skipping .* due to inval
 
 if [ "$DRY" = 1 ]; then
   echo "attnlab setup: dry run: resolving $LOCK + $torch_req for Python $V (nothing is installed)"
+  grader_req=(); [ "$grader" = 0 ] || grader_req=(-e ./autograder)
   "${pip[@]}" install --dry-run --ignore-installed -c "$LOCK" ${extra[@]+"${extra[@]}"} \
-    "$torch_req" -e "$target" 2> >(quiet) | grep -e "^Would install" -e "^ERROR" ||
+    "$torch_req" -e "$target" ${grader_req[@]+"${grader_req[@]}"} 2> >(quiet) | grep -e "^Would install" -e "^ERROR" ||
     die "pip could not resolve $LOCK for Python $V (above)."
   exit 0
 fi
@@ -123,6 +129,13 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
 fi
 echo "attnlab setup: installing the pinned dependencies ($LOCK${EXTRAS:+; extras $EXTRAS}); the first run takes a few minutes"
 "${pip[@]}" install --quiet -c "$LOCK" ${extra[@]+"${extra[@]}"} -e "$target" 2> >(quiet)
+if [ "$grader" = 1 ]; then
+  # the grader's distribution, editable in setuptools' compat mode: autograder/ on sys.path, so that
+  # attnlab_grader/ is one regular package (its __init__ is attnlab's; the default mode's finder would
+  # make it a namespace package in front of that __init__)
+  "${pip[@]}" install --quiet -c "$LOCK" ${extra[@]+"${extra[@]}"} --config-settings editable_mode=compat \
+    -e ./autograder 2> >(quiet)
+fi
 
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name attnlab \
   --display-name "Python 3 (attnlab)" >/dev/null

@@ -17,9 +17,12 @@ def _name(requirement: str) -> str:
 
 
 def _pyproject_packages() -> set[str]:
+    """Every distribution the two pyprojects require: attnlab's (base and extras) and the grader's
+    (autograder/pyproject.toml, but attnlab itself)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
-    return {_name(r) for r in reqs}
+    grader = tomllib.loads((ROOT / "autograder" / "pyproject.toml").read_text())["project"]["dependencies"]
+    return {_name(r) for r in reqs + grader} - {"attnlab"}
 
 
 def _environment_yml_pip_packages() -> set[str]:
@@ -36,7 +39,7 @@ def _environment_yml_pip_packages() -> set[str]:
                     in_pip = False
                 continue
             item = m.group(1).strip()
-            if item.startswith("-"):  # -c constraints/py3.11.txt, -e .[grader,dev,site]
+            if item.startswith("-"):  # -c constraints/py3.11.txt, -e .[dev,site], -e ./autograder
                 continue
             names.add(_name(item))
     return names
@@ -59,7 +62,7 @@ def test_environment_yml_names_the_same_packages_as_pyproject():
 
 def test_environment_yml_uses_the_constraints_and_editable_install():
     text = (ROOT / "environment.yml").read_text()
-    assert "-c constraints/py3.11.txt" in text and "-e .[grader,dev,site]" in text
+    assert "-c constraints/py3.11.txt" in text and "- -e .[dev,site]\n" in text and "- -e ./autograder\n" in text
 
 
 def test_every_dependency_is_pinned_and_torch_is_the_cpu_release():

@@ -1,8 +1,12 @@
 """Command line: ``attnlab-grade`` (installed) or ``python -m attnlab_grader`` (in a clone):
 ``{release,grade,report,check-release,clear-flag,paths}`` and the instructor commands of
-:mod:`attnlab_grader.classroom.cli` (deadline, extension, regrade-request, regrade-queue, regrade,
-history, rubric-define, rubric-apply, grading-queue, similarity, practice-attach, class-mastery,
-lms-export) (see README.md)."""
+:mod:`attnlab_grader.classroom.cli` (deadline, extension, regrade-queue, regrade, history, rubric-define,
+rubric-apply, grading-queue, similarity, class-mastery, lms-export, lti-roster, lti-passback; the
+students' ``regrade-request`` and ``practice-attach`` are ``attnlab`` commands now) (see README.md).
+
+This file ships with the learner's distribution (beside the package's ``__init__``); the commands are
+the instructor's distribution's, ``attnlab-grader``: without it, ``python -m attnlab_grader`` says in
+one sentence what to install."""
 from __future__ import annotations
 
 import os
@@ -14,7 +18,14 @@ import click
 from attnlab.settings import course_settings
 from attnlab_grader.records.settings import grader_default
 
-from attnlab_grader.classroom.extras import GraderGroup
+try:
+    from attnlab_grader.classroom.extras import GraderGroup
+except ModuleNotFoundError as _err:  # a learner's install: judging and sandbox only
+    if not (_err.name or "").startswith("attnlab_grader."):
+        raise
+    sys.exit("python -m attnlab_grader: the instructor's commands come with the grader's distribution, "
+             "attnlab-grader, which is not installed here; install it from the course repository with "
+             "pip install ./autograder (in a clone: bash scripts/setup.sh --extras grader).")
 
 
 @click.group(cls=GraderGroup)

@@ -328,8 +328,9 @@ if ! getent passwd "$GRADER" >/dev/null; then
 fi
 gpasswd -M "$STAFF,$GRADER" "$STAFF_GROUP" >/dev/null
 
-# the grader's packages (attnlab's [grader] extra: the PostgreSQL driver, copydetect, LTI): not in the
-# course environment students run in, but a copy for this class readable by the grader account only
+# the grader's distribution (attnlab-grader: the instructor's code) and its packages (the PostgreSQL
+# driver, copydetect, LTI): not in the course environment students run in, but a copy for this class
+# readable by the grader account only
 # (root-owned, group = the grader's own group, nothing for others), on PYTHONPATH only for the
 # formgrader service and the grader's shell; refreshed from the built one on every run
 GRADER_SITE="$SRV/grader-site"
@@ -509,7 +510,7 @@ EOF
 cat > "$GH/.bashrc" <<EOF
 # written by install.sh
 export PATH="$HUB_HOME/course-env/bin:/usr/local/bin:/usr/bin:/bin"
-export PYTHONPATH="$GRADER_SITE"  # the grader's packages (students' servers do not have them)
+export PYTHONPATH="$GRADER_SITE"  # the grader's distribution and packages (students' servers do not have them)
 export ATTNLAB_CLONE="$CLONE" ATTNLAB_COURSE="$GH/course" ATTNLAB_COURSE_ID="$COURSE"
 export ATTNLAB_EXCHANGE="$SRV/exchange" ATTNLAB_DB="$DB"
 umask 077

@@ -25,7 +25,8 @@ starts the hub with them. Production choices:
   named after the course, as the shared grader account ``grader-<course>``, reachable by the
   members of the hub group ``formgrade-<course>`` and nobody else (no admin rights, no access to
   students' servers, no user list); the gradebook is PostgreSQL where Debian's package is installed;
-  the grader-only packages (attnlab's ``[grader]`` extra: the PostgreSQL driver, copydetect, LTI)
+  the grader's distribution and the grader-only packages (attnlab-grader: the instructor's code, the
+  PostgreSQL driver, copydetect, LTI)
   are on ``PYTHONPATH`` for this service only (``ATTNLAB_GRADER_SITE``, readable by the grader
   account only);
 * students' servers hide nbgrader's instructor tools (the course environment's defaults, see
@@ -43,7 +44,7 @@ COURSE_ENV = os.environ.get("ATTNLAB_COURSE_ENV", os.path.join(HUB_HOME, "course
 COURSE_ID = os.environ.get("ATTNLAB_COURSE_ID", "attnlab")
 GRADER = os.environ.get("ATTNLAB_GRADER_USER", f"grader-{COURSE_ID}")
 GRADER_HOME = os.environ.get("ATTNLAB_GRADER_HOME", f"/home/{GRADER}")
-GRADER_SITE = os.environ.get("ATTNLAB_GRADER_SITE")  # the grader-only packages (install.sh: <class>/grader-site)
+GRADER_SITE = os.environ.get("ATTNLAB_GRADER_SITE")  # the grader's distribution and packages (install.sh: <class>/grader-site)
 INSTRUCTORS = [u for u in os.environ.get("ATTNLAB_INSTRUCTORS", "").split(",") if u]
 GRADERS = [u for u in os.environ.get("ATTNLAB_GRADERS", "").split(",") if u]
 STAFF = sorted(set(INSTRUCTORS) | set(GRADERS))  # same hub rights: formgrader for this course
@@ -94,7 +95,7 @@ if LESSONS_REPO:  # every server start pulls the lessons (nbgitpuller merges, ke
 else:
     c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
-# a terminal is bash with the server's environment (the course's python and attnlab-grade first on
+# a terminal is bash with the server's environment (the course's python and attnlab first on
 # PATH: students file regrade requests there); Jupyter's default login shell resets PATH from /etc/profile
 c.Spawner.args = ["--ServerApp.terminado_settings=shell_command=/bin/bash"]
 c.Spawner.mem_limit = MEM_LIMIT

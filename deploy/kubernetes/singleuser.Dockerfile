@@ -1,11 +1,13 @@
 # The students' image (one pod per student, Zero to JupyterHub: z2jh-values.yaml singleuser.image).
 # Build from the repository root:
 #   docker build -f deploy/kubernetes/singleuser.Dockerfile -t registry.example.edu/attnlab-singleuser:2026.11 .
-# A learner's course environment (attnlab's base install: no grader extras) from the project's locks
+# A learner's course environment (the distribution attnlab: the course library, `attnlab check` with the
+# grader's judging and sandbox, the students' commands; not attnlab-grader) from the project's locks
 # (constraints/py3.11.txt, torch 2.13.0 CPU), plus
 # jupyterhub-singleuser (same JupyterHub as the hub) and nbgrader's student extensions with the
 # course's exchange settings.  The lessons are copied into /opt/attnlab/public and into each home
-# on start (singleuser.lifecycleHooks).  NOT in this image: solutions/, grading specs, the grader's instructor dependencies.
+# on start (singleuser.lifecycleHooks).  NOT in this image: solutions/, grading specs, the grader's instructor code
+# and its dependencies.
 FROM docker.io/library/python:3.11-slim-bookworm
 
 ARG NB_USER=jovyan

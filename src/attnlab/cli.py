@@ -8,6 +8,9 @@
     attnlab progress                     table by lesson and skill: mastered / in progress / due
     attnlab gate LESSON [--override]     the lesson's prerequisite check, as a notebook would run it
     attnlab check NOTEBOOK               grade your copy of an exercise notebook with the grader's checks
+    attnlab practice-attach NOTEBOOK     put your practice summary into NOTEBOOK before you submit it
+    attnlab regrade-request ASSIGNMENT ITEM --reason TEXT
+                                         ask your instructor to look at a graded item again
 
 Input is read line by line from stdin, so piped answers work (``printf '0.5\\nq\\n' | attnlab practice ...``).
 Progress goes to ``$ATTNLAB_HOME`` (default ``~/.attnlab``) under the learner ``--learner``, else
@@ -95,6 +98,59 @@ def progress() -> None:
         console.print(f"Note: {notice}")
     console.print(table)
     console.print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+def run_regrade_request(assignment: str, item: str, reason: str, exchange: str | None = None,
+                        course_id: str | None = None) -> None:
+    """What ``attnlab regrade-request`` does: file the request (:func:`attnlab.regrade.file_request`) in
+    the course's inbox (default: this user's nbgrader ``Exchange.root`` and ``course_id``) and say so;
+    bad input or an unwritable inbox ends in one sentence (exit 1)."""
+    from attnlab.regrade import RegradeError, file_request, nbgrader_setting
+
+    try:
+        path = file_request(exchange or nbgrader_setting("Exchange.root"),
+                            course_id or nbgrader_setting("CourseDirectory.course_id"), assignment, item, reason)
+    except (RegradeError, OSError) as err:
+        raise click.ClickException(str(err)) from None
+    click.echo(f"regrade request for {item} of {assignment} received ({path.name}); "
+               "you get a notice with your updated feedback")
+
+
+def run_practice_attach(notebook: str, home: str | None = None, learner: str | None = None) -> None:
+    """What ``attnlab practice-attach`` does: write ``learner``'s practice summary into ``notebook``
+    (:func:`attnlab.practice.submission.attach`) and say what it holds; a notebook that cannot be read
+    ends in one sentence (exit 1)."""
+    from attnlab.practice.seeding import as_learner_id
+    from attnlab.practice.submission import SummaryError, attach
+
+    try:
+        summary = attach(notebook, home=home, learner=as_learner_id(learner) if learner else None)
+    except SummaryError as err:
+        raise click.ClickException(str(err)) from None
+    done = sum(s["mastered"] for s in summary["skills"].values())
+    timed = len(summary.get("time_on_task", {}))
+    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered; minutes on task for "
+               f"{timed} lessons and exercise sets, as your kernel counted them) to {notebook}; "
+               "close and reopen it in JupyterLab before editing again, then submit")
+
+
+@main.command("regrade-request")
+@click.argument("assignment")
+@click.argument("item")
+@click.option("--reason", required=True, help="Why the item deserves another look (up to 2000 characters).")
+@click.option("--exchange", default=None, help="The course exchange (default: nbgrader's Exchange.root).")
+@click.option("--course", "course_id", default=None, help="Course id (default: nbgrader's course_id).")
+def regrade_request(assignment: str, item: str, reason: str, exchange: str | None, course_id: str | None) -> None:
+    """Ask for a regrade of ITEM (the id in your feedback) of ASSIGNMENT, with a reason."""
+    run_regrade_request(assignment, item, reason, exchange, course_id)
+
+
+@main.command("practice-attach")
+@click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
+@click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
+def practice_attach(notebook: str, home: str | None) -> None:
+    """Put a summary of your practice progress and time on task into NOTEBOOK before you submit it."""
+    run_practice_attach(notebook, home, _learner())
 
 
 _COMMANDS = "Type an answer; h = hint, s = show the worked answer, n = new problem, q = quit."

@@ -64,18 +64,21 @@ INSTRUCTOR, TA = f"{COURSE}in", f"{COURSE}ta"
 GRADER = f"grader-{COURSE}"
 #: what each student submits: the reference answers, or the reference with one QA mistake
 SUBMISSION = {STUDENTS[0]: None, STUDENTS[1]: "scores_no_scale"}
-#: import names of the distributions attnlab's [grader] extra names (psycopg, copydetect, pylti1p3, pyjwt)
-GRADER_IMPORTS = ("psycopg", "copydetect", "pylti1p3", "jwt")
+#: import names of the instructor's code and of the distributions the grader's distribution requires
+#: (psycopg, copydetect, pylti1p3, pyjwt)
+GRADER_IMPORTS = ("attnlab_grader.classroom", "psycopg", "copydetect", "pylti1p3", "jwt")
 
 
 def grader_extra() -> set[str]:
-    """The distributions pyproject's ``[grader]`` extra names (normalized names), read as pip reads them."""
+    """The grader's distribution and the distributions it requires but attnlab (autograder/pyproject.toml;
+    normalized names), read as pip reads them."""
     import tomllib
 
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["grader"]
-    return {canonicalize_name(Requirement(r).name) for r in extra}
+    project = tomllib.loads((ROOT / "autograder" / "pyproject.toml").read_text())["project"]
+    return {canonicalize_name(project["name"])} | {
+        canonicalize_name(Requirement(r).name) for r in project["dependencies"]} - {"attnlab"}
 
 
 #: tries each import (and each distribution's metadata) and prints what it found: nothing, for a student
@@ -499,7 +502,7 @@ def week_two(k: Klass, course: Path) -> None:
     asked = {u1: "test_sdpa", u2: WRITTEN}  # (u1's written answer waits for the TA again: nothing to ask)
     with ThreadPoolExecutor(2) as pool:  # both students at the same moment, each in their own terminal
         said = dict(zip(STUDENTS, pool.map(lambda u: terminal(
-            k, u, f"/user/{u}", f"attnlab-grade regrade-request {A} {asked[u]} --reason 'look again, {u}'"),
+            k, u, f"/user/{u}", f"attnlab regrade-request {A} {asked[u]} --reason 'look again, {u}'"),
             STUDENTS)))
     for u, out in said.items():
         assert "received" in out, f"{u}: {out[-800:]}"
@@ -721,9 +724,10 @@ def test_installed_class_each_role_over_http(klass: Klass):
         r = as_user(st, "ls", str(listing))
         assert r.returncode != 0, f"{st} listed {listing}: {r.stdout[:200]}"
 
-    # -- the grader-only packages: in the class's grader-site (root-owned, the grader's group, nothing
-    # for others), every distribution of pyproject's [grader] extra; a student's python has none of
-    # them, not even with the folder put on PYTHONPATH by hand, nor in their own server's terminal
+    # -- the instructor's code and the grader-only packages: in the class's grader-site (root-owned, the
+    # grader's group, nothing for others), the grader's distribution and every distribution it requires;
+    # a student's python has none of them, not even with the folder put on PYTHONPATH by hand, nor in
+    # their own server's terminal
     from packaging.utils import canonicalize_name
     info = grader_site.stat()
     assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (0, pwd.getpwnam(GRADER).pw_gid, 0o750), \
@@ -740,8 +744,8 @@ def test_installed_class_each_role_over_http(klass: Klass):
     r = grader_shell(shlex.join(["python", "-c", PROBE, ",".join(GRADER_IMPORTS), ",".join(sorted(dists))]))
     assert r.returncode == 0 and r.stdout.count("IMPORTED") == len(GRADER_IMPORTS) and \
         r.stdout.count("INSTALLED") == len(dists), r.stdout + r.stderr
-    # data, not code: the course environment's own modules (e.g. autograder/attnlab_grader/classroom/gradebook_init.py)
-    # are readable by design; a gradebook file, a grades sheet or a solution is not
+    # data, not code: the course's sources the environments were built from ($HUB_HOME/src, the public
+    # repository's code) are readable by design; a gradebook file, a grades sheet or a solution is not
     r = as_user(st, "find", str(k.srv), str(HUB_HOME / "src"), "-readable", "(", "-name", "grading.py", "-o",
                 "-name", "solutions", "-o", "-name", "gradebook*.db*", "-o", "-name", "grades*.csv", ")")
     assert not r.stdout.strip(), f"readable by a student: {r.stdout[:500]}"

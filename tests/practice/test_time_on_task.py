@@ -85,7 +85,7 @@ def test_a_damaged_file_is_kept_and_an_unwritable_home_never_raises(tmp_path):
 
 
 def _submit(root, student, minutes):
-    from attnlab_grader.classroom.mastery import KEY, summarise
+    from attnlab.practice.submission import KEY, summarise
     nb = nbformat.v4.new_notebook()
     nb.metadata[KEY] = summarise({}, student, now=1.0, minutes=minutes)
     folder = root / "autograded" / student / "03_masks"
@@ -118,15 +118,15 @@ def test_class_view_shows_the_distribution_and_the_course_table_the_published_me
 
 
 def test_a_summary_with_a_malformed_time_is_not_counted(tmp_path):
-    from attnlab_grader.classroom.mastery import _valid, summarise
+    from attnlab.practice.submission import summarise, valid_summary
     good = summarise({}, "eve", now=1.0, minutes={"lesson 01": 12.5})
-    assert _valid(good) and _valid(summarise({}, "eve", now=1.0))
-    assert not _valid(dict(good, time_on_task={"lesson 01": "ten"}))
-    assert not _valid(dict(good, time_on_task={"lesson 01": -3}))
+    assert valid_summary(good) and valid_summary(summarise({}, "eve", now=1.0))
+    assert not valid_summary(dict(good, time_on_task={"lesson 01": "ten"}))
+    assert not valid_summary(dict(good, time_on_task={"lesson 01": -3}))
 
 
 def test_attaching_the_practice_summary_carries_this_learners_time_and_nobody_elses(tmp_path):
-    from attnlab_grader.classroom.mastery import KEY, attach
+    from attnlab.practice.submission import KEY, attach
     clock = Clock()
     mine, other = TimeLog("fay", tmp_path, clock), TimeLog("gus", tmp_path, clock)
     for log in (mine, other):
@@ -140,3 +140,34 @@ def test_attaching_the_practice_summary_carries_this_learners_time_and_nobody_el
     summary = attach(path, home=tmp_path, learner="fay")
     assert summary["time_on_task"] == {"lesson 02": 1.5}
     assert nbformat.read(str(path), as_version=4).metadata[KEY]["time_on_task"] == {"lesson 02": 1.5}
+
+
+def test_practice_attach_is_the_learners_command_and_the_old_spelling_still_runs_it(tmp_path):
+    """``attnlab --learner L practice-attach NB`` attaches L's own summary; ``attnlab-grade practice-attach``
+    does the same after one line naming the command it is now; a file that is not a notebook is one sentence."""
+    from click.testing import CliRunner
+
+    from attnlab.cli import main
+    from attnlab.practice.submission import KEY
+    from attnlab_grader.__main__ import cli
+    clock = Clock()
+    log = TimeLog("hal", tmp_path, clock)
+    log.mark("lesson 04", True)
+    clock.t += 120
+    log.mark("lesson 04", False)
+    path = tmp_path / "04.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), str(path))
+    res = CliRunner().invoke(main, ["--learner", "hal", "practice-attach", str(path), "--home", str(tmp_path)])
+    assert res.exit_code == 0 and "attached your practice summary" in res.output, res.output
+    meta = nbformat.read(str(path), as_version=4).metadata[KEY]
+    assert meta["learner"] == "hal" and meta["time_on_task"] == {"lesson 04": 2.0}
+    res = CliRunner().invoke(cli, ["practice-attach", str(path), "--home", str(tmp_path)],
+                             env={"ATTNLAB_LEARNER": "hal"})
+    notice, done = res.output.strip().splitlines()
+    assert res.exit_code == 0 and notice.startswith("attnlab-grade practice-attach is now `attnlab practice-attach`")
+    assert done.startswith("attached your practice summary"), res.output
+    junk = tmp_path / "not-a-notebook.ipynb"
+    junk.write_text("{ not json")
+    res = CliRunner().invoke(main, ["practice-attach", str(junk), "--home", str(tmp_path)])
+    assert res.exit_code == 1 and "cannot read the notebook" in res.output and "Traceback" not in res.output
+    assert junk.read_text() == "{ not json"

@@ -1,6 +1,8 @@
 """The instructor commands of ``attnlab-grade`` (registered on the main group by
 :func:`register`): deadlines, extensions, regrade requests and grade history, LMS exports and
-the instructor page, LTI names and score passback.  Every command takes the course folder and ``--db`` as ``grade`` does;
+the instructor page, LTI names and score passback.  The students' ``regrade-request`` and
+``practice-attach`` are the learner's ``attnlab`` commands (:mod:`attnlab.cli`); their old
+``attnlab-grade`` spellings still run them, after one line naming the new one.  Every command takes the course folder and ``--db`` as ``grade`` does;
 bad input is one sentence and changes nothing."""
 from __future__ import annotations
 
@@ -24,18 +26,10 @@ def _db(course: str, db_url: str | None) -> str:
 
 def _nbgrader_setting(name: str) -> str:
     """``Exchange.root`` or ``CourseDirectory.course_id`` as this user's nbgrader config says."""
+    from attnlab.regrade import nbgrader_setting
     from attnlab_grader.records.course import _quiet_imports
     _quiet_imports()
-    from nbgrader.apps import NbGrader
-    app = NbGrader()
-    app.load_config_file()
-    section, key = name.split(".")
-    value = app.config[section].get(key)
-    if value:
-        return str(value)
-    from nbgrader.coursedir import CourseDirectory
-    from nbgrader.exchange.default.exchange import Exchange
-    return str(getattr(Exchange() if section == "Exchange" else CourseDirectory(), key))
+    return nbgrader_setting(name)
 
 
 def _reexport(course: str, db_url: str | None, assignments) -> None:
@@ -64,9 +58,9 @@ def _fail(err: Exception):
 
 def register(cli: click.Group) -> None:
     """Add the instructor commands to ``cli``."""
-    for command in (deadline, extension, regrade_request, regrade_queue, regrade, history_cmd, lms_export,
-                    rubric_define, rubric_apply, grading_queue, similarity, practice_attach, class_mastery,
-                    lti_roster, lti_passback):
+    for command in (deadline, extension, regrade_queue, regrade, history_cmd, lms_export,
+                    rubric_define, rubric_apply, grading_queue, similarity, class_mastery,
+                    lti_roster, lti_passback, *_learner_commands()):
         cli.add_command(command)
 
 
@@ -137,22 +131,22 @@ def extension(course, assignment, student, days, hours, reason, path, db_url):
         click.echo(f"{e.student}/{e.assignment}: " + (f"extension {e.minutes / 1440:g} day(s)" if e.minutes else "extension removed"))
 
 
-@click.command("regrade-request")
-@click.argument("assignment")
-@click.argument("item")
-@click.option("--reason", required=True, help="Why the item deserves another look (up to 2000 characters).")
-@click.option("--exchange", default=None, help="The course exchange (default: nbgrader's Exchange.root).")
-@click.option("--course", "course_id", default=None, help="Course id (default: nbgrader's course_id).")
-def regrade_request(assignment, item, reason, exchange, course_id):
-    """(Students) ask for a regrade of ITEM of ASSIGNMENT, with a reason."""
-    from attnlab_grader.classroom.regrade import RegradeError, file_request
-    try:
-        path = file_request(exchange or _nbgrader_setting("Exchange.root"),
-                            course_id or _nbgrader_setting("CourseDirectory.course_id"), assignment, item, reason)
-    except (RegradeError, OSError) as e:
-        _fail(e)
-    click.echo(f"regrade request for {item} of {assignment} received ({path.name}); "
-               "you get a notice with your updated feedback")
+def _moved(command: click.Command, run) -> click.Command:
+    """The students' ``attnlab`` ``command`` under its old ``attnlab-grade`` name: the same arguments and
+    options, one line on stderr naming the command it is now, then ``run(**params)``."""
+    def callback(**params):
+        click.echo(f"attnlab-grade {command.name} is now `attnlab {command.name}` (the learner's command, "
+                   "same arguments); running that", err=True)
+        run(**params)
+    return click.Command(command.name, params=list(command.params), callback=callback,
+                         help=f"(Students; now `attnlab {command.name}`) {command.help}",
+                         short_help=f"(Students) now `attnlab {command.name}`")
+
+
+def _learner_commands() -> tuple[click.Command, click.Command]:
+    from attnlab import cli as learner
+    return (_moved(learner.regrade_request, learner.run_regrade_request),
+            _moved(learner.practice_attach, lambda notebook, home: learner.run_practice_attach(notebook, home)))
 
 
 @click.command("regrade-queue")
@@ -342,23 +336,6 @@ def similarity(course, assignment, threshold):
     for p in pairs:
         click.echo(f"{p.a} ~ {p.b}: {p.similarity_a:.0%} / {p.similarity_b:.0%} of their code shared")
     click.echo(f"{len(pairs)} pair(s) at or above {threshold:.0%}; wrote {path} (no grade was changed)")
-
-
-@click.command("practice-attach")
-@click.argument("notebook", type=click.Path(exists=True, dir_okay=False))
-@click.option("--home", default=None, help="Your attnlab home (default: ATTNLAB_HOME or ~/.attnlab).")
-def practice_attach(notebook, home):
-    """(Students) put a summary of your practice progress and time on task into NOTEBOOK before you submit it."""
-    from attnlab_grader.classroom.mastery import MasteryError, attach
-    try:
-        summary = attach(notebook, home=home)
-    except MasteryError as e:
-        _fail(e)
-    done = sum(s["mastered"] for s in summary["skills"].values())
-    timed = len(summary.get("time_on_task", {}))
-    click.echo(f"attached your practice summary ({len(summary['skills'])} skills, {done} mastered; minutes on task for "
-               f"{timed} lessons and exercise sets, as your kernel counted them) to {notebook}; "
-               "close and reopen it in JupyterLab before editing again, then submit")
 
 
 @click.command("class-mastery")

@@ -2,11 +2,12 @@
 
 A student's practice records (:class:`attnlab.practice.record.SkillRecord`, kept by
 :class:`attnlab.practice.store.ProgressStore` in their own home) reach the instructor only inside
-a submission: before submitting, the student runs ``attnlab-grade practice-attach NOTEBOOK``,
-which reads *their own* progress file and writes a summary into the notebook's metadata
-(``metadata.attnlab_practice``; the answer cells are untouched).  nbgrader keeps notebook
-metadata, so the summary arrives in ``COURSE/autograded/<student>/<assignment>/``, the checked
-copy that was graded; the instructor's side reads nothing else.
+a submission: before submitting, the student runs ``attnlab practice-attach NOTEBOOK`` (the learner's
+library, :mod:`attnlab.practice.submission`, the summary's one home), which reads *their own* progress
+file and writes a summary into the notebook's metadata (``metadata.attnlab_practice``; the answer cells
+are untouched).  nbgrader keeps notebook metadata, so the summary arrives in
+``COURSE/autograded/<student>/<assignment>/``, the checked copy that was graded; the instructor's side
+reads nothing else.
 
 The summary is what the student's own engine recorded (self-reported, like any practice log:
 it never counts towards a grade).  Per skill: mastered or not, attempts, correct answers, the
@@ -33,70 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-KEY = "attnlab_practice"
-SCHEMA = 1
+from attnlab.practice.submission import KEY, valid_summary
 
 
 class MasteryError(ValueError):
-    """A notebook or progress file that cannot be used; nothing was changed."""
-
-
-def summarise(records: dict, learner: str, now: float | None = None,
-              minutes: dict[str, float] | None = None) -> dict[str, Any]:
-    """The submitted summary of ``records`` (``{skill: SkillRecord}``) for ``learner``; ``minutes``:
-    ``{unit: minutes on task}`` (:func:`attnlab.practice.time_on_task.minutes_by_unit`), left out when None."""
-    skills = {}
-    for name, r in sorted(records.items()):
-        mistakes = Counter(h[3] for h in r.history if len(h) == 4 and h[3])
-        last = max((float(h[0]) for h in r.history if h and isinstance(h[0], (int, float))), default=None)
-        skills[name] = {"mastered": bool(r.mastered), "attempts": int(r.attempts), "correct": int(r.correct),
-                        "last_answer_at": last, "mistakes": dict(sorted(mistakes.items()))}
-    out = {"schema": SCHEMA, "learner": learner, "exported_at": now if now is not None else time.time(),
-           "skills": skills}
-    if minutes is not None:
-        out["time_on_task"] = {str(u): float(m) for u, m in sorted(minutes.items())}
-    return out
-
-
-def attach(notebook: str | os.PathLike, home: str | os.PathLike | None = None,
-           learner: str | None = None) -> dict[str, Any]:
-    """Student side: write the summary of this learner's own progress into ``notebook``'s metadata
-    (atomically; cells untouched).  Returns the summary.
-
-    Raises:
-        MasteryError: if the notebook cannot be read as a notebook (save it in JupyterLab first).
-    """
-    from attnlab.practice.store import ProgressStore
-    from attnlab.practice.time_on_task import TimeLog, minutes_by_unit
-    path = Path(notebook)
-    try:
-        nb = nbformat.read(str(path), as_version=4)
-    except (OSError, ValueError) as err:
-        raise MasteryError(f"cannot read the notebook {path} ({err}); save it in JupyterLab and try again") from None
-    store = ProgressStore(learner=learner, home=home)
-    summary = summarise(store.records(), store.learner,
-                        minutes=minutes_by_unit(TimeLog(learner=store.learner, home=home)))
-    nb.metadata[KEY] = summary
-    tmp = path.with_name(f".{path.name}.attnlab-tmp")
-    nbformat.write(nb, str(tmp))
-    os.replace(tmp, path)
-    return summary
-
-
-def _valid(summary: Any) -> bool:
-    if not isinstance(summary, dict) or summary.get("schema") != SCHEMA or not isinstance(summary.get("skills"), dict):
-        return False
-    for s in summary["skills"].values():
-        if not (isinstance(s, dict) and isinstance(s.get("attempts"), int) and isinstance(s.get("correct"), int)
-                and isinstance(s.get("mistakes"), dict)
-                and all(isinstance(k, str) and isinstance(v, int) for k, v in s["mistakes"].items())
-                and (s.get("last_answer_at") is None or isinstance(s["last_answer_at"], (int, float)))):
-            return False
-    times = summary.get("time_on_task", {})
-    return isinstance(times, dict) and all(isinstance(u, str) and isinstance(m, (int, float)) and not
-                                           isinstance(m, bool) and 0 <= m < 100_000 for u, m in times.items())
+    """A course whose practice cannot be shown; nothing was changed."""
 
 
 def submitted_summaries(root: str | os.PathLike) -> tuple[dict[str, dict], set[str]]:
@@ -114,7 +56,7 @@ def submitted_summaries(root: str | os.PathLike) -> tuple[dict[str, dict], set[s
             meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(KEY)
         except (OSError, ValueError, AttributeError):
             continue
-        if _valid(meta) and (student not in found or meta.get("exported_at", 0) > found[student].get("exported_at", 0)):
+        if valid_summary(meta) and (student not in found or meta.get("exported_at", 0) > found[student].get("exported_at", 0)):
             found[student] = meta
     return found, students
 

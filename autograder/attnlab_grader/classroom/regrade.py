@@ -1,16 +1,15 @@
 """Regrade requests: a student asks, per graded item, with a reason; graders see a queue; every
 change is recorded (:mod:`attnlab_grader.records.history`) and announced on re-release.
 
-Student side (in their JupyterLab terminal): ``attnlab-grade regrade-request ASSIGNMENT ITEM
---reason TEXT`` writes one small JSON file into the course's regrade inbox in the exchange,
-``EXCHANGE/<course>/regrade/`` (``<course>``: the class's ``CourseDirectory.course_id``) -- a folder
-students may write into but not list or read (mode 0733 with the sticky bit, like nbgrader's
-``inbound``, and setgid: each file gets the graders' group and is written 0640, so the graders can
-read it and other students cannot).  The command says "received" only once the file is flushed
-and renamed into place.  The student id
-is the requester's login (``JUPYTERHUB_USER`` or the Unix user); when the inbox is read, the
-file's owner must be that user (or the course owner), so nobody can file a request in another
-student's name.
+Student side (in their JupyterLab terminal, the learner's library): ``attnlab regrade-request
+ASSIGNMENT ITEM --reason TEXT`` (:mod:`attnlab.regrade`, the request file's one home) writes one small
+JSON file into the course's regrade inbox in the exchange, ``EXCHANGE/<course>/regrade/``
+(``<course>``: the class's ``CourseDirectory.course_id``) -- a folder students may write into but not
+list or read (mode 0733 with the sticky bit, like nbgrader's ``inbound``, and setgid: each file gets
+the graders' group and is written 0640, so the graders can read it and other students cannot).  The
+student id is the requester's login (``JUPYTERHUB_USER`` or the Unix user); when the inbox is read
+(:func:`ingest`, with :func:`attnlab.regrade.parse_request`), the file's owner must be that user (or
+the course owner), so nobody can file a request in another student's name.
 
 Grader side: ``attnlab-grade regrade-queue COURSE`` moves the inbox into the gradebook table
 ``attnlab_regrade_request`` (checked: the item must have a grade; otherwise the request is
@@ -21,26 +20,14 @@ when, old → new, why) and resolves the open requests for that item.
 """
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
 import pwd
-import re
-import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Column, DateTime, Integer, String, Text, select
 
+from attnlab.regrade import ID_RE, RegradeError, Request, inbox, parse_request
 from attnlab_grader.records.history import Base, actor, ensure_tables, now, reason
-
-ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-MAX_REASON = 2000
-INBOX = "regrade"
-
-
-class RegradeError(ValueError):
-    """A regrade request or change that cannot be made; the message says why and what to do."""
 
 
 class RegradeRequest(Base):
@@ -58,32 +45,6 @@ class RegradeRequest(Base):
     closed_at = Column(DateTime, nullable=True)
 
 
-@dataclass(frozen=True)
-class Request:
-    """A request as filed by a student (the inbox file's content)."""
-    student: str
-    assignment: str
-    item: str
-    reason: str
-    filed_at: dt.datetime
-
-
-def check_request(assignment: str, item: str, text: str) -> None:
-    """Raise :class:`RegradeError` unless the ids look like ids and the reason is 1..2000 chars."""
-    if not ID_RE.match(assignment or ""):
-        raise RegradeError(f"assignment {assignment!r} is not an assignment name (e.g. 03_masks)")
-    if not ID_RE.match(item or ""):
-        raise RegradeError(f"item {item!r} is not an item id: use the id shown in your feedback, "
-                           "e.g. test_softmax")
-    if not (text or "").strip():
-        raise RegradeError("say why you ask for a regrade: --reason 'my answer ... because ...'")
-    if len(text) > MAX_REASON:
-        raise RegradeError(f"the reason is {len(text)} characters; keep it under {MAX_REASON}")
-
-
-def inbox(exchange_root: str | os.PathLike, course_id: str) -> Path:
-    """``EXCHANGE/<course>/regrade``."""
-    return Path(exchange_root) / course_id / INBOX
 
 
 def make_inbox(exchange_root: str | os.PathLike, course_id: str, group: str | int | None = None) -> Path:
@@ -122,60 +83,6 @@ def make_inbox(exchange_root: str | os.PathLike, course_id: str, group: str | in
     return path
 
 
-def file_request(exchange_root: str | os.PathLike, course_id: str, assignment: str, item: str,
-                 text: str, student: str | None = None) -> Path:
-    """Student side: put a request into the inbox; returns the file, once it is in place.
-
-    The request is written to a temporary name, flushed to disk (fsync), renamed into place, and
-    checked there (size and owner) before this returns, so "received" is only said of a request the
-    grader will find.  The file is 0640 whatever the student's umask: the inbox's group (the
-    graders') reads it.
-
-    Raises:
-        RegradeError: a malformed request, no inbox (the course takes no requests yet), or the
-            file is not in place afterwards.
-        OSError: the inbox cannot be written (the message says which path).
-    """
-    check_request(assignment, item, text)
-    student = student or actor()
-    if not ID_RE.match(course_id or ""):
-        raise RegradeError(f"course id {course_id!r} is not a course id; pass --course COURSE_ID as your "
-                           "instructor announced it")
-    box = inbox(exchange_root, course_id)
-    if not box.is_dir():
-        raise RegradeError(f"this course takes no regrade requests yet ({box} does not exist); "
-                           "ask your instructor")
-    stamp = now()
-    name = f"{student}+{assignment}+{stamp:%Y%m%dT%H%M%S}+{secrets.token_hex(4)}.json"
-    body = json.dumps({"student": student, "assignment": assignment, "item": item,
-                       "reason": text.strip(), "filed_at": stamp.isoformat()}).encode("utf-8")
-    tmp, final = box / f".{name}.tmp", box / name
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o640)  # the umask does not apply: the graders' group must read it
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
-    os.rename(tmp, final)
-    try:  # make the rename durable where the inbox can be opened (students usually cannot list it)
-        dfd = os.open(box, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        pass
-    else:
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    st = final.lstat()
-    if st.st_size != len(body) or st.st_uid != os.geteuid():
-        raise RegradeError(f"your request could not be put in place ({final}); nothing was received, try again")
-    return final
 
 
 MAX_FILE = 16 * 1024
@@ -245,11 +152,8 @@ def ingest(exchange_root, course_id: str, db_url: str) -> list[dict]:
         ensure_tables(gb.db.connection())
         for path in files:
             try:
-                data = json.loads(_read_small(path))
-                req = Request(str(data["student"]), str(data["assignment"]), str(data["item"]),
-                              str(data["reason"]), dt.datetime.fromisoformat(data["filed_at"]))
-                check_request(req.assignment, req.item, req.reason)
-            except (OSError, ValueError, KeyError, TypeError) as err:
+                req = parse_request(_read_small(path))
+            except (OSError, ValueError) as err:
                 why = ("the grader account may not read it (ask the administrator to check the inbox's group "
                        "and mode, see autograder/README.md)" if isinstance(err, PermissionError)
                        else f"{type(err).__name__}: {err}")

@@ -140,7 +140,7 @@ def check_gradebook(db_url: str | None) -> None:
                                if url.get_backend_name() == "postgresql" else {})
     except (NoSuchModuleError, ImportError) as e:
         raise GradebookUnavailable(f"no driver for gradebook URL {shown}: {e}. The grader's packages "
-                                   "(pip install 'attnlab[grader]') bring psycopg 3: install them and write "
+                                   "(the attnlab-grader distribution, pip install ./autograder) bring psycopg 3: install them and write "
                                    "the URL as postgresql://... or postgresql+psycopg://...") from None
     try:
         with engine.connect() as conn:

@@ -257,7 +257,7 @@ def test_two_students_file_regrade_requests_at_once_and_the_late_penalty_follows
     assert oct(st.st_mode & 0o7777) == "0o3733" and st.st_gid == grp.getgrnam(group).gr_gid
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(2) as pool:  # both students at the same moment
-        done = list(pool.map(lambda s: _as(s, sys.executable, "-m", "attnlab_grader", "regrade-request", A, WRITTEN,
+        done = list(pool.map(lambda s: _as(s, sys.executable, "-m", "attnlab.cli", "regrade-request", A, WRITTEN,
                                            "--reason", f"{s}: my answer names the variance",
                                            env={"JUPYTER_CONFIG_DIR": str(cfg), "USER": s, "LOGNAME": s}),
                              (BEN, ANA)))

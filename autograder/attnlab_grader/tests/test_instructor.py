@@ -101,11 +101,17 @@ def _rows(path) -> dict[tuple[str, str], dict]:
         return {(r["assignment"], r["student_id"]): r for r in csv.DictReader(fh)}
 
 
-def _run(*args, ok=True, env=None):
-    res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False, env=env)
+def _run(*args, ok=True, env=None, group=cli):
+    res = CliRunner().invoke(group, [str(a) for a in args], catch_exceptions=False, env=env)
     if ok:
         assert res.exit_code == 0, res.output
     return res
+
+
+def _student(*args, ok=True, env=None):
+    """A student's command: the learner's ``attnlab`` (``attnlab regrade-request``, ``attnlab practice-attach``)."""
+    from attnlab.cli import main
+    return _run(*args, ok=ok, env=env, group=main)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +136,7 @@ def course(tmp_path_factory):
         if student in PRACTICE:  # the student attaches their own practice summary before submitting
             home = tmp_path_factory.mktemp(f"home-{student}")
             _practise(home, student, PRACTICE[student])
-            res = _run("practice-attach", path, "--home", home, env={"ATTNLAB_LEARNER": student})
+            res = _student("practice-attach", path, "--home", home, env={"ATTNLAB_LEARNER": student})
             assert "attached your practice summary" in res.output, res.output
         (path.parent / "timestamp.txt").write_text(stamp)
         (path.parent / "submission_secret.txt").write_text(os.urandom(16).hex())
@@ -229,14 +235,18 @@ def test_regrade_request_reaches_queue_with_history_and_notice(course, tmp_path,
         before = gb.find_grade(auto, A, A, "erin").score
     exchange = load_config(root).Exchange.root
     # no inbox yet: the student is told so
-    res = _run("regrade-request", A, auto, "--reason", "x", "--exchange", exchange, "--course", "attnlab", ok=False)
+    res = _student("regrade-request", A, auto, "--reason", "x", "--exchange", exchange, "--course", "attnlab", ok=False)
     assert res.exit_code == 1 and "takes no regrade requests yet" in res.output
     _run("regrade-queue", root, "--exchange", exchange, "--open-inbox", "--course-id", "attnlab")
     assert oct(os.stat(Path(exchange, "attnlab", "regrade")).st_mode & 0o7777) == "0o3733"
     monkeypatch.setenv("JUPYTERHUB_USER", "erin")
-    _run("regrade-request", A, auto, "--reason", "my routing is right for ties", "--exchange", exchange)
-    _run("regrade-request", A, manual, "--reason", "please grade it", "--exchange", exchange)
-    res = _run("regrade-request", A, auto, "--reason", " ", "--exchange", exchange, ok=False)
+    _student("regrade-request", A, auto, "--reason", "my routing is right for ties", "--exchange", exchange)
+    # the old spelling still files it, after one line naming the command it is now
+    res = _run("regrade-request", A, manual, "--reason", "please grade it", "--exchange", exchange)
+    notice, received = res.output.strip().splitlines()
+    assert notice.startswith("attnlab-grade regrade-request is now `attnlab regrade-request`"), res.output
+    assert received.startswith(f"regrade request for {manual} of {A} received"), res.output
+    res = _student("regrade-request", A, auto, "--reason", " ", "--exchange", exchange, ok=False)
     assert "say why" in res.output
     # what a student could drop into the inbox instead of a request: a link to a file only the
     # course can read, and a named pipe (would block a reader); both refused, nothing hangs

@@ -12,7 +12,7 @@ than ten minutes is not counted.
 Where it is kept: ``$ATTNLAB_HOME/progress/<learner>.time.json`` (the progress folder; a lock file
 and atomic writes as in :mod:`attnlab.practice.store`).  Nothing is sent anywhere: it reaches an
 instructor only if the learner attaches their practice summary to a submission
-(``attnlab-grade practice-attach``), which then includes :func:`minutes_by_unit`.
+(``attnlab practice-attach``, :mod:`attnlab.practice.submission`), which then includes :func:`minutes_by_unit`.
 
 Nothing here raises into a lesson: an unwritable folder or a damaged file leaves the time
 unrecorded (a damaged file is kept as ``.corrupt-<time>`` and counting starts afresh).
