@@ -219,7 +219,7 @@ def test_the_grader_only_packages_are_the_graders_distribution_and_the_learners_
     grader = set(needs)
     assert grader == set(GRADER_ONLY.values())
     assert not base & grader
-    assert grader_project["scripts"] == {"attnlab-grade": "attnlab_grader.__main__:cli"}
+    assert grader_project["scripts"] == {"attnlab-grade": "attnlab_grader.classroom.main:cli"}
     assert "attnlab-grade" not in project["scripts"]
     # what attnlab-grade reads back from the installed metadata to say what is missing
     from attnlab_grader.classroom.extras import grader_requirements, missing_grader_packages

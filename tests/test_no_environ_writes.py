@@ -55,7 +55,7 @@ def test_solutions_flag_reaches_the_command_without_touching_the_environment(tmp
 
     from click.testing import CliRunner
 
-    from attnlab_grader.__main__ import cli
+    from attnlab_grader.classroom.main import cli
     flag, env = tmp_path / "flag", tmp_path / "env"
     flag.mkdir()
     env.mkdir()

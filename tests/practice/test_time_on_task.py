@@ -149,7 +149,7 @@ def test_practice_attach_is_the_learners_command_and_the_old_spelling_still_runs
 
     from attnlab.cli import main
     from attnlab.practice.submission import KEY
-    from attnlab_grader.__main__ import cli
+    from attnlab_grader.classroom.main import cli
     clock = Clock()
     log = TimeLog("hal", tmp_path, clock)
     log.mark("lesson 04", True)

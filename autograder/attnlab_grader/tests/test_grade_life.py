@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from attnlab_grader.__main__ import cli
+from attnlab_grader.classroom.main import cli
 from attnlab_grader.tests import qa
 
 from attnlab_grader.tests.conftest import needs_sandbox

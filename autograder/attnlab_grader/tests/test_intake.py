@@ -425,7 +425,7 @@ def test_flag_reaches_formgrader_and_clear_flag_is_one_action(graded):
         assert gb.find_submission(A, "flagged").code_score == 0
     from click.testing import CliRunner
 
-    from attnlab_grader.__main__ import cli
+    from attnlab_grader.classroom.main import cli
     proc = CliRunner().invoke(cli, ["clear-flag", str(root), "-a", A, "-s", "flagged"])
     assert proc.exit_code == 0, proc.output
     assert "credit restored" in proc.output

@@ -408,7 +408,7 @@ def _grade_cli(*args):
     """``attnlab-grade ARGS`` in this process (click's runner): ``returncode``, ``stdout``, ``stderr``."""
     from click.testing import CliRunner
 
-    from attnlab_grader.__main__ import cli
+    from attnlab_grader.classroom.main import cli
     res = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
     res.returncode = res.exit_code
     return res

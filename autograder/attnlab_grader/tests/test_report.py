@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from attnlab_grader.reports import class_report as report
 from attnlab_grader.reports.render import render
-from attnlab_grader.__main__ import cli
+from attnlab_grader.classroom.main import cli
 
 A = "02_scaled_dot_product_attention"
 FIXTURE = Path(__file__).parent / "fixtures" / "class_report"
