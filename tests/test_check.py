@@ -126,6 +126,46 @@ def test_every_written_answer_has_a_model_answer_and_a_rubric(path):
         assert rubric and "point" in rubric, f"{name}/{cell['metadata']['nbgrader']['grade_id']} has no rubric"
 
 
+def test_the_release_read_without_the_clone_has_the_graded_cells_students_received(monkeypatch, tmp_path):
+    """An install without the clone's exercises/ reads the release from the source notebook, hidden tests
+    cleared: the graded cells' types, nbgrader flags and locked sources are those of exercises/."""
+    from attnlab_grader.judging import course_files
+    from attnlab_grader.judging.structure import compare_with_release, nbgrader_flags, nbgrader_meta
+    monkeypatch.setattr(course_files, "EXERCISES", tmp_path / "no-exercises")
+    for a in course_files.assignments():
+        shipped = nbformat.read(str(EXERCISES / a / f"{a}.ipynb"), as_version=4)
+        rebuilt = course_files.released_notebook(a)
+
+        def graded(nb):
+            return {nbgrader_meta(c)["grade_id"]: (c.cell_type, nbgrader_flags(nbgrader_meta(c)),
+                                                   c.source if nbgrader_meta(c).get("locked") else None)
+                    for c in nb.cells if nbgrader_meta(c).get("grade_id")}
+        assert graded(rebuilt) == graded(shipped), a
+        assert compare_with_release(shipped, rebuilt) == {}, a
+    assert "HIDDEN TESTS" not in course_files.clear_hidden_tests("a\n### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\n")
+    with pytest.raises(ValueError, match="not closed"):
+        course_files.clear_hidden_tests("### BEGIN HIDDEN TESTS\nb\n")
+
+
+@needs_sandbox
+def test_a_duplicated_or_deleted_graded_cell_is_refused_with_the_reason_before_anything_runs(tmp_path):
+    """As in grading, a notebook whose graded cells do not match the release is not judged: every item says
+    so, and the note says what to fix (fast: nothing reaches the sandbox)."""
+    nb = qa.release_notebook(A)
+    dup = nbformat.from_dict(json.loads(json.dumps(qa.cell(nb, "test_soft_lookup"))))
+    dup.id = "a-copy"
+    nb.cells.append(dup)
+    rep = run_check(_write(nb, tmp_path), learner=_uid())
+    assert rep.mode is SelfCheckMode.FULL and len(rep.items) == 7 and rep.score == 0, rep.text()
+    assert all(i.message.startswith("not checked") and i.status == "failed" for i in rep.items), rep.text()
+    assert any("'test_soft_lookup' appears 2 times" in n for n in rep.notes), rep.notes
+    nb = qa.release_notebook(A)
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_path_lengths"]
+    rep = run_check(_write(nb, tmp_path, "deleted.ipynb"), assignment=A, learner=_uid())
+    assert any("'test_path_lengths'" in n and "were deleted" in n for n in rep.notes), rep.notes
+    assert "Traceback" not in rep.text()
+
+
 # ------------------------------------------------------------------ slow: the real grading pipeline
 
 

@@ -8,23 +8,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
-EXERCISES = REPO / "exercises"
+from attnlab_grader.judging.course_files import EXERCISES, REPO, assignments, solutions_dir  # noqa: F401 - their home
+
 CONFIG_FILE = Path(__file__).resolve().parents[1] / "steps" / "nbgrader_config.py"
-
-
-def solutions_dir(solutions: str | os.PathLike | None = None) -> Path:
-    """The course's grading specs and source notebooks (absolute): ``solutions`` if given (what
-    ``attnlab-grade --solutions DIR`` passes), else ``ATTNLAB_SOLUTIONS``
-    (:class:`attnlab.settings.CourseSettings`: ``attnlab check`` reads it too), else the clone's ``solutions/``.
-
-    Read when called, never at import. An installed grader (pip install .) has no clone around it, so
-    it needs the flag or the variable: the solutions are not shipped as package data, so that a course
-    environment shared with students does not hold them."""
-    if solutions:
-        return Path(solutions).resolve()
-    from attnlab.settings import course_settings
-    return course_settings().solutions_dir(REPO)
 
 
 def _alembic_head() -> str:
@@ -51,27 +37,6 @@ def _quiet_imports() -> None:
     # the `alembic` script on PATH. Answer in-process instead (measured: same revision).
     import nbgrader.api
     nbgrader.api.get_alembic_version = _alembic_head
-
-
-def assignments(solutions: str | os.PathLike | None = None) -> list[str]:
-    """The assignment names: the course's exercise sets in lesson order, then any other set an
-    instructor added to the solutions folder (:func:`solutions_dir` of ``solutions``; a folder holding
-    ``<name>/<name>.ipynb``), sorted.
-
-    The course's sets come from the course registry, :func:`attnlab.course.exercise_sets` (one home;
-    a test checks that the shipped ``solutions/`` and ``exercises/`` hold exactly these folders).
-    A course set missing from the solutions folder (a trimmed ``--solutions`` folder) is left out.
-    """
-    from attnlab.course import exercise_sets
-    folder = solutions_dir(solutions)
-
-    def present(name):
-        return (folder / name / f"{name}.ipynb").is_file()
-
-    course = [name for name in exercise_sets() if present(name)]
-    extra = sorted(p.name for p in folder.iterdir()
-                   if p.is_dir() and p.name not in course and present(p.name)) if folder.is_dir() else []
-    return course + extra
 
 
 class GradebookUnavailable(RuntimeError):

@@ -165,10 +165,10 @@ def _size(n: int) -> str:
 def check_notebook_bytes(data: bytes, name: str, limits: SubmissionIntake) -> tuple[bytes, list[str]]:
     """``(notebook bytes, notes)``: ``data`` read as the nbformat-4 notebook it stands for, as UTF-8
     JSON nbgrader can read, and a note for each honest difference that was normalized (a byte-order
-    mark, missing cell fields, bad cell ids: :mod:`attnlab_grader.records.notebook_file`).  Raises
+    mark, missing cell fields, bad cell ids: :mod:`attnlab_grader.judging.notebook_file`).  Raises
     :class:`SubmissionRefused` otherwise; the message names what is wrong (encoding, JSON syntax,
     nesting, format)."""
-    from attnlab_grader.records.notebook_file import decode, repair
+    from attnlab_grader.judging.notebook_file import decode, repair
     try:
         text, notes = decode(data)
     except UnicodeDecodeError as err:

@@ -25,6 +25,7 @@ a traitlet (``c.SandboxGrade.timeout``, ``.mem_mb``, ``.slot``, ``.hidden_paths`
 from nbgrader.preprocessors import (ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades, LimitOutput,
                                     OverwriteKernelspec)
 
+from attnlab_grader.judging.course_files import CODE_STUB, TEXT_STUB
 from attnlab_grader.steps.export import AttnlabCsvExport
 from attnlab_grader.records import history
 from attnlab_grader.steps.answers import KeepManualGrades
@@ -44,8 +45,8 @@ c.CourseDirectory.course_id = "attnlab"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
                             "grading.py", "grading_*.py", "wrong", "honest",  # + the QA cases (tests only)
                             "*.pct.py"]
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ClearSolutions.code_stub = {"python": CODE_STUB}  # the stubs' home: judging/course_files.py (attnlab check reads them)
+c.ClearSolutions.text_stub = TEXT_STUB
 
 c.Autograde.sanitize_preprocessors = [VerifySubmission, ClearOutput, DeduplicateIds,
                                       OverwriteKernelspec, QuietOverwriteCells, CheckCellMetadataOnce]

@@ -23,7 +23,8 @@ from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 from attnlab_grader.records.grade_report import GradeReport, ItemResult, error_report, read_report, write_report
 from attnlab_grader.judging.engine import GradingError, Judgement, judge_notebook
 from attnlab_grader.judging.spec import load_spec
-from attnlab_grader.steps.verify import _VERIFIED, SubmissionError, _nbg
+from attnlab_grader.judging.structure import nbgrader_meta as _nbg
+from attnlab_grader.steps.verify import _VERIFIED, SubmissionError
 
 _SANDBOX = None
 _LOCK = threading.Lock()

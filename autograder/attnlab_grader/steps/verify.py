@@ -12,13 +12,14 @@ import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from attnlab_grader.records.grade_report import error_report, write_report
-from attnlab_grader.records.intake import SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, safe_text, take
+from attnlab_grader.judging import structure
 from attnlab_grader.judging.by_hand import submitted_learner_ids
+from attnlab_grader.judging.structure import ACCEPTED_KERNELS, StructureError, compare_with_release
+from attnlab_grader.records.grade_report import error_report, write_report
+from attnlab_grader.records.intake import SECRET, STAGED_DIR, SubmissionIntake, SubmissionRefused, take
 
-#: Kernelspec names a submission may carry: Jupyter's default and the course's own kernel
-#: ("Python 3 (attnlab)", installed by scripts/setup.sh); the one home of this list.
-ACCEPTED_KERNELS = ("python3", "attnlab")
+__all__ = ["ACCEPTED_KERNELS", "SubmissionError", "VerifySubmission", "check_kernel"]
+
 #: Per-process hand-over from VerifySubmission to SandboxGrade (never stored in the
 #: notebook, which the student controls): ``tampered`` cells, ``notes`` on what was ignored, and
 #: ``learner_ids``, the ids the submission's outputs record as data (used only to flag by-hand
@@ -28,15 +29,6 @@ _VERIFIED: dict[tuple[str, str, str], dict] = {}
 
 class SubmissionError(Exception):
     """The submission cannot be graded (structure broken); message says what to fix."""
-
-
-def _nbg(cell) -> dict:
-    return dict(cell.metadata.get("nbgrader", {}))
-
-
-def _flags(meta: dict) -> tuple:
-    return (bool(meta.get("grade")), bool(meta.get("solution")), bool(meta.get("locked")),
-            meta.get("points"))
 
 
 class VerifySubmission(NbGraderPreprocessor):
@@ -88,73 +80,21 @@ class VerifySubmission(NbGraderPreprocessor):
         kernel_note = check_kernel(nb)
         if kernel_note:
             notes.append(kernel_note)
-        ref_cells = {}
-        for cell in ref.cells:
-            m = _nbg(cell)
-            if m.get("grade_id"):
-                ref_cells[m["grade_id"]] = cell
-        seen: dict[str, list] = {}
-        for cell in nb.cells:
-            m = _nbg(cell)
-            gid = m.get("grade_id")
-            if gid:
-                seen.setdefault(gid, []).append(cell)
-            elif m.get("grade") or m.get("solution") or m.get("locked"):
-                raise SubmissionError("a cell claims to be an nbgrader cell but has no grade_id")
-        for gid, cells in seen.items():
-            if gid not in ref_cells:
-                raise SubmissionError(f"cell '{safe_text(gid)}' is not part of the assignment (a fake or "
-                                      "renamed graded cell); remove it and resubmit")
-            if len(cells) > 1:
-                raise SubmissionError(f"cell '{safe_text(gid)}' appears {len(cells)} times (duplicated cell); "
-                                      "keep one copy and resubmit")
-        missing = [gid for gid in ref_cells if gid not in seen]
-        if missing:
-            raise SubmissionError(f"cell(s) {', '.join(map(repr, missing))} were deleted; copy them "
-                                  "back from exercises/ and resubmit")
-        tampered = {}
-        for gid, rcell in ref_cells.items():
-            cell, rm = seen[gid][0], _nbg(rcell)
-            if cell.cell_type != rcell.cell_type:
-                raise SubmissionError(f"cell '{gid}' changed type from {rcell.cell_type} to {cell.cell_type}")
-            if _flags(_nbg(cell)) != _flags(rm):
-                tampered[gid] = "its nbgrader metadata was changed (e.g. unlocked)"
-            elif rm.get("locked") and cell.source != rcell.source:
-                tampered[gid] = "its locked source was edited"
+        try:
+            tampered = compare_with_release(nb, ref)
+        except StructureError as err:
+            raise SubmissionError(str(err)) from None
         # the learner ids are read before ClearOutput empties the outputs
         _VERIFIED[key] = {"tampered": tampered, "notes": notes, "learner_ids": submitted_learner_ids(nb)}
 
 
 def check_kernel(nb) -> str | None:
-    """Accept the notebook's kernel when it runs Python; return a note saying what was ignored
-    (``None`` for the course's own kernels).  The grader never uses the kernel: it runs the answer
-    cells with its own Python in the sandbox, so any Python kernel (a conda environment's, an
-    IDE's) is as good as the course's.  The language is the one the notebook states
-    (``kernelspec.language``, else ``language_info.name``); where it states none, a kernel whose
-    name or display name says Python (``"Python (myenv)"``) or no kernel at all (a notebook written
-    by a tool) is accepted.  Raises :class:`SubmissionError` for a kernel of another language (R,
-    Julia, ...), whose cells would not be Python."""
-    meta = nb.metadata if isinstance(nb.metadata, dict) else {}
-    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
-    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
-    name = spec.get("name")
-    if name in ACCEPTED_KERNELS:
-        return None
-    language = str(spec.get("language") or info.get("name") or "").strip().lower()
-    shown = safe_text(name if name is not None else "(none)")[:80]
-    if language in ("python", "python3"):
-        return (f"the notebook's kernel {shown!r} (language Python) was ignored: the grader runs your answers "
-                "with the course's Python")
-    if not language and not spec:
-        return ("the notebook names no kernel (it was written by a tool, not run in Jupyter); its cells were "
-                "graded as Python")
-    said = f"{spec.get('name', '')} {spec.get('display_name', '')}".lower()
-    if not language and "python" in said:
-        return (f"the notebook's kernel {shown!r} (its name says Python) was ignored: the grader runs your "
-                "answers with the course's Python")
-    raise SubmissionError(f"the notebook's kernel is {shown!r} (language {safe_text(language or 'unknown')[:40]!r}), "
-                          "not Python; pick the kernel 'Python 3 (attnlab)' (Kernel > Change Kernel), save and "
-                          "resubmit")
+    """:func:`attnlab_grader.judging.structure.check_kernel` (a note, or ``None``), raising
+    :class:`SubmissionError` instead of ``StructureError`` for a kernel of another language."""
+    try:
+        return structure.check_kernel(nb)
+    except StructureError as err:
+        raise SubmissionError(str(err)) from None
 
 
 def _prune_copies(dest: Path, source: Path) -> None:

@@ -1,11 +1,13 @@
 """``attnlab check NOTEBOOK``: grade your own copy of an exercise notebook with the grader's judgement.
 
-In a clone of the course (self-paced), the check runs the autograder itself on a private,
-temporary nbgrader course (:func:`attnlab_grader.classroom.pipeline.grade`, in a folder only you can read,
-removed afterwards): the same grading spec (``solutions/<set>/grading.py``), the same sandbox, the
-same fresh random trial inputs compared with the ``attnlab.nn`` reference, your own by-hand numbers
-(from your learner id) and the same named mistakes.  It reads your notebook as last saved, never
-writes to it or to the clone, and needs no course folder of an instructor.
+In a clone of the course (self-paced), the check calls the grader's judging layer itself
+(:func:`attnlab_grader.judging.engine.judge_notebook`): the same grading spec
+(``solutions/<set>/grading.py``), the same sandbox, the same fresh random trial inputs compared with the
+``attnlab.nn`` reference, your own by-hand numbers (from your learner id) and the same named mistakes.
+Before judging it compares your graded cells with the released notebook as grading does
+(:mod:`attnlab_grader.judging.structure`: a deleted or duplicated graded cell stops the check with the
+reason; an edited test cell gets no credit).  It reads your notebook as last saved, never writes to it or
+to the clone, and needs no course folder of an instructor.
 
 It prints one line per autograded item (the points, the grader's message and the named mistake;
 where the grader failed an item without naming a mistake, also what the notebook's own check cell
@@ -45,12 +47,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from attnlab_grader.judging import verdict as V
+
 from .cells import (_attempted, _defining, _gid, _items_of, _model_answer, _nbg, _read_json, _source,  # noqa: F401
                     _stubs, _unattempted, _written_cells, find_assignment)
 from .policy import CheckError, SelfCheck, SelfCheckMode, load_policy
-from .results import CheckReport, ItemVerdict, WrittenAnswer
+from .results import CheckedItem, CheckReport, WrittenAnswer
 
-__all__ = ["SelfCheckMode", "SelfCheck", "ItemVerdict", "WrittenAnswer", "CheckReport", "CheckError",
+__all__ = ["SelfCheckMode", "SelfCheck", "CheckedItem", "WrittenAnswer", "CheckReport", "CheckError",
            "load_policy", "find_assignment", "run_check", "check"]
 
 
@@ -85,7 +89,7 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = "Your instructor limited self-checking to the visible checks." if allowed is SelfCheckMode.VISIBLE \
             else "Only the visible checks were asked for (--visible)."
         return _visible(path, report, why)
-    from attnlab_grader.records.course import solutions_dir
+    from attnlab_grader.judging.course_files import solutions_dir
     folder = solutions_dir()
     spec = folder / name / "grading.py"
     if not os.access(spec, os.R_OK) or not os.access(folder / name / f"{name}.ipynb", os.R_OK):
@@ -105,112 +109,159 @@ def run_check(notebook: str | os.PathLike, assignment: str | None = None, learne
         why = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:300]}"
         nb = _read_json(path)
         for test, _ in _items_of(nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else {}):
-            report.items.append(ItemVerdict(_gid(test, "?"), "failed",
-                                            "not checked: the grader could not run (the reason is below)", 0.0,
-                                            float(_nbg(test).get("points", 0) or 0)))
+            report.items.append(_not_checked(test, "the grader could not run (the reason is below)"))
         report.notes.append(f"the grader could not run here ({why}); try again, or ask for help with this message")
         return report
 
 
+def _not_checked(test: dict, why: str) -> CheckedItem:
+    """An item of test cell ``test`` (released notebook JSON) that got no judgement, and why."""
+    return CheckedItem(_gid(test, "?"), V.Verdict(False, f"not checked: {why}", V.OTHER),
+                       float(_nbg(test).get("points", 0) or 0))
+
+
+class _Refused(Exception):
+    """The learner's notebook cannot be judged at all; the message says why in words."""
+
+
+def _read_notebook(path: Path):
+    """``(notebook, notes)``: the learner's file as an ``nbformat`` v4 notebook, read as grading reads a
+    submission (a byte-order mark, missing cell fields and bad cell ids are put right, each with a note:
+    :mod:`attnlab_grader.judging.notebook_file`).  Raises :class:`CheckError` when the file cannot be
+    read and :class:`_Refused` (one sentence) when it is no notebook."""
+    import nbformat
+
+    from attnlab_grader.judging.notebook_file import decode, repair
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise CheckError(f"cannot read {str(path)!r} ({err.strerror}); check the path and its permissions.") \
+            from None
+    name = path.name
+    try:
+        text, notes = decode(data)
+    except UnicodeDecodeError as err:
+        raise _Refused(f"{name} is not UTF-8 text (byte 0x{data[err.start]:02x} at position {err.start} cannot "
+                       "be decoded): open it in Jupyter and save it, or start again from exercises/") from None
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise _Refused(f"{name} is JSON nested too deeply to be a notebook Jupyter writes; start again from "
+                       "exercises/") from None
+    except json.JSONDecodeError as err:
+        raise _Refused(f"{name} is not valid notebook JSON ({err.msg} at line {err.lineno}, column {err.colno}): "
+                       "the file was cut off or edited outside Jupyter; start again from exercises/") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        raise _Refused(f"{name} is JSON but not a Jupyter notebook (it has no list of 'cells')")
+    if raw.get("nbformat") != 4:
+        raise _Refused(f"{name} uses notebook format {str(raw.get('nbformat'))[:20]}; save it with Jupyter "
+                       "(format 4) and check again")
+    bad = next((i for i, c in enumerate(raw["cells"]) if not isinstance(c, dict)
+                or not isinstance(c.get("source", ""), (str, list))
+                or not isinstance(c.get("metadata", {}), dict)
+                or c.get("cell_type") not in ("code", "markdown", "raw", "heading")), None)
+    if bad is not None:
+        raise _Refused(f"{name}: cell {bad + 1} is not a notebook cell (no cell type, text source or metadata); "
+                       "the file was edited outside Jupyter")
+    notes += repair(raw)
+    try:
+        nb = nbformat.reads(json.dumps(raw), as_version=4)
+        nbformat.validate(nb)
+    except Exception as err:  # noqa: BLE001 - nbformat raises many types; the words matter
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise _Refused(f"{name} cannot be read as a notebook ({first[:200]}); start again from exercises/") \
+            from None
+    return nb, notes
+
+
+#: Kinds of failure where the notebook's own check cell may say more than the grader's message (the values
+#: were compared, or the answer could not be read as one).  Every other kind already says what happened
+#: (the code raised, was a stub, did not run to a value, used the library, or a person must look).
+_CHECK_CELL_ADDS = frozenset({V.NAMED_MISTAKE, V.WRONG_VALUES, V.WRONG_SHAPE, V.WRONG_DTYPE, V.NON_FINITE,
+                              V.RETURNED_NONE, V.WRONG_COUNT, V.NESTED, V.UNSUPPORTED, V.NOT_ANSWERED,
+                              V.WRITTEN_AS_CODE, V.NOT_PYTHON, V.UNREADABLE, V.OTHER, V.UNCLASSIFIED})
+
+
 def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
-    """Grade a copy of ``path`` in a private temporary nbgrader course with the autograder's pipeline."""
-    from attnlab_grader.classroom.pipeline import grade
+    """Judge ``path`` with the grader's judging layer in a sandbox (see the module docstring)."""
+    import dataclasses
+
+    from attnlab_grader.judging.by_hand import submitted_learner_ids
+    from attnlab_grader.judging.course_files import REPO, released_notebook
+    from attnlab_grader.judging.engine import GradingError, judge_notebook
+    from attnlab_grader.judging.spec import load_spec
+    from attnlab_grader.judging.structure import StructureError, as_released, check_kernel, compare_with_release
+    from attnlab_grader.sandbox import Sandbox
+    # jsonschema's optional rfc3987_syntax import costs seconds and nbformat never validates URI formats
+    # (as the grader's own processes do: attnlab_grader.records.course._quiet_imports)
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     name, who = report.assignment, report.learner
     code_stub, text_stub = _stubs()
-    here = os.getcwd()
-    root = Path(tempfile.mkdtemp(prefix="attnlab-check-"))  # 0700: only this user reads it
+    released = released_notebook(name, solutions)
+    source = solutions / name / f"{name}.ipynb"
+    tests = _items_of(released)
+    learner_nb = None
     try:
-        folder = root / "submitted" / who / name
-        folder.mkdir(parents=True)
-        try:
-            shutil.copyfile(path, folder / f"{name}.ipynb")
-        except OSError as err:
-            raise CheckError(f"cannot read {str(path)!r} ({err.strerror}); check the path and its permissions.") \
-                from None
-        os.chdir(root)  # nothing nbgrader might write lands next to the learner's files
-        summary = grade(root, name, jobs=1, feedback=False, progress=False, csv_path=root / "grades.csv")
-        rep: dict = dict(summary.reports[0]) if summary.reports else {"status": "error", "reason": "nothing was graded"}
-        released = _read_json(root / "release" / name / f"{name}.ipynb") or {}
-        learner_nb = _read_json(path)
-        learner_nb = learner_nb if isinstance(learner_nb, dict) and isinstance(learner_nb.get("cells"), list) else None
-        items_by_id = rep.get("items") or {}
-        if rep.get("status") == "error":  # the whole notebook was refused: say why once
-            report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
-        answers_of = {_gid(t): a for t, a in _items_of(learner_nb or {"cells": []})}
-        from attnlab_grader.judging.spec import load_spec
-        targets = {c.grade_id: getattr(c, "target", None) for c in load_spec(solutions / name / "grading.py").checks}
-        for gid, target in targets.items():  # a test cell with no answer cells of its own: the cells it runs
-            if not answers_of.get(gid):
-                answers_of[gid] = _defining(learner_nb or {"cells": []}, target)
-        raised = _cell_errors(root / "autograded" / who / name / f"{name}.ipynb")
-        for test, _ in _items_of(released):
-            gid = _gid(test)
-            max_points = float(_nbg(test).get("points", 0) or 0)
-            item = items_by_id.get(gid)
-            if item is None:
-                why = "the grader would not grade the notebook (the reason is below)" if rep.get("reason") \
-                    else "the grader returned no result for this item"
-                report.items.append(ItemVerdict(gid, "failed", f"not checked: {why}", 0.0, max_points))
-                continue
-            stub = _unattempted(answers_of.get(gid, []), code_stub) if not item["ok"] else None
-            if stub:
-                report.items.append(ItemVerdict(gid, "not attempted", f"not attempted: answer cell '{stub}' "
-                                                f"still holds the stub ({code_stub.splitlines()[-1]})",
-                                                0.0, float(item["max_points"])))
-                continue
-            message = item["message"]
-            if not item["ok"]:
-                message += "".join(f"; when graded, answer cell '{_gid(c)}' raised {raised[_gid(c)]}"
-                                   for c in answers_of.get(gid, []) if _gid(c) in raised)
-            named: list = list(item.get("mistakes") or []) or [item.get("mistake")]
-            report.items.append(ItemVerdict(gid, "passed" if item["ok"] else "failed", message,
-                                            float(item["points"]), float(item["max_points"]),
-                                            [str(m) for m in named if m]))
-        _add_check_cell_messages(report, items_by_id, learner_nb, released)
-        report.notes += [f"when graded: {f}" for f in rep.get("flags", [])] + list(rep.get("notes", []))
-        report.written = _written(learner_nb, released, solutions / name / f"{name}.ipynb", set(items_by_id)
-                                  | {_gid(t) for t, _ in _items_of(released)}, text_stub, True)
+        nb, notes = _read_notebook(path)
+        learner_nb = nb
+        kernel_note = check_kernel(nb)
+        tampered = compare_with_release(nb, released)
+        spec = load_spec(solutions / name / "grading.py")
+        # the sandbox hides the solutions folder and the clone (the repository is always hidden too)
+        with Sandbox(hide=[str(solutions), str(REPO)]) as sandbox:
+            judgement = judge_notebook(as_released(nb, released), spec, who, sandbox, tampered=tampered,
+                                       timeout=spec.timeout, mem_mb=spec.mem_mb,
+                                       other_learners=submitted_learner_ids(nb))
+    except (_Refused, StructureError, GradingError) as err:  # the whole notebook: say why once
+        report.notes.append(f"the grader would not grade this notebook: {err}")
+        report.items += [_not_checked(t, "the grader would not grade the notebook (the reason is below)")
+                         for t, _ in tests]
+        report.written = _written(learner_nb, released, source, {_gid(t) for t, _ in tests}, text_stub, True)
         return report
-    finally:
-        os.chdir(here)
-        shutil.rmtree(root, ignore_errors=True)
+    answers_of = {_gid(t): a for t, a in _items_of(nb)}
+    for check in spec.checks:  # a test cell with no answer cells of its own: the cells it runs
+        if not answers_of.get(check.grade_id):
+            answers_of[check.grade_id] = _defining(nb, getattr(check, "target", None))
+    for test, _ in tests:
+        gid = _gid(test)
+        max_points = float(_nbg(test).get("points", 0) or 0)
+        verdict = judgement.verdicts.get(gid)
+        if verdict is None:
+            report.items.append(_not_checked(test, "the grader returned no result for this item"))
+            continue
+        stub = _unattempted(answers_of.get(gid, []), code_stub) if not verdict.ok else None
+        if stub:
+            verdict = V.Verdict(False, f"not attempted: answer cell '{stub}' still holds the stub "
+                                       f"({code_stub.splitlines()[-1]})", V.NOT_ATTEMPTED)
+        elif not verdict.ok:
+            raised = "".join(f"; when graded, answer cell '{_gid(c)}' raised {judgement.cell_errors[_gid(c)]}"
+                             for c in answers_of.get(gid, []) if _gid(c) in judgement.cell_errors)
+            if raised:
+                verdict = dataclasses.replace(verdict, reason=verdict.reason + raised)
+        report.items.append(CheckedItem(gid, verdict, max_points))
+    _add_check_cell_messages(report, nb, released)
+    report.notes += [f"when graded: {f}" for f in judgement.flags] + ([kernel_note] if kernel_note else []) + notes
+    report.written = _written(nb, released, source, set(judgement.verdicts) | {_gid(t) for t, _ in tests},
+                              text_stub, True)
+    return report
 
 
-#: Kinds of failure where the check cell has nothing to add: the grader's message already says what
-#: happened (the code did not run to a value, or a person must look).
-_NOTHING_TO_ADD = frozenset({"not attempted (stub left)", "timed out (an infinite loop?)", "ran out of memory",
-                             "crashed (sys.exit or the process died)", "held for review (suspicious code)",
-                             "test cell tampered with", "used the library version"})
+def _add_check_cell_messages(report: CheckReport, learner_nb, released) -> None:
+    """Where the grader failed an item without naming a mistake, and its kind is one where the values
+    were judged (:data:`_CHECK_CELL_ADDS`), add what the notebook's own check cell says about the learner's
+    code (:func:`attnlab.check.check_cells.check_cell_messages`), so the check never says less than the
+    visible check cell did."""
+    import dataclasses
 
-
-def _add_check_cell_messages(report: CheckReport, items_by_id: dict, learner_nb: dict | None,
-                             released: dict) -> None:
-    """Where the grader failed an item without naming a mistake, add what the notebook's own check
-    cell says about the learner's code (:func:`attnlab.check.check_cells.check_cell_messages`), so
-    the check never says less than the visible check cell did."""
     from .check_cells import check_cell_messages
-    wanted = {v.grade_id for v in report.items if v.status == "failed" and not v.mistakes
-              and str((items_by_id.get(v.grade_id) or {}).get("kind", "")) not in _NOTHING_TO_ADD
-              and not str((items_by_id.get(v.grade_id) or {}).get("kind", "")).startswith("raised ")}
-    if not wanted or learner_nb is None:
+    wanted = {i.grade_id for i in report.items if not i.verdict.ok and not i.mistakes
+              and i.verdict.kind in _CHECK_CELL_ADDS}
+    if not wanted:
         return
     said = check_cell_messages(learner_nb, released, wanted, report.learner)
-    for v in report.items:
-        if v.grade_id in said:
-            v.message += f"; your notebook's check cell says: {said[v.grade_id]}"
-
-
-def _cell_errors(graded: Path) -> dict[str, str]:
-    """``{answer cell: error}`` for the answer cells that raised when the grader ran them (the grader
-    writes "When graded, this cell raised ..." into their outputs in the autograded notebook)."""
-    nb = _read_json(graded)
-    out = {}
-    for cell in (nb or {}).get("cells", []) if isinstance(nb, dict) else []:
-        for o in cell.get("outputs", []) or []:
-            text = _source_text(o)
-            if text.startswith("When graded, this cell raised "):
-                out[_gid(cell)] = text.removeprefix("When graded, this cell raised ").strip()
-    return out
+    report.items[:] = [dataclasses.replace(i, verdict=dataclasses.replace(
+        i.verdict, reason=f"{i.verdict.reason}; your notebook's check cell says: {said[i.grade_id]}"))
+        if i.grade_id in said else i for i in report.items]
 
 
 def _written(learner_nb: dict | None, released: dict, source: Path | None, auto: set[str], text_stub: str,
@@ -282,17 +333,17 @@ def _visible(path: Path, report: CheckReport, why: str) -> CheckReport:
         outputs = test.get("outputs", [])
         error_out = next((o for o in outputs if o.get("output_type") == "error"), None)
         if stub and (error_out is not None or not outputs):
-            report.items.append(ItemVerdict(gid, "not attempted",
-                                            f"not attempted: answer cell '{stub}' still holds the stub"))
+            verdict = V.Verdict(False, f"not attempted: answer cell '{stub}' still holds the stub", V.NOT_ATTEMPTED)
         elif error_out is not None:
-            report.items.append(ItemVerdict(gid, "failed",
-                                            f"{error_out.get('ename')}: {error_out.get('evalue')}"[:400]))
+            ename = str(error_out.get("ename") or "")
+            verdict = V.Verdict(False, f"{error_out.get('ename')}: {error_out.get('evalue')}"[:400],
+                                V.raised(ename) if ename.isidentifier() else V.OTHER)
         elif test.get("execution_count") is None:
-            report.items.append(ItemVerdict(gid, "failed", "did not run (the run stopped before this cell)"))
+            verdict = V.Verdict(False, "did not run (the run stopped before this cell)", V.OTHER)
         else:
             text = " ".join(_source_text(o) for o in outputs if o.get("output_type") == "stream").strip()
-            report.items.append(ItemVerdict(gid, "passed", "visible check passed" + (f": {text[:300]}" if text
-                                                                                  else "")))
+            verdict = V.Verdict(True, "visible check passed" + (f": {text[:300]}" if text else ""))
+        report.items.append(CheckedItem(gid, verdict))
     report.written = _written(nb_json, {}, None, set(), text_stub, False)
     return report
 

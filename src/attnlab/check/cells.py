@@ -16,7 +16,7 @@ def _known_sets() -> list[str]:
     from attnlab.course import exercise_sets
     names = list(exercise_sets())
     try:
-        from attnlab_grader.records.course import assignments
+        from attnlab_grader.judging.course_files import assignments
         names += [a for a in assignments() if a not in names]
     except Exception:  # noqa: BLE001 - no grader around: the course's own sets
         pass
@@ -76,15 +76,10 @@ def _source(cell) -> str:
 
 
 def _stubs() -> tuple[str, str]:
-    """The code and text stubs nbgrader writes into released answer cells (the grader's config)."""
-    try:
-        from traitlets.config.loader import PyFileConfigLoader
-
-        from attnlab_grader.records.course import CONFIG_FILE
-        cfg = PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
-        return cfg.ClearSolutions.code_stub["python"], cfg.ClearSolutions.text_stub
-    except Exception:  # noqa: BLE001 - nbgrader's own defaults
-        return "# YOUR CODE HERE\nraise NotImplementedError()", "YOUR ANSWER HERE"
+    """The code and text stubs a release writes into answer cells
+    (:data:`attnlab_grader.judging.course_files.CODE_STUB` and ``TEXT_STUB``)."""
+    from attnlab_grader.judging.course_files import CODE_STUB, TEXT_STUB
+    return CODE_STUB, TEXT_STUB
 
 
 def _items_of(nb: dict) -> list[tuple[dict, list[dict]]]:

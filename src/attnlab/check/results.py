@@ -1,28 +1,60 @@
-"""What ``attnlab check`` found: one :class:`ItemVerdict` per autograded item, one
+"""What ``attnlab check`` found: one :class:`CheckedItem` (the grader's
+:class:`~attnlab_grader.judging.verdict.Verdict` of an autograded item, with its points) per test cell, one
 :class:`WrittenAnswer` per answer a person grades, gathered in a :class:`CheckReport`."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
 
+from attnlab_grader.judging import verdict as V
+from attnlab_grader.judging.verdict import Verdict
+
 from .policy import SelfCheckMode
 
 
-
-@dataclass
-class ItemVerdict:
+@dataclass(frozen=True)
+class CheckedItem:
     """One autograded item (a test cell) as the check judged it.
 
-    ``status``: ``"passed"``, ``"failed"`` or ``"not attempted"`` (its answer cells still hold the
-    released stub); ``points``/``max_points``: ``None`` in the ``visible`` mode (not judged);
-    ``mistakes``: names from ``attnlab.practice.misconceptions.MISCONCEPTIONS``."""
+    ``verdict``: the grader's :class:`~attnlab_grader.judging.verdict.Verdict` (in the ``visible`` mode, what
+    the notebook's own test cell said, as a Verdict); ``max_points``: the item's points, ``None`` in the
+    ``visible`` mode (not judged)."""
 
     grade_id: str
-    status: str
-    message: str
-    points: float | None = None
+    verdict: Verdict
     max_points: float | None = None
-    mistakes: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """``"passed"``, ``"not attempted"`` (the Verdict's kind is ``NOT_ATTEMPTED``: its answer cells still
+        hold the released stub) or ``"failed"``."""
+        if self.verdict.ok:
+            return "passed"
+        return "not attempted" if self.verdict.kind == V.NOT_ATTEMPTED else "failed"
+
+    @property
+    def points(self) -> float | None:
+        """Points earned: ``max_points`` when the verdict is ok, else 0 (``None`` in the ``visible`` mode)."""
+        if self.max_points is None:
+            return None
+        return self.max_points if self.verdict.ok else 0.0
+
+    @property
+    def message(self) -> str:
+        """What the learner reads (the verdict's message)."""
+        return self.verdict.message
+
+    @property
+    def mistakes(self) -> list[str]:
+        """Names from ``attnlab.practice.misconceptions.MISCONCEPTIONS`` the item's values match."""
+        return [str(m) for m in (self.verdict.mistakes or ([self.verdict.mistake] if self.verdict.mistake else []))
+                if m]
+
+    def as_dict(self) -> dict:
+        """The item as ``--json`` writes it: ``grade_id``, ``status``, ``message``, ``points``,
+        ``max_points``, ``mistakes``."""
+        return {"grade_id": self.grade_id, "status": self.status, "message": self.message, "points": self.points,
+                "max_points": self.max_points, "mistakes": self.mistakes}
 
 
 @dataclass
@@ -46,7 +78,7 @@ class CheckReport:
     learner: str
     mode: SelfCheckMode
     why: str = ""  #: why this mode (visible: what was not run and why; off: who switched it off)
-    items: list[ItemVerdict] = field(default_factory=list)
+    items: list[CheckedItem] = field(default_factory=list)
     written: list[WrittenAnswer] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  #: the grader's flags and notes, refusals
 
@@ -63,6 +95,7 @@ class CheckReport:
     def to_json(self) -> str:
         """The report as JSON (the fields, the mode's name, ``score`` and ``max_score``)."""
         data = asdict(self)
+        data["items"] = [i.as_dict() for i in self.items]
         data["mode"] = self.mode.value
         data["score"], data["max_score"] = self.score, self.max_score
         return json.dumps(data, indent=1)

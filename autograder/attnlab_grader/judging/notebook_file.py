@@ -8,7 +8,8 @@ format's alphabet, and an ``nbgrader`` metadata entry that marks nothing (left b
 Assignment toolbar).
 :func:`decode` and :func:`repair` turn such a file into the notebook it stands for and return a
 note for each thing they changed, which the report shows; content (sources, nbgrader metadata with
-a grade id, outputs) is never changed.  Called by :func:`attnlab_grader.records.intake.check_notebook_bytes`.
+a grade id, outputs) is never changed.  Called by :func:`attnlab_grader.records.intake.check_notebook_bytes`
+(a submission) and by ``attnlab check`` (a learner's own copy).
 """
 from __future__ import annotations
 
