@@ -133,7 +133,7 @@ def _full(path: Path, report: CheckReport, solutions: Path) -> CheckReport:
         released = _read_json(root / "release" / name / f"{name}.ipynb") or {}
         learner_nb = _read_json(path)
         learner_nb = learner_nb if isinstance(learner_nb, dict) and isinstance(learner_nb.get("cells"), list) else None
-        items_by_id = rep.get("items") or {}
+        items_by_id = {g: v.to_json() for g, v in (rep.get("items") or {}).items()}  # the report's Verdicts
         if rep.get("status") == "error":  # the whole notebook was refused: say why once
             report.notes.append(f"the grader would not grade this notebook: {rep.get('reason') or 'no reason was given'}")
         answers_of = {_gid(t): a for t, a in _items_of(learner_nb or {"cells": []})}
