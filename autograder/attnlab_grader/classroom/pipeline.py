@@ -48,20 +48,31 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=
 
 
 def _grade_one(args):
+    """Grade one ``(assignment, student)`` in this worker; returns the report written (:func:`_grade_attempt`)."""
+    return _grade_attempt(args)[0]
+
+
+def _grade_attempt(args) -> tuple[GradeReport | None, bool]:
+    """Grade one ``(assignment, student)`` in this worker: ``(the report written, whether the failure was the
+    gradebook's database)`` -- the second is True when nbgrader's log said the database failed or was busy, or
+    this process lost its connection (SQLAlchemy's ``OperationalError``), so the same grading may be tried
+    again."""
     assignment, student = args
     rp = report_path(_ROOT, assignment, student)
     before = rp.stat().st_mtime_ns if rp.exists() else None  # kept: SandboxGrade may fall back on it
     t0 = time.perf_counter()
     notes = []
+    lost = False
     try:
         notes = stage(_ROOT, assignment, student, _LIMITS).notes
         res = autograde_exact(_API, assignment, student)
-        ok = res["success"]
-        why = "" if ok else _reason((res.get("error") or "") + "\n" + (res.get("log") or ""))
+        ok, why = res["success"], ""
+        if not ok:
+            why, lost = _reason((res.get("error") or "") + "\n" + (res.get("log") or ""))
     except SubmissionRefused as e:  # refused at intake: its message is the reason, in words
         ok, why = False, str(e).strip()
     except Exception as e:  # noqa: BLE001 - one bad submission must not stop the class
-        ok, why = False, _exception_reason(e)
+        ok, why, lost = False, _exception_reason(e), isinstance(e, OperationalError)
     fresh = rp.exists() and rp.stat().st_mtime_ns != before
     rep = read_report(_ROOT, assignment, student) if fresh else None
     if rep is None or (not ok and rep.get("status") != "error"):
@@ -71,7 +82,7 @@ def _grade_one(args):
     rep["seconds"] = time.perf_counter() - t0
     rep["assignment"] = assignment
     write_report(_ROOT, assignment, student, rep)
-    return read_report(_ROOT, assignment, student)
+    return read_report(_ROOT, assignment, student), lost
 
 
 def _exception_reason(err: Exception) -> str:
@@ -91,9 +102,10 @@ def _exception_reason(err: Exception) -> str:
 _EXCEPTION_PREFIX = re.compile(r"^\s*[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
 
 
-def _reason(log: str) -> str:
-    """A sentence saying why nbgrader could not grade a submission, taken from its log (never
-    "see the above traceback": that traceback is shown nowhere), without a leading exception class name.
+def _reason(log: str) -> tuple[str, bool]:
+    """``(a sentence saying why nbgrader could not grade a submission, whether its database failed)``, taken
+    from its log (never "see the above traceback": that traceback is shown nowhere), without a leading
+    exception class name.
 
     This is the single adapter at the nbgrader boundary: nbgrader's ``autograde`` reports a failure only as
     log text (``{"success", "error", "log"}``, nothing typed), so this one helper reads its lines; nothing
@@ -102,27 +114,27 @@ def _reason(log: str) -> str:
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     for ln in reversed(lines):
         if "SubmissionError" in ln:
-            return ln.split("SubmissionError:", 1)[-1].strip()
+            return ln.split("SubmissionError:", 1)[-1].strip(), False
     for ln in reversed(lines):
         if is_connection_loss(ln) and "Traceback" not in ln:
             why = ln.split("OperationalError)", 1)[-1].split("OperationalError:", 1)[-1].strip()
-            return GRADEBOOK_LOST.format(safe_text(why)[:200])
+            return GRADEBOOK_LOST.format(safe_text(why)[:200]), True
     for ln in reversed(lines):
         if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
-            return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit"
+            return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit", False
     for ln in reversed(lines):
         if "SchemaTooOldError" in ln or "SchemaTooNewError" in ln or "nbgrader metadata may be corrupted" in ln:
             return ("the nbgrader metadata of a cell is damaged or from another version of nbgrader "
-                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit")
+                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit"), False
     for ln in reversed(lines):
         if "RecursionError" in ln or "maximum recursion depth" in ln:
-            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit"
+            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit", False
     for ln in reversed(lines):
         if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln \
                 and "above traceback" not in ln.lower() and "There was an error processing" not in ln:
-            return _EXCEPTION_PREFIX.sub("", ln[:300], count=1).strip()
+            return _EXCEPTION_PREFIX.sub("", ln[:300], count=1).strip(), "database" in ln
     return "nbgrader could not process this submission and gave no reason; grade it alone with " \
-        "`nbgrader autograde` to see its log"
+        "`nbgrader autograde` to see its log", False
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A student's grade report: ``COURSE/reports/<assignment>/<student>.json``.
 
 This module is its one home: the type (:class:`GradeReport`, whose items are
-:class:`attnlab_grader.judging.verdict.Verdict`\ s), the one writer (:func:`write_report`: each item as
+:class:`attnlab_grader.judging.verdict.Verdict`), the one writer (:func:`write_report`: each item as
 :meth:`Verdict.to_json <attnlab_grader.judging.verdict.Verdict.to_json>`), the one reader (:func:`read_report`, and
 :func:`read_reports` for a whole assignment: each item read back with
 :meth:`Verdict.from_json <attnlab_grader.judging.verdict.Verdict.from_json>`) and the report of a submission that
