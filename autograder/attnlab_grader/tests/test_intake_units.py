@@ -169,10 +169,15 @@ def test_reason_never_points_at_an_unseen_traceback():
     from attnlab_grader.classroom.pipeline import _reason
     log = ("[ERROR] There was an error processing assignment: /c/submitted/x/A\n"
            "[ERROR] Please see the the above traceback for details on the specific errors on the above failures.")
-    assert "traceback" not in _reason(log).lower()
-    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")
-    schema = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
+    assert "traceback" not in _reason(log)[0].lower()
+    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")[0]
+    schema, lost = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
     assert schema.startswith("the nbgrader metadata of a cell is damaged") and "nbgraderformat" not in schema
+    assert not lost
+    # a line of the log with a leading exception class name: its words only; the database's failure is said as such
+    assert _reason("ValueError: the cell is broken") == ("the cell is broken", False)
+    busy, lost = _reason("sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) database is locked")
+    assert lost and "database is locked" in busy
 
 
 class _DeepCheck:
@@ -188,9 +193,24 @@ class _DeepCheck:
 
 
 def test_one_items_crash_stays_in_that_item():
+    from attnlab_grader.judging import verdict as V
     from attnlab_grader.judging.engine import _judge
     outcome, flag = _judge(_DeepCheck(), None, {}, "s", [], {}, [], None)
     assert not outcome.ok and "nested too deeply" in outcome.message and flag is None
+    assert outcome.kind is V.NESTED
+
+
+def test_nesting_is_read_from_the_exception_class_not_its_words():
+    """An error raised while handling a RecursionError is nesting; an error that only says the words is not."""
+    from attnlab_grader.judging.values import nested_too_deeply
+    try:
+        try:
+            raise RecursionError("maximum recursion depth exceeded")
+        except RecursionError as inner:
+            raise TypeError("could not convert") from inner
+    except TypeError as err:
+        assert nested_too_deeply(err)
+    assert not nested_too_deeply(TypeError("maximum recursion depth exceeded while calling a Python object"))
 
 
 def test_course_kernel_is_accepted():
