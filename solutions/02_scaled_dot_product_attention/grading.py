@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnlab.nn import scaled_dot_product_attention as ref_sdpa
-from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Outcome, compare_values, mistake_outcome
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Verdict, compare_values, mistake_verdict
 
 A = "02_scaled_dot_product_attention"
 
@@ -171,36 +171,36 @@ class DropoutCheck(FunctionCheck):
             return super().judge(value, raw, student)
         _, w_ref = self.reference(**raw)
         if not isinstance(value, (tuple, list)) or len(value) != 2:
-            return Outcome(False, f"{self.target}: return a pair (out, weights)")
+            return Verdict(False, f"{self.target}: return a pair (out, weights)")
         msg = compare_values(value[1], w_ref, f"{self.target}[1] (the weights) with dropout_p={p:.2f}",
                              self.rtol, self.atol)
         try:
             o, w = np.asarray(value[0], dtype=np.float64), w_ref.numpy()
         except (TypeError, ValueError):
-            return Outcome(False, f"{self.target}[0]: the output with dropout_p={p:.2f} is not an array")
+            return Verdict(False, f"{self.target}[0]: the output with dropout_p={p:.2f} is not an array")
         if o.shape != w.shape:
-            return Outcome(False, f"{self.target}[0]: with dropout_p={p:.2f} the output has shape {o.shape}, "
+            return Verdict(False, f"{self.target}[0]: with dropout_p={p:.2f} the output has shape {o.shape}, "
                                   f"expected {w.shape}")
         dropped = np.isclose(o, 0.0, atol=self.atol)
         if msg is not None:
             if np.allclose(np.asarray(value[1], dtype=np.float64), o, rtol=self.rtol, atol=self.atol) \
                     and not np.allclose(o, w, rtol=self.rtol, atol=self.atol):
-                return mistake_outcome(self.target, ("weights_after_dropout",))
-            return Outcome(False, msg)
+                return mistake_verdict(self.target, ("weights_after_dropout",))
+            return Verdict(False, msg)
         if np.allclose(o, w, rtol=self.rtol, atol=self.atol):  # no dropout written: not asked for here
-            return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
+            return Verdict(True, f"{self.target}: matches the reference on fresh random inputs")
         if (np.isclose(o, w, rtol=self.rtol, atol=self.atol) | dropped).all():
-            return mistake_outcome(self.target, ("dropout_not_rescaled",))
+            return mistake_verdict(self.target, ("dropout_not_rescaled",))
         if not (np.isclose(o, w / (1 - p), rtol=self.rtol, atol=self.atol) | dropped).all():
-            return Outcome(False, f"{self.target}[0]: with dropout_p={p:.2f} every weight must be either dropped "
+            return Verdict(False, f"{self.target}[0]: with dropout_p={p:.2f} every weight must be either dropped "
                                   "(0) or kept and rescaled by 1 / (1 - dropout_p), applied to the weights before "
                                   "they multiply v")
         big = w > 10 * self.atol + 1e-3
         share = float(dropped[big].mean()) if big.any() else p
         if abs(share - p) > 0.25:
-            return Outcome(False, f"{self.target}[0]: with dropout_p={p:.2f} a share of {share:.2f} of the weights "
+            return Verdict(False, f"{self.target}[0]: with dropout_p={p:.2f} a share of {share:.2f} of the weights "
                                   "was dropped; each weight must be dropped with probability dropout_p")
-        return Outcome(True, f"{self.target}: matches the reference on fresh random inputs, dropout included")
+        return Verdict(True, f"{self.target}: matches the reference on fresh random inputs, dropout included")
 
 
 CHECKS = [

@@ -46,7 +46,7 @@ from attnlab.nn import sample_next_token as ref_sample
 from attnlab.nn import top_k_filter as ref_top_k
 from attnlab.nn import top_p_filter as ref_top_p
 from attnlab_grader.judging.reference_gpt import GPT_SETUP
-from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Outcome, load_sibling
+from attnlab_grader.judging.spec import ByHandCheck, FunctionCheck, Verdict, load_sibling
 
 A = "09_capstone"
 
@@ -55,7 +55,7 @@ A = "09_capstone"
 
 class JudgedCheck(FunctionCheck):
     """A FunctionCheck whose verdict comes from ``verdict(value, **raw) -> message | None``
-    (None = correct, or an ``Outcome`` of its own) instead of a comparison with one reference value."""
+    (None = correct, or a ``Verdict`` of its own) instead of a comparison with one reference value."""
 
     def __init__(self, *args, verdict, ok_message, **kwargs):
         super().__init__(*args, reference=lambda **raw: None, **kwargs)
@@ -66,9 +66,9 @@ class JudgedCheck(FunctionCheck):
             msg = self.verdict(value, **raw)
         except Exception as err:  # noqa: BLE001 - a malformed return value
             msg = f"{self.target}: unexpected return value ({type(err).__name__}: {err})"
-        if isinstance(msg, Outcome):
+        if isinstance(msg, Verdict):
             return msg
-        return Outcome(True, self.ok_message) if msg is None else Outcome(False, msg)
+        return Verdict(True, self.ok_message) if msg is None else Verdict(False, msg)
 
 
 # ------------------------------------------------------------------ get_batch

@@ -6,13 +6,14 @@ and the named mistakes made on those references.  Loaded by grading.py with
 """
 import contextlib
 import math
+from dataclasses import replace
 
 import torch
 from torch import nn
 
 from attnlab.nn import GPT, GPTConfig, MultiHeadAttention
 from attnlab_grader.judging.reference_gpt import GPT_SETUP
-from attnlab_grader.judging.spec import FunctionCheck, Outcome, mistake_outcome
+from attnlab_grader.judging.spec import FunctionCheck, Verdict, mistake_verdict
 
 
 # ------------------------------------------------------------------ the assembled GPT: sandbox helpers
@@ -319,24 +320,24 @@ class PartCheck(FunctionCheck):
     def judge(self, value, raw, student):
         if isinstance(value, str):
             if raw.get("long") and value.startswith("raised"):
-                out = mistake_outcome(self.target, ("fixed_size_mask_buffer",))
-                out.message = (f"{out.message} (it worked on short sequences and on {raw['L']} positions it "
-                               f"{value}; a table of at least block_size positions, or a mask built for L, is right)")
-                return out
-            return Outcome(False, f"{self.target}: {value}")
+                out = mistake_verdict(self.target, ("fixed_size_mask_buffer",))
+                return replace(out, reason=f"{out.message} (it worked on short sequences and on {raw['L']} positions "
+                                           f"it {value}; a table of at least block_size positions, or a mask built "
+                                           "for L, is right)")
+            return Verdict(False, f"{self.target}: {value}")
         if isinstance(value, tuple) and len(value) == 4:  # the model: (logits, loss, no-target loss is None, extras)
             logits, loss, plain_none, extra = value
             if loss is None:
-                return Outcome(False, "TinyGPT(idx, targets) returned no loss: with targets, return the mean "
+                return Verdict(False, "TinyGPT(idx, targets) returned no loss: with targets, return the mean "
                                       "cross-entropy of the logits against them, F.cross_entropy(logits.view(B * L, V), "
                                       "targets.view(B * L)), as attnlab.nn.GPT does")
             if plain_none is not True:
-                return Outcome(False, "TinyGPT(idx) without targets must return (logits, None): the loss is None "
+                return Verdict(False, "TinyGPT(idx) without targets must return (logits, None): the loss is None "
                                       "when there are no targets")
             out = super().judge((logits, loss, plain_none), raw, student)
             untied = [e for e in str(extra).split(";") if e.endswith(f"[{raw['V']}, {raw['d']}]")]
             if not out.ok and out.mistake is None and untied:
-                return mistake_outcome(self.target, ("untied_output_layer",))
+                return mistake_verdict(self.target, ("untied_output_layer",))
             return out
         return super().judge(value, raw, student)
 

@@ -9,7 +9,7 @@ from torch import nn
 
 from attnlab.data import CharTokenizer, load_shakespeare
 from attnlab.nn import GPT, GPTConfig
-from attnlab_grader.judging.spec import Outcome, load_sibling
+from attnlab_grader.judging.spec import Verdict, load_sibling
 
 PARTS_SETUP = load_sibling(__file__, "grading_gpt_parts").PARTS_SETUP
 
@@ -329,7 +329,7 @@ def run_verdict(value, **raw):
     ref_val, unigram = reference_run(**raw)
     trained = (_YOUR_MODEL if which == "TinyGPT" else _COURSE_MODEL)
     if distance <= TRAJECTORY_TOLERANCE and val <= ref_val + TOLERANCE:
-        return Outcome(True, f"training run: {trained} trained by your train_step for {STEPS} steps on the grader's "
+        return Verdict(True, f"training run: {trained} trained by your train_step for {STEPS} steps on the grader's "
                              f"batches reaches a held-out loss of {val:.2f}, measured by the grader on the weights it "
                              f"produced; the course's run on the same text, seed and batches: {ref_val:.2f}")
     if distance > TRAJECTORY_TOLERANCE:
@@ -355,7 +355,7 @@ def run_verdict(value, **raw):
     for name in RUN_MISTAKES:  # a wrong objective trains less smoothly: 6 % apart for the same loop
         apart = float((mine - mistake_run(raw["start"], raw["seed"], raw["V"], name)).norm()) / scale
         if apart <= min(MISTAKE_RUN_TOLERANCE, distance / 4):
-            return Outcome(False, message, mistake=name)
+            return Verdict(False, message, mistake=name)
     return message
 
 

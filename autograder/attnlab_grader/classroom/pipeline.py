@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from attnlab_grader.records.course import GradebookLost, api_for, is_connection_loss, load_config
 from attnlab_grader.records.grade_report import GradeReport, error_report, read_report, report_path, write_report
+from attnlab_grader.records.reasons import kept_previous
 from attnlab_grader.records.intake import (SubmissionIntake, SubmissionRefused, autograde_exact, feedback_exact, safe_text, stage,
                      submission_folders)
 
@@ -46,59 +48,93 @@ def _init_worker(root, db_url, slots, item_timeout=None, limits=None, mechanism=
 
 
 def _grade_one(args):
+    """Grade one ``(assignment, student)`` in this worker; returns the report written (:func:`_grade_attempt`)."""
+    return _grade_attempt(args)[0]
+
+
+def _grade_attempt(args) -> tuple[GradeReport | None, bool]:
+    """Grade one ``(assignment, student)`` in this worker: ``(the report written, whether the failure was the
+    gradebook's database)`` -- the second is True when nbgrader's log said the database failed or was busy, or
+    this process lost its connection (SQLAlchemy's ``OperationalError``), so the same grading may be tried
+    again."""
     assignment, student = args
     rp = report_path(_ROOT, assignment, student)
     before = rp.stat().st_mtime_ns if rp.exists() else None  # kept: SandboxGrade may fall back on it
     t0 = time.perf_counter()
     notes = []
+    lost = False
     try:
         notes = stage(_ROOT, assignment, student, _LIMITS).notes
         res = autograde_exact(_API, assignment, student)
-        ok, err = res["success"], (res.get("error") or "") + "\n" + (res.get("log") or "")
-    except SubmissionRefused as e:
-        ok, err = False, f"SubmissionError: {e}"
+        ok, why = res["success"], ""
+        if not ok:
+            why, lost = _reason((res.get("error") or "") + "\n" + (res.get("log") or ""))
+    except SubmissionRefused as e:  # refused at intake: its message is the reason, in words
+        ok, why = False, str(e).strip()
     except Exception as e:  # noqa: BLE001 - one bad submission must not stop the class
-        ok, err = False, f"{type(e).__name__}: {e}"
+        ok, why, lost = False, _exception_reason(e), isinstance(e, OperationalError)
     fresh = rp.exists() and rp.stat().st_mtime_ns != before
     rep = read_report(_ROOT, assignment, student) if fresh else None
     if rep is None or (not ok and rep.get("status") != "error"):
-        rep = error_report(student, assignment, _reason(err))
+        rep = error_report(student, assignment, why)
     if notes:
         rep["notes"] = list(rep.get("notes", [])) + notes
     rep["seconds"] = time.perf_counter() - t0
     rep["assignment"] = assignment
     write_report(_ROOT, assignment, student, rep)
-    return read_report(_ROOT, assignment, student)
+    return read_report(_ROOT, assignment, student), lost
 
 
-def _reason(log: str) -> str:
-    """A sentence saying why nbgrader could not grade a submission, taken from its log (never
-    "see the above traceback": that traceback is shown nowhere)."""
+def _exception_reason(err: Exception) -> str:
+    """A sentence saying why grading one submission raised ``err`` in this process (not in nbgrader): a lost
+    gradebook connection (SQLAlchemy's ``OperationalError``, by class) in :data:`GRADEBOOK_LOST`'s words, else the
+    exception's own message (its first line; the class name when it has none)."""
+    from attnlab_grader.records.course import GRADEBOOK_LOST
+    text = str(getattr(err, "orig", None) or err).strip()
+    first = text.splitlines()[0] if text else ""
+    if isinstance(err, OperationalError):
+        return GRADEBOOK_LOST.format(safe_text(first)[:200])
+    return first[:300] or f"the grader stopped with {type(err).__name__}"
+
+
+#: A log line's leading Python exception class name (``SandboxUnavailable: no userns``): :func:`_reason` keeps
+#: the words after it.
+_EXCEPTION_PREFIX = re.compile(r"^\s*[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
+
+
+def _reason(log: str) -> tuple[str, bool]:
+    """``(a sentence saying why nbgrader could not grade a submission, whether its database failed)``, taken
+    from its log (never "see the above traceback": that traceback is shown nowhere), without a leading
+    exception class name.
+
+    This is the single adapter at the nbgrader boundary: nbgrader's ``autograde`` reports a failure only as
+    log text (``{"success", "error", "log"}``, nothing typed), so this one helper reads its lines; nothing
+    else in the grader classifies by message text."""
     from attnlab_grader.records.course import GRADEBOOK_LOST, is_connection_loss
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     for ln in reversed(lines):
         if "SubmissionError" in ln:
-            return ln.split("SubmissionError:", 1)[-1].strip()
+            return ln.split("SubmissionError:", 1)[-1].strip(), False
     for ln in reversed(lines):
         if is_connection_loss(ln) and "Traceback" not in ln:
             why = ln.split("OperationalError)", 1)[-1].split("OperationalError:", 1)[-1].strip()
-            return GRADEBOOK_LOST.format(safe_text(why)[:200])
+            return GRADEBOOK_LOST.format(safe_text(why)[:200]), True
     for ln in reversed(lines):
         if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
-            return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit"
+            return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit", False
     for ln in reversed(lines):
         if "SchemaTooOldError" in ln or "SchemaTooNewError" in ln or "nbgrader metadata may be corrupted" in ln:
             return ("the nbgrader metadata of a cell is damaged or from another version of nbgrader "
-                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit")
+                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit"), False
     for ln in reversed(lines):
         if "RecursionError" in ln or "maximum recursion depth" in ln:
-            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit"
+            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit", False
     for ln in reversed(lines):
         if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln \
                 and "above traceback" not in ln.lower() and "There was an error processing" not in ln:
-            return ln[:300]
+            return _EXCEPTION_PREFIX.sub("", ln[:300], count=1).strip(), "database" in ln
     return "nbgrader could not process this submission and gave no reason; grade it alone with " \
-        "`nbgrader autograde` to see its log"
+        "`nbgrader autograde` to see its log", False
 
 
 @dataclass
@@ -145,7 +181,7 @@ class Summary:
         for r in self.failed:
             out.append(f"  FAILED  {safe_text(r['student'])}: {safe_text(r.get('reason'))}")
         for r in self.kept:
-            out.append(f"  KEPT    {safe_text(r['student'])}: {safe_text(r['kept_previous'])}")
+            out.append(f"  KEPT    {safe_text(r['student'])}: {safe_text(kept_previous(r['kept_previous']))}")
         for r in self.back_to_manual:
             out.append(f"  MANUAL  {safe_text(r['student'])}: answer changed since it was graded by hand, "
                        f"grade again in formgrader: {safe_text(', '.join(r['back_to_manual']))}")

@@ -12,7 +12,7 @@ and regenerates that student's feedback.  Items that failed on their own merits 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 
@@ -68,21 +68,20 @@ def clear_flag(root, assignment: str, student: str, db_url: str | None = None,
         for nb in subs:
             nb.flagged = False
             for grade in nb.grades:
-                item = report["items"].get(grade.name)
-                if item is None:
+                verdict = report["items"].get(grade.name)
+                if verdict is None:
                     continue
-                if item.get("withheld"):
+                if verdict.withheld:
                     grade.manual_score = grade.max_score
                     done.restored[grade.name] = float(grade.max_score or 0)
-                elif not item.get("ok"):
+                elif not verdict.ok:
                     done.unchanged.append(grade.name)
         gb.db.commit()
     for gid, points in done.restored.items():
-        item = report["items"][gid]
-        item.update(ok=True, points=points, withheld=False,
-                    message="passes (credit restored by the instructor after review)")
+        report["items"][gid] = replace(report["items"][gid], ok=True, max_points=points, withheld=False,
+                                       reason="passes (credit restored by the instructor after review)")
     report.update(status="graded", flags=[], cleared_flags=done.flags,
-                  score=sum(i.get("points", 0) for i in report["items"].values()))
+                  score=sum(v.points for v in report["items"].values()))
     write_report(str(root), assignment, student, report)
     done.csv = _refresh_csvs(root, assignment, db_url)
     if feedback and (root / "feedback" / student / assignment).is_dir():

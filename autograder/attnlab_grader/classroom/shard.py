@@ -191,12 +191,12 @@ def grade_shard(course, assignments, shard: Shard, db_url: str | None = None, it
     pipeline._init_worker(root, db_url, slots, item_timeout, None, mechanism)
     reports = []
     for item in items:
-        rep = pipeline._grade_one(item)
+        rep, lost = pipeline._grade_attempt(item)
         for attempt in range(2):  # a SQLite gradebook busy past its lock timeout: the same grading again
-            if rep["status"] != "error" or "database" not in (rep.get("reason") or ""):
+            if rep["status"] != "error" or not lost:
                 break
             time.sleep(0.5 + attempt)
-            rep = pipeline._grade_one(item)
+            rep, lost = pipeline._grade_attempt(item)
         reports.append(rep)
     if feedback:
         for a in dict.fromkeys(a for a, _ in items):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from attnlab_grader.judging import verdict as V
-from attnlab_grader.judging.values import Outcome
+from attnlab_grader.judging.verdict import Verdict
 
 #: (skill, key, learner id) -> that learner's expected by-hand answer (parsed), per grading process.
 _EXPECTED: dict[tuple[str, str, str], Any] = {}
@@ -83,23 +83,23 @@ class ByHandCheck:
             raise _unread(f"answer cell '{self.cell}' does not assign `{self.variable}`", V.NOT_ANSWERED)
         return _literal(node_value, self.variable)
 
-    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+    def judge(self, value: Any, raw: dict, student: str) -> Verdict:
         """Check ``value`` against ``student``'s own variant; never raises (a malformed answer
         fails this item only, with the reason)."""
         from attnlab.practice import get_skill
         if value is None:
-            return Outcome(False, f"`{self.variable}` is still None: enter your answer", kind=V.NOT_ANSWERED)
+            return Verdict(False, f"`{self.variable}` is still None: enter your answer", V.NOT_ANSWERED)
         skill, answer = get_skill(self.skill), _to_plain_answer(value)
         try:
             fb = skill.check(self.variant(student), answer)
         except Exception as err:  # noqa: BLE001 - one malformed answer must not stop the submission
-            return Outcome(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
+            return Verdict(False, f"`{self.variable}`: could not read this answer ({type(err).__name__}: "
                                   f"{str(err)[:200]}); write the numbers as in the comment above the cell, "
-                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]", kind=V.UNREADABLE)
+                                  "e.g. [[0.5, 1.0], [1.5, 2.0]]", V.UNREADABLE)
         if not fb.correct:
             other = self.other_learner(answer, student, raw.get("other_learners", ()))
             if other is not None:
-                return Outcome(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
+                return Verdict(False, f"`{self.variable}`: these are the right numbers for learner id {other!r}, "
                                       f"not for {student!r} (the id this work is graded under); no credit "
                                       "until your instructor reviews it (the notebook may have run under "
                                       "another learner id: see the setup cell)",
@@ -107,10 +107,9 @@ class ByHandCheck:
         message = f"`{self.variable}`: {_clip(fb.message)}"
         if not fb.correct and getattr(fb, "readable", True) and "other_learners" in raw:
             message += id_advice(raw["other_learners"], student)
-        return Outcome(bool(fb.correct), message,
-                       mistake=None if fb.correct else fb.misconception,
-                       kind=None if fb.correct or fb.misconception else
-                       V.WRONG_VALUES if getattr(fb, "readable", True) else V.UNREADABLE)
+        return Verdict(bool(fb.correct), message,
+                       V.WRONG_VALUES if fb.correct or fb.misconception or getattr(fb, "readable", True) else
+                       V.UNREADABLE, mistake=None if fb.correct else fb.misconception)
 
     def other_learner(self, answer: Any, student: str, others) -> str | None:
         """The first id in ``others`` (not ``student``) whose right answer ``answer`` is, else None.

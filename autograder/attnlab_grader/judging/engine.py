@@ -13,14 +13,15 @@ Nothing here imports nbgrader: a cell's nbgrader role is read from its metadata 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from attnlab_grader.judging import verdict as V
 from attnlab_grader.judging.reference_gpt import builds_reference
-from attnlab_grader.judging.spec import decode, mistake_outcome, rng_from_urandom
+from attnlab_grader.judging.spec import decode, mistake_verdict, rng_from_urandom
 from attnlab_grader.judging.values import nested_too_deeply
 from attnlab_grader.judging.verdict import Verdict
 from attnlab_grader.sandbox import scan
+from attnlab_grader.sandbox.wire import record_text
 
 
 class GradingError(Exception):
@@ -181,22 +182,23 @@ def judge_notebook(nb, spec, student, sandbox, tampered=None, timeout=10.0, mem_
     cell_errors = dict(not_run)
     for check, trials in plan:
         gid = check.grade_id
-        outcome, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec,
+        verdict, flag = _judge(check, trials, results, student, cells, tampered, suspicious, spec,
                                other_learners)
         for ce in results.get(gid, {}).get("cell_errors", []):
             cell_errors.setdefault(ce["cell"], ce)
         if flag:
             flags.append(f"{gid}: {flag}")
-        outcome.flag = flag
-        if not outcome.ok and not_run:
+        verdict = replace(verdict, flag=flag)
+        if not verdict.ok and not_run:
             skipped = "; ".join(f"cell '{c}': {e['error']}" for c, e in list(not_run.items())[:3])
-            outcome.reason = f"{outcome.reason} (not run: {skipped})"[:1500]
-            outcome.evidence.append(f"cells not run: {', '.join(list(not_run)[:5])}")
+            verdict = replace(verdict, reason=f"{verdict.reason} (not run: {skipped})"[:1500],
+                              evidence=(*verdict.evidence, f"cells not run: {', '.join(list(not_run)[:5])}"))
         if gid in grade_cells:
-            verdicts[gid] = outcome
+            verdicts[gid] = verdict
     order = list(grade_cells)
-    return Judgement(verdicts={g: verdicts[g] for g in order if g in verdicts},
-                     points={g: float(nbgrader_meta(grade_cells[g]).get("points", 0) or 0) for g in order},
+    points = {g: float(nbgrader_meta(grade_cells[g]).get("points", 0) or 0) for g in order}
+    return Judgement(verdicts={g: replace(verdicts[g], max_points=points[g]) for g in order if g in verdicts},
+                     points=points,
                      flags=flags, cell_errors={c: str(e["error"]) for c, e in cell_errors.items()},
                      sandbox=getattr(sandbox, "describe", lambda: "")())
 
@@ -217,25 +219,20 @@ def _judge(check, trials, results, student, cells, tampered, suspicious, spec, o
     if suspicious:
         return Verdict(False, f"{base.reason if not base.ok else 'passes'}; no credit pending instructor "
                               f"review: the submission contains code the exercises never need ({suspicious[0]})",
-                       V.HELD, withheld=base.ok, evidence=[str(f) for f in suspicious[:5]]), flag
+                       V.HELD, withheld=base.ok, evidence=tuple(str(f) for f in suspicious[:5])), flag
     return base, flag
-
-
-def _from_outcome(out) -> Verdict:
-    """The verdict of a check's own judgement (``spec.Outcome``)."""
-    return Verdict(out.ok, out.message, out.kind or (V.NAMED_MISTAKE if out.mistake else V.WRONG_VALUES),
-                   mistake=out.mistake, mistakes=tuple(out.matches or ()))
 
 
 #: Exceptions that end the student's program rather than report a mistake: the item crashed.
 _EXITS = ("SystemExit", "KeyboardInterrupt")
 
 
-def _error_kind(res: dict) -> str:
-    """The kind of a check whose code raised: from the result's ``exception`` field (the class name
+def _raised(res: dict, reason: str) -> Verdict:
+    """The verdict of a check whose code raised: its kind from the result's ``exception`` field (the class name
     the sandbox recorded), never from the message text; ``V.OTHER`` without one."""
     name = res.get("exception")
-    return V.raised(name) if isinstance(name, str) and name.isidentifier() else V.OTHER
+    kind, exception = V.raised(name) if isinstance(name, str) and name.isidentifier() else (V.OTHER, None)
+    return Verdict(False, reason, kind, exception=exception)
 
 
 def _narrow(check, out, rest, student):
@@ -243,7 +240,7 @@ def _narrow(check, out, rest, student):
     layers" and "forgot K and V" when n_layers = 2). The first failing trial names every mistake its
     value matches; later trials that fail too keep only the mistakes that explain them as well, so
     the report names the mistake that was made (all of them when the draws cannot tell)."""
-    names = list(getattr(out, "matches", ()) or ())
+    names = list(out.mistakes)
     if len(names) < 2:
         return out
     for res, raw in rest:
@@ -253,10 +250,10 @@ def _narrow(check, out, rest, student):
             later = check.judge(decode(res.get("value")), raw, student)
         except Exception:  # noqa: BLE001 - narrowing is best effort; the first verdict stands
             continue
-        keep = [n for n in names if n in (later.matches or ())]
+        keep = [n for n in names if n in later.mistakes]
         if not later.ok and keep:
             names = keep
-    return out if tuple(names) == tuple(out.matches) else mistake_outcome(check.target, tuple(names))
+    return out if tuple(names) == out.mistakes else mistake_verdict(check.target, tuple(names))
 
 
 def _runtime(check, trials, results, student, cells, other_learners=()):
@@ -267,11 +264,11 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
         except ValueError as err:
             return Verdict(False, str(err), getattr(err, "kind", V.UNREADABLE)), None
         out = check.judge(value, {"other_learners": list(other_learners)}, student)
-        return _from_outcome(out), out.flag
+        return out, out.flag
     if check.target and check.forbid_attrs:
         ref = scan.reference_use(cells, check.target, check.forbid_attrs)
         if ref:
-            return Verdict(False, f"no credit: {ref[0]}", V.LIBRARY, evidence=[str(f) for f in ref[:5]]), \
+            return Verdict(False, f"no credit: {ref[0]}", V.LIBRARY, evidence=tuple(str(f) for f in ref[:5])), \
                 f"reference used: {ref[0]}"
     sandbox_check, raws = trials
     res = results.get(gid, {"status": "crashed", "error": "no result"})
@@ -281,7 +278,7 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
     if status == "crashed":
         return Verdict(False, f"crashed: {res.get('error')}", V.CRASHED), None
     if status != "ok":
-        return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
+        return _raised(res, f"error: {res.get('error')}"), None
     exits = [e for e in res.get("cell_errors") or () if e.get("exception") in _EXITS]
     if exits:
         e = exits[0]
@@ -297,18 +294,19 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
                 return Verdict(False, f"out of memory: {res.get('error')}", V.OUT_OF_MEMORY), None
             if res.get("exception") in _EXITS:
                 return Verdict(False, f"crashed: the code called sys.exit/raised {res.get('error')}", V.CRASHED), None
-            return Verdict(False, f"error: {res.get('error')}", _error_kind(res)), None
-        ops = list(res.get("forbidden_ops") or ())
-        changed = [op.split(": ", 1)[1] for op in ops if op.startswith("changed library: ")]
+            return _raised(res, f"error: {res.get('error')}"), None
+        records = list(res.get("forbidden_ops") or ())  # wire.py's typed watch records: {"kind", "op"}
+        ops = [record_text(r) for r in records]
+        changed = [r["op"] for r in records if r["kind"] == "changed"]
         if changed:
             what = ", ".join(changed)
             return Verdict(False, f"no credit: the code replaced part of a library while it was graded ({what}); "
                                   "write your own functions instead of changing torch/numpy", V.LIBRARY,
-                           evidence=ops), f"library changed at run time: {what}"
+                           evidence=tuple(ops)), f"library changed at run time: {what}"
         if ops:
-            shown = ", ".join(op[len("call: "):] if op.startswith("call: ") else op for op in ops[:5])
+            shown = ", ".join(r["op"] for r in records[:5])
             return Verdict(False, f"no credit: {check.target} ran the library operation {shown} "
-                                  "instead of computing it", V.LIBRARY, evidence=ops), \
+                                  "instead of computing it", V.LIBRARY, evidence=tuple(ops)), \
                 f"reference op at run time: {', '.join(ops)}"
         try:
             value = decode(res.get("value"))
@@ -317,6 +315,6 @@ def _runtime(check, trials, results, student, cells, other_learners=()):
                 f"unsupported return type: {err}"
         out = check.judge(value, raw, student)
         if not out.ok:
-            return _from_outcome(_narrow(check, out, pairs[i + 1:], student)), None
+            return _narrow(check, out, pairs[i + 1:], student), None
         last = out
     return Verdict(True, last.message), None

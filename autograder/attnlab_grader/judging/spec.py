@@ -30,7 +30,8 @@ import numpy as np
 from attnlab_grader.judging import verdict as V
 from attnlab_grader.judging.by_hand import ByHandCheck, as_learner_id_safe  # noqa: F401 - re-exported
 from attnlab_grader.judging.qa_case import Case, load_cases  # noqa: F401 - re-exported
-from attnlab_grader.judging.values import (DECODE, Mismatch, Outcome, _is_numeric_list, _plainify, _to_array,  # noqa: F401
+from attnlab_grader.judging.verdict import Verdict
+from attnlab_grader.judging.values import (DECODE, Mismatch, _is_numeric_list, _plainify, _to_array,  # noqa: F401
                      compare_values, decode, encode)
 
 #: How many fresh input draws :meth:`FunctionCheck.jobs` may make to find one on which every
@@ -119,13 +120,13 @@ class FunctionCheck:
                  "trials": [{k: encode(v) for k, v in raw.items()} for raw in raws],
                  "forbid_ops": list(self.forbid_ops), "forbid_names": list(self.forbid_attrs)}, raws)
 
-    def judge(self, value: Any, raw: dict, student: str) -> Outcome:
+    def judge(self, value: Any, raw: dict, student: str) -> Verdict:
         """Compare the sandbox's ``value`` with the reference on the trial inputs ``raw`` (within ``rtol``/``atol``);
         on a mismatch, name the first catalogue mistake whose model gives ``value``."""
         expected = self.reference(**raw)
         msg = compare_values(value, _plainify(expected), self.target, self.rtol, self.atol)
         if msg is None:
-            return Outcome(True, f"{self.target}: matches the reference on fresh random inputs")
+            return Verdict(True, f"{self.target}: matches the reference on fresh random inputs")
         matches = []
         for name, models in self.mistakes.items():
             for wrong in models if isinstance(models, (tuple, list)) else (models,):
@@ -136,19 +137,19 @@ class FunctionCheck:
                 except Exception:  # noqa: BLE001 - a mistake model may not apply to these inputs
                     continue
         if matches:
-            return mistake_outcome(self.target, tuple(matches))
-        return Outcome(False, msg, kind=getattr(msg, "kind", V.WRONG_VALUES))
+            return mistake_verdict(self.target, tuple(matches))
+        return Verdict(False, msg, getattr(msg, "kind", V.WRONG_VALUES))
 
 
-def mistake_outcome(target: str, matches: tuple[str, ...]) -> Outcome:
-    """The verdict for a value that matches the known mistakes ``matches`` (catalogue names):
+def mistake_verdict(target: str, matches: tuple[str, ...]) -> Verdict:
+    """The :class:`Verdict` (kind ``NAMED_MISTAKE``) for a value that matches the known mistakes ``matches`` (catalogue names):
     one is named with its words; several (they coincide on these inputs) are all named."""
     if len(matches) == 1:
         text = f"the result matches a known mistake: {mistake_text(matches[0])}"
     else:
         text = "the result matches known mistakes that give the same values here: " + \
             "; or ".join(mistake_text(m) for m in matches)
-    return Outcome(False, f"{target}: {text}", mistake=matches[0], matches=matches)
+    return Verdict(False, f"{target}: {text}", V.NAMED_MISTAKE, mistake=matches[0], mistakes=matches)
 
 
 def mistake_text(name: str) -> str:
@@ -284,6 +285,7 @@ def rng_from_urandom() -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(os.urandom(16), "little"))
 
 
-__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Case", "load_cases", "AssignmentSpec", "load_spec", "Outcome",
+__all__ = ["FunctionCheck", "ByHandCheck", "takes_trial", "Case", "load_cases", "AssignmentSpec", "load_spec", "Verdict",
+           "mistake_verdict",
            "named_mistakes", "unknown_mistakes",
            "compare_values", "decode", "encode", "rng_from_urandom", "math"]

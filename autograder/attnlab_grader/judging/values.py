@@ -3,12 +3,11 @@
 Inputs drawn in the grader are encoded for the sandbox (:func:`encode`, decoded there by
 :data:`DECODE`); the plain values the sandbox sends back are decoded here (:func:`decode`) and
 compared with the reference (:func:`compare_values`), whose message carries its
-:mod:`attnlab_grader.judging.verdict` kind (:class:`Mismatch`).  A check's own judgement is an :class:`Outcome`.
+:mod:`attnlab_grader.judging.verdict` kind (:class:`Mismatch`).  A check's own judgement is a
+:class:`attnlab_grader.judging.verdict.Verdict`.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,22 +58,6 @@ def decode(value: Any) -> Any:
     return value
 
 
-@dataclass
-class Outcome:
-    """One check's verdict. ``mistake``: the name of the known mistake the answer matches
-    (a key of ``FunctionCheck.mistakes`` or of the practice skill's mistakes), else ``None``;
-    the class report (``autograder/attnlab_grader/reports/class_report.py``) ranks these."""
-    ok: bool
-    message: str
-    flag: str | None = None
-    mistake: str | None = None
-    #: every known mistake this value matches (several can coincide on one draw of inputs, e.g.
-    #: "forgot the layers" and "forgot K and V" when n_layers = 2); ``mistake`` is the first.
-    matches: tuple[str, ...] = ()
-    #: why it failed, one of :mod:`attnlab_grader.judging.verdict`'s kinds (``None``: work it out from ``mistake``)
-    kind: str | None = None
-
-
 def _to_array(x: Any) -> np.ndarray:
     try:
         import torch
@@ -91,10 +74,10 @@ def _to_array(x: Any) -> np.ndarray:
 class Mismatch(str):
     """A comparison's message (a ``str``) that also carries its :mod:`attnlab_grader.judging.verdict` kind."""
 
-    kind: str = V.WRONG_VALUES
+    kind: V.Kind = V.WRONG_VALUES
 
 
-def _mm(message: str, kind: str) -> Mismatch:
+def _mm(message: str, kind: V.Kind) -> Mismatch:
     out = Mismatch(message)
     out.kind = kind
     return out
@@ -200,9 +183,15 @@ def _plainify(x: Any) -> Any:
     return _to_array(x)
 
 
-_RECURSION = re.compile(r"RecursionError|maximum recursion depth")
-
-
 def nested_too_deeply(err: BaseException) -> bool:
-    """Whether ``err`` comes from a value nested too deeply to compare (RecursionError)."""
-    return isinstance(err, RecursionError) or bool(_RECURSION.search(str(err)))
+    """Whether ``err`` is a ``RecursionError`` (a value nested too deeply to decode or compare) or was raised
+    while handling one (its ``__cause__``/``__context__`` chain): read from the exception classes, never from
+    the message."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, RecursionError):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False

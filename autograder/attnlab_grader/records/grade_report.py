@@ -1,8 +1,11 @@
 """A student's grade report: ``COURSE/reports/<assignment>/<student>.json``.
 
-This module is its one home: the types (:class:`GradeReport`, :class:`ItemResult`), the one
-writer (:func:`write_report`), the one reader (:func:`read_report`, and :func:`read_reports` for a
-whole assignment) and the report of a submission that could not be graded (:func:`error_report`).
+This module is its one home: the type (:class:`GradeReport`, whose items are
+:class:`attnlab_grader.judging.verdict.Verdict`), the one writer (:func:`write_report`: each item as
+:meth:`Verdict.to_json <attnlab_grader.judging.verdict.Verdict.to_json>`), the one reader (:func:`read_report`, and
+:func:`read_reports` for a whole assignment: each item read back with
+:meth:`Verdict.from_json <attnlab_grader.judging.verdict.Verdict.from_json>`) and the report of a submission that
+could not be graded (:func:`error_report`).
 Written by the grading steps (:mod:`attnlab_grader.steps.verify`, :mod:`attnlab_grader.steps.sandbox_grade`), the
 pipeline and ``review``; read by the pipeline, ``review``, ``export`` (``grades.csv``) and
 ``report`` (the class page).
@@ -13,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from attnlab_grader.judging.verdict import Verdict
 from attnlab_grader.records.intake import safe_json
 
 #: ``graded``: every item scored; ``flagged``: scored, held for the instructor's review (some
@@ -21,18 +25,10 @@ from attnlab_grader.records.intake import safe_json
 Status = Literal["graded", "flagged", "error", "unknown"]
 
 
-class ItemResult(TypedDict):
-    """One graded item (an nbgrader test cell, keyed by its ``grade_id``)."""
-    ok: bool                #: full credit
-    message: str            #: what the student sees in feedback
-    points: float           #: awarded (``max_points`` when ok, else 0)
-    max_points: float
-    flag: str | None        #: why the item is held for review, or None
-    withheld: bool          #: the values were right but credit is held for review
-    mistake: str | None     #: the named mistake recognised (the misconception catalogue), or None
-    mistakes: list[str]     #: every named mistake the values fit (several when the draws cannot tell)
-    kind: str               #: why no credit, one of the fixed names of :mod:`attnlab_grader.judging.verdict`
-    evidence: list[str]     #: what the judgement rests on beyond the message (ops seen, cells not run)
+class KeptPrevious(TypedDict):
+    """Re-grading failed and the earlier result was kept: ``why`` the grader could not run, in words (``""``
+    when it gave no reason)."""
+    why: str
 
 
 class GradeReport(TypedDict, total=False):
@@ -41,13 +37,13 @@ class GradeReport(TypedDict, total=False):
     student: str
     assignment: str
     status: Status
-    items: dict[str, ItemResult]
+    items: dict[str, Verdict]  #: one per graded item (an nbgrader test cell), keyed by its ``grade_id``
     flags: list[str]
     reason: str             #: status ``error``: what was wrong, in words
     sandbox: str            #: the isolation mechanism and limits in force
     score: float
     max_score: float
-    kept_previous: str      #: re-grading failed and this earlier result was kept: why
+    kept_previous: KeptPrevious  #: re-grading failed and this earlier result was kept
     notes: list[str]        #: remarks about the submission folder (intake)
     seconds: float          #: wall time of this submission's grading
     cleared_flags: list[str]  #: flags the instructor cleared (``review``)
@@ -66,11 +62,13 @@ def report_path(root: str, assignment: str, student: str) -> Path:
 
 
 def write_report(root: str, assignment: str, student: str, report: GradeReport) -> None:
-    """Write ``report`` (every string passed through :func:`attnlab_grader.records.intake.safe_text`: a
-    submission's text never reaches a terminal or a spreadsheet raw)."""
+    """Write ``report``: its items as :meth:`Verdict.to_json <attnlab_grader.judging.verdict.Verdict.to_json>`, every
+    string passed through :func:`attnlab_grader.records.intake.safe_text` (a submission's text never reaches a
+    terminal or a spreadsheet raw)."""
     path = report_path(root, assignment, student)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(safe_json(report), indent=1))
+    data = dict(report, items={g: v.to_json() for g, v in report.get("items", {}).items()})
+    path.write_text(json.dumps(safe_json(data), indent=1))
 
 
 class _NotAReport(ValueError):
@@ -79,14 +77,23 @@ class _NotAReport(ValueError):
 
 def _parse(path: Path, assignment: str) -> GradeReport:
     """Read one report file; raises ``OSError``, ``ValueError`` (not JSON) or :class:`_NotAReport`.
-    Missing or malformed common keys get their empty values."""
+    Missing or malformed common keys get their empty values; each item is read into a
+    :class:`attnlab_grader.judging.verdict.Verdict` (an item that is not a JSON object is left out); a
+    ``kept_previous`` that is not ``{"why": ...}`` (written by an older grader) is kept without its reason."""
     rep = json.loads(path.read_text())
     if not isinstance(rep, dict):
         raise _NotAReport(path.name)
     rep["student"] = str(rep.get("student", path.stem))
     rep.setdefault("assignment", assignment)
-    if not isinstance(rep.get("items"), dict):
-        rep["items"] = {}
+    items = rep.get("items")
+    rep["items"] = {str(g): Verdict.from_json(it) for g, it in items.items() if isinstance(it, dict)} \
+        if isinstance(items, dict) else {}
+    kept = rep.get("kept_previous")
+    if kept:
+        why = kept.get("why") if isinstance(kept, dict) else None
+        rep["kept_previous"] = {"why": why if isinstance(why, str) else ""}
+    else:
+        rep.pop("kept_previous", None)
     if not isinstance(rep.get("flags"), list):
         rep["flags"] = [] if rep.get("flags") in (None, "") else [str(rep["flags"])]
     rep["status"] = str(rep.get("status") or "unknown")

@@ -1,26 +1,17 @@
 """The ``reason`` column of the grades sheet in words for people.
 
-A grade report keeps the grader's own fields (``reason``, ``kept_previous``, ``notes``); this
-module is the one place that turns them into sentences for an instructor or a spreadsheet:
-no exception class names, no internal field names.
+A grade report keeps the grader's own fields (``reason``, ``kept_previous``, ``notes``), each written in words
+where it was made (no exception class names, no internal field names); this module is the one place that joins
+them into sentences for an instructor or a spreadsheet.  It reads fields, never parses their text.
 """
 from __future__ import annotations
 
-import re
 
-_EXC = re.compile(r"^\s*[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
-
-
-def plain(text: str) -> str:
-    """``text`` without a leading Python exception class name (``SandboxUnavailable: no userns`` →
-    ``no userns``); a class name inside the sentence is left as written."""
-    return _EXC.sub("", text or "", count=1).strip()
-
-
-def kept_previous(text: str) -> str:
-    """The sentence for a submission whose re-grading failed and whose earlier result was kept."""
-    m = re.search(r"\((.*)\)", text or "")
-    why = plain(m.group(1)) if m else ""
+def kept_previous(kept: dict) -> str:
+    """The sentence for a submission whose re-grading failed and whose earlier result was kept; ``kept``: the
+    report's ``kept_previous`` (``{"why": words}``, :class:`attnlab_grader.records.grade_report.KeptPrevious`)."""
+    why = kept.get("why") if isinstance(kept, dict) else ""
+    why = why.strip() if isinstance(why, str) else ""
     return ("not re-graded: the grader could not run" + (f" ({why})" if why else "")
             + "; the score shown is from the previous grading")
 
@@ -31,9 +22,9 @@ def reason_text(report: dict | None, extra: list[str] = ()) -> str:
     parts: list[str] = []
     if report:
         if report.get("reason"):
-            parts.append(plain(str(report["reason"])))
+            parts.append(str(report["reason"]).strip())
         if report.get("kept_previous"):
-            parts.append(kept_previous(str(report["kept_previous"])))
-        parts += [plain(str(n)) for n in report.get("notes", []) or []]
+            parts.append(kept_previous(report["kept_previous"]))
+        parts += [str(n).strip() for n in report.get("notes", []) or []]
     parts += list(extra)
     return " | ".join(p for p in parts if p)

@@ -1,7 +1,7 @@
 """``python -m attnlab_grader report COURSE --assignment A``: the instructor's view of the class.
 
 Reads what ``grade`` wrote -- ``COURSE/reports/<A>/<student>.json`` (one per submission:
-``status``, ``items`` with each test cell's ``ok``/``points``/``max_points``/``message``/``flag``,
+``status``, ``items``: each test cell's :class:`attnlab_grader.judging.verdict.Verdict`,
 ``flags``, ``reason``) and, when present, ``COURSE/grades.csv`` -- and renders one
 self-contained HTML page, ``COURSE/reports/<A>/class.html``:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from attnlab_grader.judging.verdict import NAMED_MISTAKE, PASSED, UNCLASSIFIED, item_kind
+from attnlab_grader.judging.verdict import NAMED_MISTAKE, PASSED, UNCLASSIFIED, Verdict
 from attnlab_grader.records.grade_report import read_reports
 
 #: Outcome of one (student, item): earned, named mistake, other wrong answer, not graded.
@@ -41,19 +41,16 @@ class ReportError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- reading
-def named_mistake(item: dict) -> str | None:
+def named_mistake(verdict: Verdict) -> str | None:
     """The name of the mistake the grader recognised in one report item, or ``None``.
 
-    Reads the verdict's structured field ``item["mistake"]`` (:class:`attnlab_grader.judging.verdict.Verdict`,
-    written where the judgement was made), shown by its catalogue title when it names a catalogued
-    misconception.  The message text is never read: an item without the field names no mistake.
+    Reads the verdict's field ``mistake`` (:class:`attnlab_grader.judging.verdict.Verdict`, set where the
+    judgement was made), shown by its catalogue title when it names a catalogued misconception.  The message
+    text is never read: an item without the field names no mistake.
     """
-    if item.get("ok"):
+    if verdict.ok or not verdict.mistake or not verdict.mistake.strip():
         return None
-    value = item.get("mistake")
-    if isinstance(value, str) and value.strip():
-        return _misconception_label(value.strip())
-    return None
+    return _misconception_label(verdict.mistake.strip())
 
 
 def _misconception_label(name: str) -> str:
@@ -69,21 +66,19 @@ def _strip_you(title: str) -> str:
     return title[4:] if title.lower().startswith("you ") else title
 
 
-def failure_kind(item: dict) -> str:
+def failure_kind(verdict: Verdict) -> str:
     """The fixed name of why a failed item that is not a named mistake earned nothing: the verdict's
-    ``kind`` (:mod:`attnlab_grader.judging.verdict`), as the grader wrote it.  An item written by a grader whose
-    verdicts carried no kind is :data:`attnlab_grader.judging.verdict.UNCLASSIFIED` (re-grade to classify it);
-    its message text is never parsed for a guess."""
-    kind = item_kind(item)
-    return UNCLASSIFIED if kind in (PASSED, NAMED_MISTAKE) else kind
+    kind code (:attr:`attnlab_grader.judging.verdict.Verdict.code`), as the grader wrote it.  An item written by a
+    grader whose verdicts carried no kind is :data:`attnlab_grader.judging.verdict.UNCLASSIFIED` (re-grade to
+    classify it); its message text is never parsed for a guess."""
+    return UNCLASSIFIED.value if verdict.kind in (PASSED, NAMED_MISTAKE) else verdict.code
 
 
 def unclassified(reports: list[dict]) -> list[str]:
     """Students whose report holds a failed item without a verdict ``kind`` (written by an older
     grader), sorted; :func:`build` turns them into one line of the page's problems."""
     return sorted({str(rep["student"]) for rep in reports if rep.get("status") != "error"
-                   for it in rep["items"].values()
-                   if isinstance(it, dict) and not it.get("ok") and not it.get("kind")})
+                   for v in rep["items"].values() if not v.ok and v.kind is UNCLASSIFIED})
 
 
 def _read_grades(course: Path, assignment: str, csv_path: Path | None) -> dict[str, dict]:
@@ -248,26 +243,22 @@ def _items(reports: list[dict], order: list[str], skills: dict[str, Skill]) -> l
     seen = [g for g in order if g in present] + [g for g in present if g not in order] if present else list(order)
     stats = {g: ItemStats(g, skill=skills.get(g)) for g in seen}
     for rep in reports:
-        for gid, it in rep["items"].items():
-            if isinstance(it, dict):
-                try:
-                    stats[gid].max_points = max(stats[gid].max_points, float(it.get("max_points") or 0))
-                except (TypeError, ValueError):
-                    pass
+        for gid, v in rep["items"].items():
+            stats[gid].max_points = max(stats[gid].max_points, v.max_points)
     for rep in reports:
         student = rep["student"]
         for gid, st in stats.items():
             it = rep["items"].get(gid)
-            if rep["status"] == "error" or not isinstance(it, dict):
+            if rep["status"] == "error" or it is None:
                 st.outcomes["not graded"].append(student)
-            elif it.get("ok"):
+            elif it.ok:
                 st.outcomes["earned"].append(student)
             elif (name := named_mistake(it)) is not None:
                 st.outcomes["named mistake"].append(student)
                 st.mistakes[name].append(student)
             else:
                 st.outcomes["other failure"].append(student)
-                st.failures[failure_kind(it)].append((student, str(it.get("message") or "")))
+                st.failures[failure_kind(it)].append((student, it.message))
     return list(stats.values())
 
 

@@ -20,7 +20,7 @@ import os
 import sys
 
 from .watch import PREAMBLE, library_changes, library_snapshot, make_plain, make_watch
-from .wire import write_frame
+from .wire import watch_line, write_frame
 
 
 def _errors(e: BaseException, keep_frames: bool) -> dict:
@@ -56,10 +56,11 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
 
     import numpy as np
     import torch
+    line = watch_line  # taken before any student code runs, as the other grader functions below
     where = "c"  # read by _record through its closure: no object here for student code to find and clear
 
-    def _record(name):  # no in-process de-duplication: nothing here for student code to pre-fill
-        os.write(efd, f"{where}\t{name[:200]}\n".encode())  # raises if the channel was closed
+    def _record(kind, name):  # no in-process de-duplication: nothing here for student code to pre-fill
+        os.write(efd, line(where, kind, name))  # raises if the channel was closed
 
     # Taken before any student code runs.
     plain = make_plain()
@@ -87,7 +88,7 @@ def run_checks(job: dict, indices: list[int], wfd: int, efd: int, snapshot=None)
         for name in library_changes(snap) + left:
             if name not in reported:
                 reported.add(name)
-                os.write(efd, f"{tag}\tchanged library: {name[:200]}\n".encode())
+                os.write(efd, line(tag, "changed", name))
 
     def _watched(watch, profile, code, ns):
         with watch():

@@ -149,7 +149,8 @@ def make_watch(forbid, record, names=()):
     of an operation's name, e.g. ``"aten._softmax"``) and the library functions and classes named
     ``names`` (e.g. ``"multi_head_attention_forward"``, ``"MultiheadAttention"``): ``watch()`` is a
     context manager (a ``TorchDispatchMode``, or a null context when no operation is forbidden) and
-    ``profile`` a ``sys.setprofile`` function; both call ``record(name)`` for every forbidden
+    ``profile`` a ``sys.setprofile`` function; both call ``record(kind, name)`` (``kind``: ``"op"`` or ``"call"``,
+    the record kinds of :mod:`.wire`) for every forbidden
     operation or call *when it runs*.
 
     * Composite operations (e.g. ``aten._scaled_dot_product_attention_math``) decompose before the
@@ -159,7 +160,7 @@ def make_watch(forbid, record, names=()):
       such as ``torch.overrides.get_overridable_functions()``) is recognised by what runs: a call of
       library code (a frame whose file is a real file, not a cell or the grader's snippet) whose
       qualified name has a part in ``names`` (``MultiheadAttention.__init__``,
-      ``multi_head_attention_forward``), or a builtin of that name; recorded as ``call: <qualified name> (in <module>)``.
+      ``multi_head_attention_forward``), or a builtin of that name; recorded as a ``call`` of ``<qualified name> (in <module>)``.
 
     With nothing forbidden, ``(contextlib.nullcontext, None)``: nothing to record, and a training run
     would be about twice as slow under a watch.  With only ``names``, the profiler alone (cheap)."""
@@ -176,7 +177,7 @@ def make_watch(forbid, record, names=()):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 name = str(func)
                 if any(f in name for f in forbid):
-                    record(name)
+                    record("op", name)
                 return func(*args, **(kwargs or {}))
         watch = _Watch
 
@@ -196,19 +197,19 @@ def make_watch(forbid, record, names=()):
             if hit is None:  # library code (not a cell's, not the grader's snippets) of a forbidden name
                 hit = named[code] = bool(names) and code.co_filename[:1] != "<" and _named(code.co_qualname)
             if hit:
-                record(f"call: {code.co_qualname} (in {frame.f_globals.get('__name__', '?')})")
+                record("call", f"{code.co_qualname} (in {frame.f_globals.get('__name__', '?')})")
             elif forbid and code.co_name == "__call__" and code.co_filename.endswith("_ops.py"):
                 name = str(frame.f_locals.get("self", ""))
                 if any(f in name for f in forbid):
-                    record(name)
+                    record("op", name)
         elif event == "c_call":
             name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", "")
             if not isinstance(name, str):
                 return
             if names and _named(name):
                 mod = getattr(arg, "__module__", None)
-                record(f"call: {name} (in {mod})" if isinstance(mod, str) else f"call: {name}")
+                record("call", f"{name} (in {mod})" if isinstance(mod, str) else name)
             elif forbid and any(f in name for f in forbid):
-                record(name)
+                record("op", name)
 
     return watch, _profile

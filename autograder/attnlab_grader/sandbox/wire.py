@@ -6,9 +6,11 @@ repository, receives it as source text (:mod:`attnlab_grader.sandbox.zygote`).  
 from the course and runs no student code.
 
 Frames (grader <-> zygote, and child -> job process): ``8-byte big-endian length + UTF-8 JSON``.
-Watch records (child -> job process, a second pipe): one line ``<tag>\\t<operation>`` per forbidden
-library operation *as it runs*; ``<tag>`` is ``c`` (the answer cells), or ``<check>.<trial>``
-(0-based indices into the job's checks and that check's trials).
+Watch records (child -> job process, a second pipe): one line ``<tag>\\t<kind>\\t<operation>`` per
+forbidden library operation *as it runs* (:func:`watch_line`); ``<tag>`` is ``c`` (the answer cells), or
+``<check>.<trial>`` (0-based indices into the job's checks and that check's trials); ``<kind>`` is one of
+:data:`RECORD_KINDS`.  A check's result lists them as typed records ``{"kind": ..., "op": ...}``
+(:func:`check_result`, shown in words by :func:`record_text`).
 """
 from __future__ import annotations
 
@@ -90,28 +92,50 @@ def ended(wstatus: int) -> dict:
                      " (sys.exit/os._exit or a crash in the interpreter)"}
 
 
+#: The kinds of watch record: ``op``, a forbidden aten operation ran (its name); ``call``, library code of a
+#: forbidden name was called (``<qualified name> (in <module>)``); ``changed``, part of a library was replaced
+#: or deleted, or a torch mode left active (what changed).
+RECORD_KINDS = ("op", "call", "changed")
+
+
+def watch_line(tag: str, kind: str, name: str) -> bytes:
+    """One line of the watch channel: the record ``kind`` (one of :data:`RECORD_KINDS`) of ``name`` (cut to 200
+    characters, tabs and line breaks replaced) under ``tag``."""
+    text = name[:200].replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    return f"{tag}\t{kind}\t{text}\n".encode()
+
+
+def record_text(record: dict) -> str:
+    """A watch record (``{"kind", "op"}``) in words for a report's evidence: ``call: <op>``,
+    ``changed library: <op>``, or the operation's name."""
+    prefix = {"call": "call: ", "changed": "changed library: "}.get(record["kind"], "")
+    return prefix + record["op"]
+
+
 def watch_records(events: bytes) -> dict:
-    """``{tag: {operation, ...}}`` from the watch channel's bytes (see the module docstring);
-    malformed lines are skipped."""
+    """``{tag: {(kind, operation), ...}}`` from the watch channel's bytes (see the module docstring);
+    malformed lines (an unknown tag or kind, no operation) are skipped."""
     out: dict = {}
     for line in events.decode(errors="replace").splitlines():
-        tag, _, name = line.partition("\t")
-        if name and (tag == "c" or tag.replace(".", "", 1).isdigit()):
-            out.setdefault(tag, set()).add(name)
+        tag, _, rest = line.partition("\t")
+        kind, _, name = rest.partition("\t")
+        if name and kind in RECORD_KINDS and (tag == "c" or tag.replace(".", "", 1).isdigit()):
+            out.setdefault(tag, set()).add((kind, name))
     return out
 
 
-def forbidden_by(check: dict, op: str) -> bool:
-    """Whether the watch record ``op`` counts against ``check`` (a job check with ``forbid_ops`` and
-    ``forbid_names``): a replaced library always does; an operation when ``check`` forbids it (a
-    substring match, as the watch matches); a library call (``call: <qualified name> (in <module>)``)
+def forbidden_by(check: dict, record: tuple[str, str]) -> bool:
+    """Whether the watch record ``(kind, operation)`` counts against ``check`` (a job check with ``forbid_ops``
+    and ``forbid_names``): a replaced library (``changed``) always does; an ``op`` when ``check`` forbids it
+    (a substring match, as the watch matches); a library ``call`` (``<qualified name> (in <module>)``)
     when a part of its name is one of the check's ``forbid_names`` (compared without case and
     underscores, as the watch compares them)."""
-    if op.startswith("changed library: "):
+    kind, op = record
+    if kind == "changed":
         return True
-    if op.startswith("call: "):
+    if kind == "call":
         names = {n.replace("_", "").lower() for n in check.get("forbid_names", ())}
-        qualname = op[len("call: "):].split(" (in ", 1)[0]  # the function's own name, not its module's
+        qualname = op.split(" (in ", 1)[0]  # the function's own name, not its module's (the watch wrote both)
         return not names.isdisjoint(p.replace("_", "").lower() for p in qualname.split("."))
     return any(f in op for f in check.get("forbid_ops", ()))
 
@@ -145,7 +169,9 @@ def check_result(data: bytes, records: dict, index: int, check: dict, cells_ops=
             raise ValueError("cell errors are not result objects")
         cells = {op for op in cells_ops if forbidden_by(check, op)}
         for t, trial in enumerate(trials or []):  # the record kept here, never the child's own claim
-            trial["forbidden_ops"] = sorted(set(records.get(f"{index}.{t}", ())) | cells)
+            trial["forbidden_ops"] = [{"kind": k, "op": op} for k, op in
+                                      sorted(set(records.get(f"{index}.{t}", ())) | cells,
+                                             key=lambda r: record_text({"kind": r[0], "op": r[1]}))]
         out.pop("check", None)
         return out
     except (ValueError, RecursionError, MemoryError) as err:

@@ -2,7 +2,7 @@
 
 When the sandbox cannot run (e.g. formgrader's server session has no user namespaces),
 :class:`attnlab_grader.steps.sandbox_grade.SandboxGrade` keeps a student's earlier result so that the
-gradebook's scores do not drop to 0, and records why in the report (``kept_previous``).  Without
+gradebook's scores do not drop to 0, and records why in the report (``kept_previous``, ``{"why": words}``).  Without
 this step nbgrader would then report ``success: true`` to formgrader's Autograde button although
 nothing was graded.  :class:`AutogradeOutcome`, the last autograde preprocessor, raises in that
 case: nbgrader reports the failure with the reason, the gradebook keeps the earlier scores, and

@@ -12,6 +12,7 @@ notebooks :class:`attnlab_grader.steps.verify.VerifySubmission` checked in the s
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from nbformat.v4 import new_output
@@ -20,7 +21,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_locked, is_solution
 from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
 
-from attnlab_grader.records.grade_report import GradeReport, ItemResult, error_report, read_report, write_report
+from attnlab_grader.judging.verdict import Verdict
+from attnlab_grader.records.grade_report import GradeReport, error_report, read_report, write_report
 from attnlab_grader.judging.engine import GradingError, Judgement, judge_notebook
 from attnlab_grader.judging.spec import load_spec
 from attnlab_grader.judging.structure import nbgrader_meta as _nbg
@@ -103,15 +105,15 @@ class SandboxGrade(NbGraderPreprocessor):
             self._error(coursedir.root, assignment, student, str(err))
             raise
         except Exception as err:  # noqa: BLE001 - the grader could not run: keep what we had
-            why = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+            words = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            why = f"{type(err).__name__}: {words}"
             if not previous or previous.get("status") not in ("graded", "flagged") or not previous.get("items"):
                 reason = f"the grader could not run ({why}); nothing was recorded, grade again when it works"
                 self._error(coursedir.root, assignment, student, reason)
                 raise SubmissionError(reason) from err
             self.log.error("could not re-grade %s/%s (%s): the previous result was kept",
                            assignment, student, why)
-            report = dict(previous, kept_previous=f"re-grading failed ({why}); the previous result "
-                          "was kept")
+            report = dict(previous, kept_previous={"why": words})
             annotate(nb, report["items"])
         if verified.get("notes"):
             report["notes"] = list(report.get("notes", [])) + list(verified["notes"])
@@ -142,24 +144,24 @@ def record_flag(db_url, course_id, assignment, student, notebook, flagged, was_f
         gb.db.commit()
 
 
-def annotate(nb, items: dict[str, ItemResult]) -> None:
+def annotate(nb, items: dict[str, Verdict]) -> None:
     """Write each item's verdict into its test cell's outputs (an ``error`` output for no credit),
     which is what nbgrader's ``SaveAutoGrades`` scores and ``generate_feedback`` shows."""
     for c in nb.cells:
         gid = _nbg(c).get("grade_id")
         if gid in items and c.cell_type == "code" and is_grade(c) and not is_solution(c):
-            item = items[gid]
-            c.outputs = [new_output("stream", name="stdout", text=f"✔ {item['message']}\n")] \
-                if item["ok"] else [_error_output(item["message"])]
+            verdict = items[gid]
+            c.outputs = [new_output("stream", name="stdout", text=f"✔ {verdict.message}\n")] \
+                if verdict.ok else [_error_output(verdict.message)]
 
 
 def to_report(judgement: Judgement, student: str, assignment: str) -> GradeReport:
     """The student's report of one judgement: each test cell's verdict as its report item, with its points."""
-    items: dict[str, ItemResult] = {g: v.item(judgement.points[g]) for g, v in judgement.verdicts.items()}
+    items = {g: replace(v, max_points=judgement.points[g]) for g, v in judgement.verdicts.items()}
     return {"student": student, "assignment": assignment, "status": "flagged" if judgement.flags else "graded",
             "items": items, "flags": list(judgement.flags), "sandbox": judgement.sandbox,
-            "score": sum(i["points"] for i in items.values()),
-            "max_score": sum(i["max_points"] for i in items.values())}
+            "score": sum(v.points for v in items.values()),
+            "max_score": sum(v.max_points for v in items.values())}
 
 
 def annotate_errors(nb, judgement: Judgement) -> None:

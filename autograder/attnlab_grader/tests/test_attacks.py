@@ -384,16 +384,16 @@ def test_attack(attacked_class, student):
         return
     for gid, needle in broken.items():
         item = rep["items"][gid]
-        assert not item["ok"] and needle in item["message"], (gid, item)
+        assert not item.ok and needle in item.message, (gid, item)
     for gid in intact:
-        assert rep["items"][gid]["ok"], (gid, rep["items"][gid])
+        assert rep["items"][gid].ok, (gid, rep["items"][gid])
     if status == "flagged":
         assert rep["flags"]
     else:
         assert not rep["flags"]
     untouched = set(ALL) - set(broken) - set(intact)
     if status == "flagged" and not intact:  # deny by default: everything withheld
-        assert all(not rep["items"][g]["ok"] for g in untouched)
+        assert all(not rep["items"][g].ok for g in untouched)
 
 
 def test_error_reasons_are_specific(attacked_class):
@@ -411,9 +411,9 @@ def test_copied_numbers_earn_nothing(attacked_class):
     if all(qa.cell(_nb("copycat"), g).source == qa.cell(_nb("honest"), g).source
            for g in ("scores_by_hand", "weights_by_hand", "output_by_hand")):
         pytest.fail("the two students drew identical variants; pick other ids")
-    lost = [g for g in BY_HAND if not rep["items"][g]["ok"]]
+    lost = [g for g in BY_HAND if not rep["items"][g].ok]
     assert lost, rep["items"]
-    assert all(rep["items"][g]["ok"] for g in FUNCS)
+    assert all(rep["items"][g].ok for g in FUNCS)
 
 
 def test_csv_and_feedback(attacked_class):

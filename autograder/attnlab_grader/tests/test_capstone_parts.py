@@ -57,7 +57,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _verdicts(cells):
-    """``{grade_id: Outcome or 'raised <Error>'}`` of the three parts for the answer cells ``cells``
+    """``{grade_id: Verdict or 'raised <Error>'}`` of the three parts for the answer cells ``cells``
     (the first failing trial decides, as in the grader)."""
     from attnlab_grader.judging.values import DECODE
     spec = qa.spec(A)
@@ -103,7 +103,7 @@ def test_a_wrong_part_costs_that_part_only_and_is_named(name):
         if gid in case.breaks:
             assert not getattr(v, "ok", True), f"{name}: {gid} passed"
             if case.mistake:
-                assert case.mistake in (v.matches or (v.mistake,)), f"{name}: {gid} said {v.message!r}"
+                assert case.mistake in (v.mistakes or (v.mistake,)), f"{name}: {gid} said {v.message!r}"
         else:
             assert getattr(v, "ok", False), f"{name}: {gid} failed: {getattr(v, 'message', v)}"
 

@@ -151,10 +151,10 @@ def _recognisable(spec, case) -> bool:
 @pytest.mark.parametrize("assignment", GRADED)
 def test_the_grader_recognises_the_named_mistake_of_each_wrong_case(qa_graded, assignment):
     """Where a broken item knows the case's ``# mistake:`` (see :func:`_recognisable`), the grade
-    report names exactly that mistake for at least one broken item (``Outcome.mistake``): the feedback
+    report names exactly that mistake for at least one broken item (``Verdict.mistake``): the feedback
     and the class report then use the catalogue's words for it.  A case whose code raises is shown
     the exception instead (nothing to compare)."""
-    from attnlab_grader.reports.class_report import failure_kind
+    from attnlab_grader.judging.verdict import Kind
     cases, reports, error = qa_graded[assignment]
     if not cases and not error:
         pytest.skip(f"{assignment} was not graded in this session (select its course QA test too)")
@@ -165,10 +165,10 @@ def test_the_grader_recognises_the_named_mistake_of_each_wrong_case(qa_graded, a
         if not case.mistake or not _recognisable(spec, case):
             continue
         items = reports[cases[name]]["items"]
-        if all(failure_kind(items[g]).startswith("raised") for g in case.breaks if g in items):
+        if all(items[g].kind is Kind.RAISED for g in case.breaks if g in items):
             continue  # the code raised (e.g. equiv_batch_axis: x[perm] on a short batch axis): no value to name
         checked += 1
-        got = {g: items[g].get("mistakes") or [items[g].get("mistake")] for g in case.breaks if g in items}
+        got = {g: list(items[g].mistakes) or [items[g].mistake] for g in case.breaks if g in items}
         if not any(case.mistake in names for names in got.values()):
             problems.append(f"{name}: named {case.mistake!r}, the grader reported {got}")
     assert not problems, "\n".join(problems)

@@ -26,7 +26,7 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
     assert not error, error
     ref = reports["reference"]
     assert ref["status"] == "graded", ref
-    bad = {g: i["message"] for g, i in ref["items"].items() if not i["ok"]}
+    bad = {g: i.message for g, i in ref["items"].items() if not i.ok}
     assert not bad, f"reference solution loses points: {bad}"
     assert ref["score"] == ref["max_score"] > 0
     untouched = reports["untouched"]
@@ -37,11 +37,11 @@ def test_reference_untouched_and_wrong_implementations(qa_graded, assignment):
     problems = []
     for name, student in cases.items():
         rep = reports[student]
-        failed = {g for g, i in rep["items"].items() if not i["ok"]}
+        failed = {g for g, i in rep["items"].items() if not i.ok}
         expected = set(spec.wrong[name].breaks)
         if failed != expected:
             problems.append(f"{name}: broke {sorted(failed)}, expected {sorted(expected)}: "
-                            + "; ".join(rep["items"][g]["message"] for g in sorted(failed ^ expected) if g in rep["items"]))
+                            + "; ".join(rep["items"][g].message for g in sorted(failed ^ expected) if g in rep["items"]))
     assert not problems, "\n".join(problems)
 
 
@@ -65,7 +65,7 @@ def test_honest_alternatives_get_full_credit(qa_graded, assignment, name):
     cases, reports, error = qa_graded[assignment]
     assert not error, error
     rep = reports[cases[f"honest:{name}"]]
-    lost = {g: i["message"] for g, i in rep["items"].items() if not i["ok"]}
+    lost = {g: i.message for g, i in rep["items"].items() if not i.ok}
     assert not lost, f"{name} loses points: {lost}"
     assert rep["status"] == "graded" and not rep["flags"], rep["flags"]
     assert rep["score"] == rep["max_score"] > 0
@@ -221,7 +221,7 @@ def test_by_hand_numbers_of_the_id_the_notebook_ran_under_are_flagged(qa_graded,
     assert rep["status"] == "flagged"
     for gid, item in rep["items"].items():
         if gid in by_hand:
-            assert not item["ok"] and "'alice'" in item["message"] and "'stu6'" in item["message"], item
+            assert not item.ok and "'alice'" in item.message and "'stu6'" in item.message, item
         else:
-            assert item["ok"], (gid, item)
+            assert item.ok, (gid, item)
     assert sum("learner id 'alice'" in f for f in rep["flags"]) == len(by_hand)

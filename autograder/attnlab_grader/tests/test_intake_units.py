@@ -169,10 +169,15 @@ def test_reason_never_points_at_an_unseen_traceback():
     from attnlab_grader.classroom.pipeline import _reason
     log = ("[ERROR] There was an error processing assignment: /c/submitted/x/A\n"
            "[ERROR] Please see the the above traceback for details on the specific errors on the above failures.")
-    assert "traceback" not in _reason(log).lower()
-    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")
-    schema = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
+    assert "traceback" not in _reason(log)[0].lower()
+    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")[0]
+    schema, lost = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
     assert schema.startswith("the nbgrader metadata of a cell is damaged") and "nbgraderformat" not in schema
+    assert not lost
+    # a line of the log with a leading exception class name: its words only; the database's failure is said as such
+    assert _reason("ValueError: the cell is broken") == ("the cell is broken", False)
+    busy, lost = _reason("sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) database is locked")
+    assert lost and "database is locked" in busy
 
 
 class _DeepCheck:
@@ -188,9 +193,24 @@ class _DeepCheck:
 
 
 def test_one_items_crash_stays_in_that_item():
+    from attnlab_grader.judging import verdict as V
     from attnlab_grader.judging.engine import _judge
     outcome, flag = _judge(_DeepCheck(), None, {}, "s", [], {}, [], None)
     assert not outcome.ok and "nested too deeply" in outcome.message and flag is None
+    assert outcome.kind is V.NESTED
+
+
+def test_nesting_is_read_from_the_exception_class_not_its_words():
+    """An error raised while handling a RecursionError is nesting; an error that only says the words is not."""
+    from attnlab_grader.judging.values import nested_too_deeply
+    try:
+        try:
+            raise RecursionError("maximum recursion depth exceeded")
+        except RecursionError as inner:
+            raise TypeError("could not convert") from inner
+    except TypeError as err:
+        assert nested_too_deeply(err)
+    assert not nested_too_deeply(TypeError("maximum recursion depth exceeded while calling a Python object"))
 
 
 def test_course_kernel_is_accepted():
@@ -251,30 +271,36 @@ def test_any_result_from_the_pipe_ends_as_that_items_verdict():
                  b"[" * 1_000_000, b"\xff\xfe{", b'{"trials": ["x"]}', b'{"cell_errors": [7]}', b"42"]:
         res = check_result(data, {}, 0, check)
         assert res["status"] == "crashed" and "nothing was compared" in res["error"], (data[:40], res)
-    records = watch_records(b"3.1\taten._softmax.default\nc\taten.bmm.default\nc\taten.mm.default\n"
-                            b"2.0\taten.bmm.default\nnonsense\n")
+    records = watch_records(b"3.1\top\taten._softmax.default\nc\top\taten.bmm.default\nc\top\taten.mm.default\n"
+                            b"2.0\top\taten.bmm.default\nnonsense\n3.1\tforged\taten.mm.default\n3.1\taten.mm.default\n")
     data = b'{"status": "ok", "cell_errors": [], "trials": [{"status": "ok", "forbidden_ops": []}, {}]}'
     ok = check_result(data, records, 3, check, records["c"])
-    assert ok["trials"][0]["forbidden_ops"] == ["aten.bmm.default"]  # the child's own claim is replaced
-    assert ok["trials"][1]["forbidden_ops"] == ["aten._softmax.default", "aten.bmm.default"]
+    op = lambda name: {"kind": "op", "op": name}  # noqa: E731 - the typed record of an operation
+    assert ok["trials"][0]["forbidden_ops"] == [op("aten.bmm.default")]  # the child's own claim is replaced
+    assert ok["trials"][1]["forbidden_ops"] == [op("aten._softmax.default"), op("aten.bmm.default")]
     # a check that forbids nothing: the cells' operations do not count against it
     assert check_result(data, records, 3, {"forbid_ops": []}, records["c"])["trials"][0]["forbidden_ops"] == []
     assert ended(9)["status"] in ("crashed", "timeout")
 
 
 def test_a_library_call_counts_against_the_checks_that_forbid_its_name():
-    """A call the watch recorded (``call: <qualified name> (in <module>)``) counts against a check whose
+    """A call the watch recorded (a ``call`` of ``<qualified name> (in <module>)``) counts against a check whose
     ``forbid_names`` has a part of that name (not of its module's), compared without case and underscores (``Softmax.forward``
     for ``softmax``), and against no other check."""
-    from attnlab_grader.sandbox.wire import forbidden_by
-    mha = "call: multi_head_attention_forward (in torch.nn.functional)"
-    module = "call: Softmax.forward (in torch.nn.modules.activation)"
+    from attnlab_grader.sandbox.wire import forbidden_by, record_text, watch_line, watch_records
+    mha = ("call", "multi_head_attention_forward (in torch.nn.functional)")
+    module = ("call", "Softmax.forward (in torch.nn.modules.activation)")
     assert forbidden_by({"forbid_names": ["multi_head_attention_forward"]}, mha)
     assert forbidden_by({"forbid_names": ["softmax"]}, module)
     assert not forbidden_by({"forbid_names": ["softmax"]}, mha)
     assert not forbidden_by({"forbid_ops": ["softmax"]}, mha)  # an operation's name is not a call's
-    assert not forbidden_by({"forbid_names": ["rearrange"]}, "call: reduce (in einops.einops)")
-    assert not forbidden_by({"forbid_names": ["flop_counter"]}, "call: FlopCounterMode.__init__ (in torch.utils.flop_counter)")
+    assert not forbidden_by({"forbid_names": ["rearrange"]}, ("call", "reduce (in einops.einops)"))
+    assert not forbidden_by({"forbid_names": ["flop_counter"]}, ("call", "FlopCounterMode.__init__ (in torch.utils.flop_counter)"))
+    assert forbidden_by({}, ("changed", "torch.tensor"))  # a replaced library always counts
+    # the record kind travels as a field of the line: an operation whose name reads like a call stays an operation
+    assert watch_records(watch_line("0.0", "op", "call: softmax\tx")) == {"0.0": {("op", "call: softmax x")}}
+    assert record_text({"kind": "call", "op": mha[1]}) == "call: " + mha[1]
+    assert record_text({"kind": "changed", "op": "torch.tensor"}) == "changed library: torch.tensor"
 
 
 def _raw_notebook(d, mutate, encode=lambda text: text.encode()):

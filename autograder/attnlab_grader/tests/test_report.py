@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from attnlab_grader.judging.verdict import Verdict
+from attnlab_grader.records.grade_report import read_report, read_reports
 from attnlab_grader.reports import class_report as report
 from attnlab_grader.reports.render import render
 from attnlab_grader.classroom.main import cli
@@ -46,30 +49,35 @@ def _parse(html: str) -> _Tags:
     return p
 
 
+def _v(**item) -> Verdict:
+    """The Verdict of a report item written as ``item`` (read as a report file's item is)."""
+    return Verdict.from_json(item)
+
+
 def test_named_mistake_reads_only_the_verdicts_field():
     """The mistake is a field of the verdict; the message text is never parsed for one."""
-    assert report.named_mistake({"ok": False, "mistake": "no_scale", "message": "whatever"}) == \
+    assert report.named_mistake(_v(ok=False, mistake="no_scale", message="whatever")) == \
         "left out the 1/√d_k scale"  # a catalogue name gets its catalogue title
-    assert report.named_mistake({"ok": False, "mistake": "mask applied after the softmax"}) == \
+    assert report.named_mistake(_v(ok=False, mistake="mask applied after the softmax")) == \
         "mask applied after the softmax"
-    assert report.named_mistake({"ok": True, "mistake": "no_scale"}) is None
+    assert report.named_mistake(_v(ok=True, mistake="no_scale")) is None
     # the words an older grader wrote, without the field: no guess
-    assert report.named_mistake({"ok": False, "message": "attention_scores: the result matches a known "
-                                 "mistake: no 1/√d_k scale"}) is None
-    assert report.named_mistake({"ok": False, "message": "`scores`: Not quite: it looks like you left out "
-                                 "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides"}) is None
+    assert report.named_mistake(_v(ok=False, message="attention_scores: the result matches a known "
+                                   "mistake: no 1/√d_k scale")) is None
+    assert report.named_mistake(_v(ok=False, message="`scores`: Not quite: it looks like you left out "
+                                   "the 1/√d_k scale. Eq. 1 of Vaswani et al. divides")) is None
 
 
 def test_the_grades_sheet_carries_each_failed_items_verdict(course):
     """``failed_items`` of grades.csv is written from the verdict fields (kind, named mistake), and an
     item of an older grader without a kind says so."""
     from attnlab_grader.judging import verdict as V
-    items = json.loads((course / "reports" / A / "jon.json").read_text())["items"]
+    items = read_report(str(course), A, "jon")["items"]
     cell = V.failed_items(items)
     assert "test_attention_scores: named mistake (scale_by_dk)" in cell
     assert "test_sdpa: wrong values (no known mistake)" in cell and "test_softmax" not in cell
-    assert V.failed_items({"t": {"ok": False, "message": "timed out: 5 s"}}) == f"t: {V.UNCLASSIFIED}"
-    assert V.failed_items({"t": {"ok": True}}) == ""
+    assert V.failed_items({"t": _v(ok=False, message="timed out: 5 s")}) == f"t: {V.UNCLASSIFIED}"
+    assert V.failed_items({"t": _v(ok=True)}) == ""
 
 
 def test_reports_of_an_older_grader_are_not_guessed_from_their_words(course):
@@ -83,7 +91,7 @@ def test_reports_of_an_older_grader_are_not_guessed_from_their_words(course):
             for key in ("kind", "mistake", "mistakes", "evidence"):
                 item.pop(key, None)
         (folder / f"{name}.json").write_text(json.dumps(rep))
-    assert report.failure_kind({"ok": False, "message": "timed out: did not finish within 5 s"}) == V.UNCLASSIFIED
+    assert report.failure_kind(_v(ok=False, message="timed out: did not finish within 5 s")) == V.UNCLASSIFIED
     rep = report.build(course, A)
     items = {st.grade_id: st for st in rep.items}
     assert "cam" not in [s for who in items["test_attention_scores"].mistakes.values() for s in who]
@@ -207,14 +215,58 @@ def test_the_report_reads_the_verdicts_kind_not_its_words():
                                                "exception": "NotImplementedError"}]}, V.NOT_ATTEMPTED),
         # the kind comes from the exception's class the sandbox recorded, not from the words
         "words": ({"status": "ok", "trials": [{"status": "error", "error": "KeyError: a ValueError: text"}]}, V.OTHER),
-        "library": ({"status": "ok", "trials": [{"status": "ok", "forbidden_ops": ["changed library: torch.tensor"]}]},
+        "library": ({"status": "ok", "trials": [{"status": "ok", "forbidden_ops": [{"kind": "changed",
+                                                                                   "op": "torch.tensor"}]}]},
                     V.LIBRARY),
     }
     for name, (res, kind) in cases.items():
         verdict, _ = _judge(Check(), ({}, raws), {"test_x": res}, "s", [], {}, [], None)
-        item = verdict.item(2.0)
+        item = replace(verdict, max_points=2.0).to_json()
         assert item["kind"] == kind and not item["ok"] and item["points"] == 0.0, (name, item)
         # words that would have read as another kind to a message parser do not matter
-        assert report.failure_kind(dict(item, message="f: values differ from the reference")) == kind
-    assert report.named_mistake({"ok": False, "kind": V.WRONG_VALUES,
-                                 "message": "f: the result matches a known mistake: no 1/√d_k scale"}) is None
+        assert report.failure_kind(replace(verdict, reason="f: values differ from the reference")) == kind
+    assert report.named_mistake(_v(ok=False, kind=V.WRONG_VALUES,
+                                   message="f: the result matches a known mistake: no 1/√d_k scale")) is None
+
+
+def test_every_kind_round_trips_through_json():
+    """Each kind (and a raised exception) is written as its stored code and read back as the same Verdict."""
+    from attnlab_grader.judging import verdict as V
+    made = [Verdict(False, f"no credit: {k.value}", k, max_points=2.0, evidence=("call: torch.softmax",))
+            for k in V.Kind if k not in (V.PASSED, V.RAISED)]
+    made += [Verdict(True, "passes", max_points=1.5), Verdict(False, "error: boom", V.RAISED, exception="KeyError"),
+             Verdict(False, "f: named", mistake="no_scale", mistakes=("no_scale", "scale_by_dk"), flag="review",
+                     withheld=True, max_points=3.0)]
+    for v in made:
+        data = v.to_json()
+        assert set(data) == {"ok", "message", "points", "max_points", "flag", "withheld", "mistake", "mistakes",
+                             "kind", "evidence"}
+        assert json.loads(json.dumps(data)) == data and Verdict.from_json(data) == v, v
+        assert type(data["kind"]) is str and data["kind"] == v.code
+    assert made[-2].code == "raised KeyError" and made[-1].kind is V.NAMED_MISTAKE
+    # the stored codes never change: report files of running classes hold them
+    assert V.WRONG_VALUES == "wrong values (no known mistake)" and V.NOT_ATTEMPTED == "not attempted (stub left)"
+    # an item an older grader wrote (no kind, no points) reads as unclassified; a stub's exception as not attempted
+    old = Verdict.from_json({"ok": False, "message": "timed out"})
+    assert old.kind is V.UNCLASSIFIED and old.points == 0.0 and old.mistakes == ()
+    assert Verdict.from_json({"ok": False, "kind": "raised NotImplementedError"}).kind is V.NOT_ATTEMPTED
+    assert Verdict.from_json({"ok": False, "kind": "no such kind"}).kind is V.UNCLASSIFIED
+
+
+def test_the_committed_reports_read_into_verdicts_and_write_back_the_same(course, tmp_path):
+    """The fixture's report files, written by an earlier grading, read into Verdicts (each kind a Kind) and
+    are written back byte for byte as they were."""
+    from attnlab_grader.judging import verdict as V
+    from attnlab_grader.records.grade_report import write_report
+    reports, problems = read_reports(course, A)
+    assert len(reports) == 12 and problems == []
+    kinds = set()
+    for rep in reports:
+        for v in rep["items"].values():
+            assert isinstance(v, Verdict) and isinstance(v.kind, V.Kind) and v.kind is not V.UNCLASSIFIED
+            kinds.add(v.code)
+        write_report(str(tmp_path), A, rep["student"], rep)
+        before = json.loads((course / "reports" / A / f"{rep['student']}.json").read_text())
+        after = json.loads((tmp_path / "reports" / A / f"{rep['student']}.json").read_text())
+        assert after == before, rep["student"]
+    assert {"passed", "named mistake", "raised ValueError", "used the library version"} <= kinds

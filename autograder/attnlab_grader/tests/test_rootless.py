@@ -36,8 +36,9 @@ pytestmark = [needs_sandbox, pytest.mark.slow, pytest.mark.xdist_group("grading-
 #: Honest work, isolation attacks and "write it yourself" bypasses; each must grade the same.
 SUBSET = ("killparent", "forkbomb", "readsolutions", "thread", "forge", "transformer", "honestalt")
 GRADE = ("import json, sys\nfrom attnlab_grader.classroom.pipeline import grade\n"
+         "def _json(r):\n    return dict(r, items={g: v.to_json() for g, v in r['items'].items()})\n"
          "s = grade(sys.argv[1], sys.argv[2], jobs=2, feedback=True, progress=False, item_timeout=3)\n"
-         "print('RESULT ' + json.dumps({'sandbox': s.sandbox, 'reports': {r['student']: r for r in s.reports}}))\n")
+         "print('RESULT ' + json.dumps({'sandbox': s.sandbox, 'reports': {r['student']: _json(r) for r in s.reports}}))\n")
 
 
 def _verdicts(reports: dict) -> dict:
@@ -91,7 +92,9 @@ def test_root_then_user_grade_identically_and_leave_no_root_files(user, course):
     as_user = json.loads(line[len("RESULT "):])
     assert as_user["sandbox"].startswith(("userns", "bwrap")), as_user["sandbox"]
     assert all(r["sandbox"] == as_user["sandbox"] for r in as_user["reports"].values())  # every report says it
-    ours, theirs = _verdicts({r["student"]: r for r in as_root.reports}), _verdicts(as_user["reports"])
+    ours = _verdicts({r["student"]: dict(r, items={g: v.to_json() for g, v in r["items"].items()})
+                      for r in as_root.reports})
+    theirs = _verdicts(as_user["reports"])
     assert set(ours) == set(theirs) == {"honest", *SUBSET}
     for student in ours:
         assert ours[student] == theirs[student], (student, ours[student], theirs[student])

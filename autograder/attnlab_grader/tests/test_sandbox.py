@@ -32,6 +32,13 @@ MECHANISMS = [m for m in WANTED if mechanism_support()[m] is None] or ["none"]
 NPROC_ENFORCED = {"root": True, "userns": os.geteuid() != 0, "bwrap": os.geteuid() != 0,
                   "landlock": os.geteuid() != 0}  # landlock: tests/k8s runs this file in a grading pod
 
+
+def _ops(trial: dict) -> list[str]:
+    """A trial's watch records (``{"kind", "op"}``) in the words a report's evidence shows them in."""
+    from attnlab_grader.sandbox.wire import record_text
+    return [record_text(r) for r in trial["forbidden_ops"]]
+
+
 PROBE = r'''
 import os, socket, threading, ctypes
 def attempt(fn):
@@ -211,7 +218,7 @@ def test_forbidden_op_is_recorded_outside_the_check(box):
     result pipe or exiting after the library call changes nothing (runs without the static scan)."""
     sb, _ = box
     plain = _watched(sb, [["s", SOFTMAX_VIA_LIBRARY]])
-    assert all("aten._softmax.default" in t["forbidden_ops"] for t in plain["trials"]), plain
+    assert all("aten._softmax.default" in _ops(t) for t in plain["trials"]), plain
     clear = ("import gc, sys\n"
              "def softmax(x, dim=-1):\n    r = torch.softmax(x, dim)\n"
              "    f = sys._getframe()\n    while f is not None:\n"
@@ -224,7 +231,7 @@ def test_forbidden_op_is_recorded_outside_the_check(box):
              "    return r\n")
     cleared = _watched(sb, [["s", clear]])
     assert cleared["status"] == "ok" and cleared["trials"], cleared
-    assert all(t["forbidden_ops"] for t in cleared["trials"]), cleared
+    assert all(_ops(t) for t in cleared["trials"]), cleared
     forge = ("import json\n"
              "def softmax(x, dim=-1):\n    r = torch.softmax(x, dim)\n"
              "    trial = {'status': 'ok', 'forbidden_ops': [], 'value': {'__array__': r.tolist(), "
@@ -235,7 +242,7 @@ def test_forbidden_op_is_recorded_outside_the_check(box):
     forged = _watched(sb, [["s", forge]])
     # the check ended inside the first trial: the forged second trial claims no forbidden op, but
     # the first one's record stands, and one trial with a forbidden op costs the item (sandbox_grade._runtime)
-    assert forged.get("status") != "ok" or any(t["forbidden_ops"] for t in forged["trials"]), forged
+    assert forged.get("status") != "ok" or any(_ops(t) for t in forged["trials"]), forged
 
 
 def test_library_call_in_another_thread_cannot_run(box):
@@ -253,7 +260,7 @@ def test_library_call_in_another_thread_cannot_run(box):
             "def softmax(x, dim=-1):\n    with multiprocessing.get_context('fork').Pool(1) as p:\n"
             "        return torch.tensor(p.apply(torch.softmax, (x, dim)))\n")
     res = _watched(sb, [["s", proc]])
-    assert all(t["status"] != "ok" or t["forbidden_ops"] for t in res.get("trials", [res])), res
+    assert all(t["status"] != "ok" or _ops(t) for t in res.get("trials", [res])), res
 
 
 def _check(sb, cells, setup, extract, trials=1, forbid=("softmax",), timeout=5):
@@ -285,7 +292,7 @@ def test_every_line_of_student_code_runs_under_the_watch(box):
            "torch.tensor = _spy\n"
            "def softmax(x, dim=-1):\n    return _seen['r']\n")
     res = _check(sb, [["s", spy]], setup, "__result__ = softmax(_X)")
-    ops = res["trials"][0]["forbidden_ops"]
+    ops = _ops(res["trials"][0])
     assert any("softmax" in op and not op.startswith("changed") for op in ops), res
     assert "changed library: torch.tensor" in ops, res
     detach = ("T = torch.Tensor\n_d = T.detach\nT.detach = lambda self: _d(self) * 0\n"
@@ -293,13 +300,13 @@ def test_every_line_of_student_code_runs_under_the_watch(box):
     res = _check(sb, [["s", detach]], setup, "__result__ = double(_X)")
     trial = res["trials"][0]
     assert trial["value"]["__array__"] == [[2.0, 4.0]], res  # the grader's detach, not the student's
-    assert "changed library: torch.Tensor.detach" in trial["forbidden_ops"], res
+    assert "changed library: torch.Tensor.detach" in _ops(trial), res
     shadow = ("def double(x):\n    return x * 2\n"
               "torch = None\nF = None\nisinstance = lambda *a: True\ndict = list\n")
     res = _check(sb, [["s", shadow]], setup, "__result__ = double(_X)")
     trial = res["trials"][0]
     assert trial["status"] == "ok" and trial["value"]["__array__"] == [[2.0, 4.0]], res
-    assert trial["forbidden_ops"] == [], res
+    assert _ops(trial) == [], res
 
 
 def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
@@ -333,8 +340,8 @@ def test_one_child_runs_every_check_and_a_failure_stays_in_its_check(box):
         return child, runs["__scalar__"]
     pid_a, runs = seen("a")
     assert runs == 1 and seen("b")[0] == seen("c")[0] == seen("c", 1)[0] == pid_a  # one child, cells once
-    assert reply["a"]["trials"][0]["forbidden_ops"] == []
-    assert "changed library: torch.tanh" in reply["c"]["trials"][0]["forbidden_ops"], reply["c"]
+    assert _ops(reply["a"]["trials"][0]) == []
+    assert "changed library: torch.tanh" in _ops(reply["c"]["trials"][0]), reply["c"]
     assert reply["crash"]["status"] == "crashed" and "exited" in reply["crash"]["error"], reply["crash"]
     pid_d, runs_d = seen("d")
     assert pid_d != pid_a and runs_d == 1  # a fresh child ran the cells again
@@ -385,10 +392,10 @@ def test_library_function_reached_by_a_computed_name_is_recorded(box):
               {"id": "unwatched", "extract": f"__result__ = sdpa({q}, {q}, {q})", "trials": [{}]}]
     reply = sb.run({"timeout": 5, "mem_mb": 512, "cells": [["s", COMPUTED_NAME]], "checks": checks})["results"]
     fn, cls = reply["fn"]["trials"][0], reply["cls"]["trials"][0]
-    assert fn["status"] == "ok" and "call: multi_head_attention_forward (in torch.nn.functional)" in fn["forbidden_ops"], fn
-    assert any(op.startswith("call: ") and "MultiheadAttention.__init__" in op for op in cls["forbidden_ops"]), cls
-    assert reply["honest"]["trials"][0]["forbidden_ops"] == [], reply["honest"]
-    assert reply["unwatched"]["trials"][0]["forbidden_ops"] == [], reply["unwatched"]
+    assert fn["status"] == "ok" and "call: multi_head_attention_forward (in torch.nn.functional)" in _ops(fn), fn
+    assert any(op.startswith("call: ") and "MultiheadAttention.__init__" in op for op in _ops(cls)), cls
+    assert _ops(reply["honest"]["trials"][0]) == [], reply["honest"]
+    assert _ops(reply["unwatched"]["trials"][0]) == [], reply["unwatched"]
 
 
 def test_added_library_attributes_and_lying_values_change_nothing(box):
@@ -405,25 +412,25 @@ def test_added_library_attributes_and_lying_values_change_nothing(box):
     res = _check(sb, [["s", added]], "", f"__result__ = f({q})", forbid=())
     trial = res["trials"][0]
     assert trial["value"]["shape"] == [2, 3], res  # the grader's own size(), not the student's property
-    assert {"changed library: torch.Tensor.shape", "changed library: torch.nn.init.normal_"} <= set(trial["forbidden_ops"]), res
+    assert {"changed library: torch.Tensor.shape", "changed library: torch.nn.init.normal_"} <= set(_ops(trial)), res
     swapped = "import sys, types\nsys.modules['torch.nn.functional'] = types.ModuleType('fake')\ndef f(x):\n    return x\n"
     res = _check(sb, [["s", swapped]], "", f"__result__ = f({q})", forbid=())
-    assert "changed library: sys.modules.torch.nn.functional" in res["trials"][0]["forbidden_ops"], res
+    assert "changed library: sys.modules.torch.nn.functional" in _ops(res["trials"][0]), res
     neuter = ("import torch.utils._python_dispatch as d\n"
               "d.TorchDispatchMode.__enter__ = lambda self: self\nd.TorchDispatchMode.__exit__ = lambda self, *a: None\n"
               "def softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n")
     res = _check(sb, [["s", neuter]], "", f"__result__ = softmax({q})")
-    assert "changed library: torch.utils._python_dispatch.TorchDispatchMode.__enter__" in res["trials"][0]["forbidden_ops"], res
+    assert "changed library: torch.utils._python_dispatch.TorchDispatchMode.__enter__" in _ops(res["trials"][0]), res
     lingering = ("from torch.overrides import TorchFunctionMode\nclass M(TorchFunctionMode):\n    pass\n"
                  "def f(x):\n    M().__enter__()\n    return x\n")
     res = _check(sb, [["s", lingering]], "", f"__result__ = f({q})", forbid=())
-    assert "changed library: a torch function mode left active" in res["trials"][0]["forbidden_ops"], res
+    assert "changed library: a torch function mode left active" in _ops(res["trials"][0]), res
     liar = ("class K:\n    def __str__(self):\n        torch.softmax(torch.ones(2), 0)\n        return 'k'\n"
             "    def __hash__(self):\n        return 1\n"
             "class S(float):\n    __module__ = 'numpy'\n    def __float__(self):\n        return 0.0\n")
     res = _check(sb, [["s", liar]], "", "__result__ = {K(): 1}")
     trial = res["trials"][0]
-    assert trial["status"] == "error" and "key of type" in trial["error"] and not trial["forbidden_ops"], res
+    assert trial["status"] == "error" and "key of type" in trial["error"] and not _ops(trial), res
     res = _check(sb, [["s", liar]], "", "__result__ = S(3.0)")
     assert res["trials"][0]["value"]["__unsupported__"] == "numpy.S", res
 
@@ -440,7 +447,7 @@ def test_a_students_exception_describes_itself_under_the_watch(box):
     loud = _check(sb, cells, "", "__result__ = loud(1)")
     trial = loud["trials"][0]
     assert trial["status"] == "error" and trial["exception"] == "Loud", loud
-    assert any("softmax" in op for op in trial["forbidden_ops"]), loud
+    assert any("softmax" in op for op in _ops(trial)), loud
     mute = _check(sb, cells, "", "__result__ = mute(1)")
     trial = mute["trials"][0]
     assert mute["status"] == "ok" and trial["status"] == "error", mute

@@ -189,7 +189,7 @@ def test_sandbox_gpt_matches_attnlab_gpt(monkeypatch):
 
 
 def test_a_recognised_mistake_is_reported_by_name_and_a_plain_wrong_answer_is_not():
-    """The class report ranks ``Outcome.mistake``; only a matched mistake sets it."""
+    """The class report ranks ``Verdict.mistake``; only a matched mistake sets it."""
     from attnlab_grader.judging.spec import FunctionCheck
 
     check = FunctionCheck("test_double", target="double", inputs=lambda rng: {"x": np.arange(3.0)},
@@ -226,12 +226,12 @@ def test_coinciding_mistakes_are_all_named_and_later_trials_tell_them_apart():
                           mistakes={"forget_layers": lambda n_layers, n: 2 * n,
                                     "kv_forget_factor_two": lambda n_layers, n: n_layers * n})
     first = check.judge(2 * 5, {"n_layers": 2, "n": 5}, "s")  # forgot the layers, at n_layers = 2
-    assert not first.ok and set(first.matches) == {"forget_layers", "kv_forget_factor_two"}
+    assert not first.ok and set(first.mistakes) == {"forget_layers", "kv_forget_factor_two"}
     assert "forgot" in first.message or "same values" in first.message
     later = [({"status": "ok", "value": encode(2 * 7)}, {"n_layers": 3, "n": 7})]
     narrowed = _narrow(check, first, later, "s")
-    assert narrowed.mistake == "forget_layers" and narrowed.matches == ("forget_layers",)
-    assert _narrow(check, first, [], "s").matches == first.matches  # nothing to tell them apart
+    assert narrowed.mistake == "forget_layers" and narrowed.mistakes == ("forget_layers",)
+    assert _narrow(check, first, [], "s").mistakes == first.mistakes  # nothing to tell them apart
 
 
 def test_a_grading_spec_is_loaded_once_per_process(tmp_path):
