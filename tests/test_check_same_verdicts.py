@@ -19,7 +19,6 @@ from __future__ import annotations
 import pytest
 
 from attnlab.check import SelfCheckMode, run_check
-from attnlab_grader.judging import verdict as V
 from attnlab_grader.tests import qa
 from attnlab_grader.tests.conftest import needs_sandbox
 
@@ -81,7 +80,7 @@ def test_the_check_and_the_class_pipeline_give_the_same_verdicts(tmp_path):
         path = qa.write(tmp_path / "learners", who, a, nb)
         check = run_check(path, assignment=a, learner=who)
         assert check.mode is SelfCheckMode.FULL, check.text()
-        graded = {g: (i["ok"], V.item_kind(i), i.get("mistake")) for g, i in report["items"].items()}
+        graded = {g: (v.ok, v.kind, v.mistake) for g, v in report["items"].items()}
         checked = {i.grade_id: (i.verdict.ok, i.verdict.kind, i.verdict.mistake) for i in check.items}
         failed = {g for g, (ok, _, _) in checked.items() if not ok}
         if failed != expected:

@@ -209,6 +209,35 @@ def _borrowing_venv(tmp: Path, name: str) -> tuple[Path, Path, dict]:
     return py, site, env
 
 
+def _linked_venv(tmp: Path, name: str) -> tuple[Path, Path, dict]:
+    """``(python, site-packages, environment)`` of a fresh venv holding this environment's dependencies as
+    hard links (a copy where the two are on different filesystems), without the clone's attnlab and
+    attnlab-grader: a learner's venv in every respect that matters to the sandbox, which mounts back only the
+    interpreter and the venv it runs from (a dependency borrowed by a path entry would be hidden there)."""
+    venv = tmp / name
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    py = venv / "bin" / "python"
+    site = Path(_run([py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip())
+    here = Path(sysconfig.get_path("purelib"))
+
+    def link(src, dst):
+        try:
+            os.link(src, dst)
+        except OSError:  # another filesystem: copy
+            shutil.copy2(src, dst)
+
+    for entry in here.iterdir():
+        if entry.name.startswith(("attnlab", "__editable__", "_attnlab")) or entry.name == "__pycache__":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, site / entry.name, copy_function=link, symlinks=True)
+        else:
+            link(entry, site / entry.name)
+    env = _env()
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return py, site, env
+
+
 def test_the_grader_only_packages_are_the_graders_distribution_and_the_learners_needs_none_of_them():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     grader_project = tomllib.loads(GRADER_PYPROJECT.read_text())["project"]
@@ -282,13 +311,13 @@ def test_a_learners_install_has_no_instructor_code_and_no_grader_only_package(tm
 
 @pytest.mark.slow
 def test_attnlab_check_judges_a_set_02_notebook_from_the_learners_wheel_alone(tmp_path, wheels):
-    """The learner's wheel installed by itself (no dependencies) into a venv that borrows only the
+    """The learner's wheel installed by itself (no dependencies) into a venv that holds only the
     third-party packages: ``python -m attnlab.cli check`` judges the items of a set-02 reference copy
     (full mode where a sandbox works), so the learner's library needs nothing above judging."""
     from attnlab_grader.sandbox import sandbox_support
     from attnlab_grader.tests import qa
 
-    py, site, env = _borrowing_venv(tmp_path, "venv-check")
+    py, site, env = _linked_venv(tmp_path, "venv-check")
     _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps", "--no-index",
           str(wheels["attnlab"])], env={**env, "PIP_CONFIG_FILE": os.devnull})
     where = _run([py, "-c", "import attnlab, attnlab_grader; print(attnlab.__file__); print(*attnlab_grader.__path__)"],
