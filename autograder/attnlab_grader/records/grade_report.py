@@ -79,7 +79,7 @@ def _parse(path: Path, assignment: str) -> GradeReport:
     """Read one report file; raises ``OSError``, ``ValueError`` (not JSON) or :class:`_NotAReport`.
     Missing or malformed common keys get their empty values; each item is read into a
     :class:`attnlab_grader.judging.verdict.Verdict` (an item that is not a JSON object is left out); a
-    ``kept_previous`` that is not ``{"why": ...}`` (written by an older grader) is kept without its reason."""
+    ``kept_previous`` written as a sentence by an older grader becomes ``{"why": <that sentence>}``."""
     rep = json.loads(path.read_text())
     if not isinstance(rep, dict):
         raise _NotAReport(path.name)
@@ -90,7 +90,8 @@ def _parse(path: Path, assignment: str) -> GradeReport:
         if isinstance(items, dict) else {}
     kept = rep.get("kept_previous")
     if kept:
-        why = kept.get("why") if isinstance(kept, dict) else None
+        # an older grader wrote a sentence: kept whole as the reason (never parsed), so nothing is lost
+        why = kept.get("why") if isinstance(kept, dict) else kept
         rep["kept_previous"] = {"why": why if isinstance(why, str) else ""}
     else:
         rep.pop("kept_previous", None)

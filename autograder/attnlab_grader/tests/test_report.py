@@ -270,3 +270,19 @@ def test_the_committed_reports_read_into_verdicts_and_write_back_the_same(course
         after = json.loads((tmp_path / "reports" / A / f"{rep['student']}.json").read_text())
         assert after == before, rep["student"]
     assert {"passed", "named mistake", "raised ValueError", "used the library version"} <= kinds
+
+
+def test_a_kept_previous_sentence_of_an_older_grader_keeps_its_words(tmp_path):
+    """A report whose ``kept_previous`` an older grader wrote as a sentence reads back with that sentence as its
+    reason (never parsed, nothing dropped), and the grades sheet's reason shows it."""
+    import json
+
+    from attnlab_grader.records.grade_report import read_report, report_path
+    from attnlab_grader.records.reasons import reason_text
+    path = report_path(str(tmp_path), "02_x", "ann")
+    path.parent.mkdir(parents=True)
+    old = "re-grading failed (SandboxUnavailable: no user namespaces); the previous result was kept"
+    path.write_text(json.dumps({"student": "ann", "status": "graded", "items": {}, "kept_previous": old}))
+    rep = read_report(str(tmp_path), "02_x", "ann")
+    assert rep is not None and rep["kept_previous"] == {"why": old}
+    assert old in reason_text(rep)
