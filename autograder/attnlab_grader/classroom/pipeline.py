@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +67,7 @@ def _grade_attempt(args) -> tuple[GradeReport | None, bool]:
         res = autograde_exact(_API, assignment, student)
         ok, why = res["success"], ""
         if not ok:
-            why, lost = _reason((res.get("error") or "") + "\n" + (res.get("log") or ""))
+            why, lost = _reason(res.get("failure"))
     except SubmissionRefused as e:  # refused at intake: its message is the reason, in words
         ok, why = False, str(e).strip()
     except Exception as e:  # noqa: BLE001 - one bad submission must not stop the class
@@ -97,44 +96,50 @@ def _exception_reason(err: Exception) -> str:
     return first[:300] or f"the grader stopped with {type(err).__name__}"
 
 
-#: A log line's leading Python exception class name (``SandboxUnavailable: no userns``): :func:`_reason` keeps
-#: the words after it.
-_EXCEPTION_PREFIX = re.compile(r"^\s*[A-Z][A-Za-z]*(Error|Exception|Unavailable|Refused|Timeout)\s*:\s*")
+def _in_chain(err: BaseException | None, kinds) -> BaseException | None:
+    """The first exception of ``kinds`` in ``err``'s chain of causes (bounded), else None."""
+    seen = 0
+    while err is not None and seen < 20:
+        if isinstance(err, kinds):
+            return err
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    return None
 
 
-def _reason(log: str) -> tuple[str, bool]:
-    """``(a sentence saying why nbgrader could not grade a submission, whether its database failed)``, taken
-    from its log (never "see the above traceback": that traceback is shown nowhere), without a leading
-    exception class name.
+def _reason(failure: BaseException | None) -> tuple[str, bool]:
+    """``(a sentence saying why nbgrader could not grade a submission, whether its database failed)``, judged from
+    the exception that stopped the conversion (``autograde_exact``'s ``"failure"``, kept by
+    :func:`attnlab_grader.records.intake._exact` before nbgrader catches it) by its class, never from log text."""
+    import json
 
-    This is the single adapter at the nbgrader boundary: nbgrader's ``autograde`` reports a failure only as
-    log text (``{"success", "error", "log"}``, nothing typed), so this one helper reads its lines; nothing
-    else in the grader classifies by message text."""
+    from nbformat.reader import NotJSONError
+    from nbgrader.nbgraderformat.common import SchemaMismatchError
+
     from attnlab_grader.records.course import GRADEBOOK_LOST, is_connection_loss
-    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
-    for ln in reversed(lines):
-        if "SubmissionError" in ln:
-            return ln.split("SubmissionError:", 1)[-1].strip(), False
-    for ln in reversed(lines):
-        if is_connection_loss(ln) and "Traceback" not in ln:
-            why = ln.split("OperationalError)", 1)[-1].split("OperationalError:", 1)[-1].strip()
-            return GRADEBOOK_LOST.format(safe_text(why)[:200]), True
-    for ln in reversed(lines):
-        if "NotJSONError" in ln or "JSONDecodeError" in ln or "Notebook does not appear" in ln:
-            return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit", False
-    for ln in reversed(lines):
-        if "SchemaTooOldError" in ln or "SchemaTooNewError" in ln or "nbgrader metadata may be corrupted" in ln:
-            return ("the nbgrader metadata of a cell is damaged or from another version of nbgrader "
-                    f"({ln.split(':')[-1].strip()[:120]}); copy the cell again from exercises/ and resubmit"), False
-    for ln in reversed(lines):
-        if "RecursionError" in ln or "maximum recursion depth" in ln:
-            return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit", False
-    for ln in reversed(lines):
-        if ("Error" in ln or "error" in ln) and "Traceback" not in ln and "see the error log" not in ln \
-                and "above traceback" not in ln.lower() and "There was an error processing" not in ln:
-            return _EXCEPTION_PREFIX.sub("", ln[:300], count=1).strip(), "database" in ln
-    return "nbgrader could not process this submission and gave no reason; grade it alone with " \
-        "`nbgrader autograde` to see its log", False
+    from attnlab_grader.steps.verify import SubmissionError
+    if failure is None:
+        return ("nbgrader could not process this submission and gave no reason; grade it alone with "
+                "`nbgrader autograde` to see its log"), False
+    refused = _in_chain(failure, SubmissionError)
+    if refused is not None:  # our own steps' refusal: its message is in words
+        return str(refused).strip(), False
+    if is_connection_loss(failure):
+        return GRADEBOOK_LOST.format(safe_text(_first_line(failure))[:200]), True
+    if _in_chain(failure, (NotJSONError, json.JSONDecodeError)) is not None:
+        return "the notebook file is not valid notebook JSON (it was corrupted); re-download and resubmit", False
+    schema = _in_chain(failure, SchemaMismatchError)
+    if schema is not None:
+        return ("the nbgrader metadata of a cell is damaged or from another version of nbgrader "
+                f"({safe_text(_first_line(schema))[:120]}); copy the cell again from exercises/ and resubmit"), False
+    if _in_chain(failure, RecursionError) is not None:
+        return "the notebook is nested too deeply to be read; start again from exercises/ and resubmit", False
+    return safe_text(_first_line(failure))[:300] or f"nbgrader stopped with {type(failure).__name__}", False
+
+
+def _first_line(err: BaseException) -> str:
+    """The first line of ``err``'s message (a database driver's own message when SQLAlchemy wraps one)."""
+    text = str(getattr(err, "orig", None) or err).strip()
+    return text.splitlines()[0] if text else ""
 
 
 @dataclass
@@ -318,9 +323,8 @@ def _grade_many(submissions_dir, assignments, db_url, jobs, feedback, csv_paths,
             if feedback and summary.graded:
                 res = feedback_exact(api, a, [r["student"] for r in summary.graded])
                 if not res["success"]:
-                    log = (res.get("error") or "") + "\n" + (res.get("log") or "")
-                    if db_url and is_connection_loss(log):
-                        raise ConnectionError(log.strip().splitlines()[-1])
+                    if db_url and is_connection_loss(res.get("failure")):
+                        raise ConnectionError(_first_line(res["failure"]))
                     raise RuntimeError(f"generate_feedback failed: {res.get('error')}")
             default = Path(root) / ("grades.csv" if len(assignments) == 1 else f"grades-{a}.csv")
             summary.csv = export(root, a, db_url, csv_paths.get(a) or default)

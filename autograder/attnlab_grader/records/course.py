@@ -59,11 +59,23 @@ GRADEBOOK_LOST = ("the gradebook's database stopped answering while this submiss
                   "its grade is not complete: grade again once the database is back")
 
 
-def is_connection_loss(text: str) -> bool:
-    """``text`` (an error or log line) says the database connection failed or was cut: psycopg's
-    and SQLAlchemy's ``OperationalError``, a server shutdown, a refused or closed connection."""
-    return any(k in text for k in ("OperationalError", "AdminShutdown", "server closed the connection",
-                                   "terminating connection", "Connection refused", "connection failed"))
+def is_connection_loss(err: BaseException | None) -> bool:
+    """Whether ``err`` (or an exception it was raised from) is the gradebook's database failing or cutting the
+    connection, judged by class: SQLAlchemy's ``OperationalError`` or ``DisconnectionError``, psycopg's
+    ``OperationalError`` (a refused connection, a server shutdown), or a closed socket (``ConnectionError``)."""
+    from sqlalchemy.exc import DisconnectionError, OperationalError
+    kinds: tuple[type[BaseException], ...] = (OperationalError, DisconnectionError, ConnectionError)
+    try:
+        import psycopg
+        kinds += (psycopg.OperationalError,)
+    except ImportError:  # a SQLite gradebook: no driver
+        pass
+    seen = 0
+    while err is not None and seen < 20:  # the chain of causes, bounded
+        if isinstance(err, kinds):
+            return True
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    return False
 
 
 def normalize_db_url(db_url: str | None) -> str | None:

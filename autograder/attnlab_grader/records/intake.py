@@ -386,6 +386,7 @@ def _exact(converter_cls):
 
     class Exact(converter_cls):
         students: list[str] = []
+        failures: list[BaseException] = []  #: what each failed conversion raised (set per run by :func:`_run`)
 
         def init_notebooks(self) -> None:
             self.assignments, self.notebooks = {}, []
@@ -403,26 +404,60 @@ def _exact(converter_cls):
                 raise NbGraderException(f"no notebooks for {', '.join(map(repr, self.students))} in "
                                         f"{self._format_source(self.coursedir.assignment_id, '*')}")
 
+        def _kept(self, method, *args):
+            """Run nbgrader's own ``method``; an exception it raises is kept (the object, typed) before nbgrader
+            catches it and only logs its text, then raised on for nbgrader to handle as usual."""
+            try:
+                return method(*args)
+            except BaseException as err:
+                self.failures.append(err)
+                raise
+
+        def init_destination(self, *args):
+            return self._kept(super().init_destination, *args)
+
+        def init_assignment(self, *args):
+            return self._kept(super().init_assignment, *args)
+
+        def convert_single_notebook(self, *args):
+            return self._kept(super().convert_single_notebook, *args)
+
+        def set_permissions(self, *args):
+            return self._kept(super().set_permissions, *args)
+
     Exact.__name__ = converter_cls.__name__
     return Exact
 
 
+def _run(app) -> dict:
+    """nbgrader's ``capture_log(app)`` (``{"success", "error", "log"}``) plus ``"failure"``: the last exception a
+    conversion raised, as the object (``None`` when none did), so callers judge a failure by its class and never
+    by nbgrader's log text."""
+    from nbgrader.utils import capture_log
+    app.failures = []
+    res = capture_log(app)
+    res["failure"] = app.failures[-1] if app.failures else None
+    return res
+
+
 def autograde_exact(api, assignment: str, student: str) -> dict:
     """``api.autograde(assignment, student, force=True, create=True)`` on exactly the folder
-    ``student`` (see :func:`_exact`); returns nbgrader's ``{"success", "error", "log"}``."""
+    ``student`` (see :func:`_exact`); returns nbgrader's ``{"success", "error", "log"}`` and ``"failure"``, the
+    exception that stopped it (:func:`_run`)."""
     from nbgrader.converters import Autograde
-    from nbgrader.utils import capture_log, temp_attrs
+    from nbgrader.utils import temp_attrs
     with temp_attrs(api.coursedir, assignment_id=assignment, student_id=student_glob(student)):
         app = _exact(Autograde)(coursedir=api.coursedir, parent=api)
         app.students = [student]
         app.force, app.create_student = True, True
-        return capture_log(app)
+        return _run(app)
 
 
 def feedback_exact(api, assignment: str, students: list[str]) -> dict:
-    """``api.generate_feedback(assignment, force=True)`` for exactly these students' folders."""
+    """``api.generate_feedback(assignment, force=True)`` for exactly these students' folders; the result as
+    :func:`autograde_exact`'s."""
     from nbgrader.converters import GenerateFeedback
-    from nbgrader.utils import capture_log, temp_attrs
+    from nbgrader.utils import temp_attrs
     from traitlets.config import Config
     c = Config()
     c.HTMLExporter.template_name = "feedback"
@@ -431,4 +466,4 @@ def feedback_exact(api, assignment: str, students: list[str]) -> dict:
         app.update_config(c)
         app.students = list(students)
         app.force = True
-        return capture_log(app)
+        return _run(app)

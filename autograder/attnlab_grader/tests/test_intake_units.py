@@ -165,19 +165,50 @@ def test_symlinked_student_folder_is_refused(tmp_path):
         stage(tmp_path, A, "mallory")
 
 
-def test_reason_never_points_at_an_unseen_traceback():
+def test_reason_is_judged_from_the_exception_class_never_the_log():
+    """Why nbgrader could not grade a submission comes from the exception that stopped it, by class: our steps'
+    refusal in its own words, a lost database said as such (also when wrapped), broken JSON, a damaged nbgrader
+    schema and a too-deep notebook in words, anything else its first line; no exception at all says so."""
+    import json
+
+    import sqlalchemy.exc
+    from nbformat.reader import NotJSONError
+    from nbgrader.nbgraderformat.common import SchemaTooOldError
+
     from attnlab_grader.classroom.pipeline import _reason
-    log = ("[ERROR] There was an error processing assignment: /c/submitted/x/A\n"
-           "[ERROR] Please see the the above traceback for details on the specific errors on the above failures.")
-    assert "traceback" not in _reason(log)[0].lower()
-    assert "RecursionError" not in _reason("RecursionError: maximum recursion depth exceeded")[0]
-    schema, lost = _reason("nbgrader.nbgraderformat.common.SchemaTooOldError: Outdated schema version: 0 (expected 3)")
-    assert schema.startswith("the nbgrader metadata of a cell is damaged") and "nbgraderformat" not in schema
+    from attnlab_grader.steps.verify import SubmissionError
+    assert _reason(SubmissionError("cell 'x' was deleted; copy it back")) == ("cell 'x' was deleted; copy it back", False)
+    busy, lost = _reason(sqlalchemy.exc.OperationalError("INSERT ...", {}, Exception("database is locked")))
+    assert lost and "database is locked" in busy and "OperationalError" not in busy
+    try:  # a database failure raised from inside another error still counts as the database's
+        try:
+            raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("server closed the connection"))
+        except sqlalchemy.exc.OperationalError as inner:
+            raise RuntimeError("autograde failed") from inner
+    except RuntimeError as wrapped:
+        assert _reason(wrapped)[1] is True
+    assert "not valid notebook JSON" in _reason(NotJSONError("Notebook does not appear to be JSON"))[0]
+    assert "not valid notebook JSON" in _reason(json.JSONDecodeError("Expecting value", "x", 0))[0]
+    schema, lost = _reason(SchemaTooOldError("Outdated schema version: 0 (expected 3)", 0, 3))
+    assert schema.startswith("the nbgrader metadata of a cell is damaged") and "Outdated schema" in schema
     assert not lost
-    # a line of the log with a leading exception class name: its words only; the database's failure is said as such
-    assert _reason("ValueError: the cell is broken") == ("the cell is broken", False)
-    busy, lost = _reason("sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) database is locked")
-    assert lost and "database is locked" in busy
+    assert "nested too deeply" in _reason(RecursionError("maximum recursion depth exceeded"))[0]
+    # the words of a message that merely mention a database or a traceback classify nothing
+    assert _reason(ValueError("the database cell is broken")) == ("the database cell is broken", False)
+    nothing, lost = _reason(None)
+    assert "gave no reason" in nothing and not lost
+
+
+def test_connection_loss_is_judged_by_class():
+    """A refused or cut database connection is recognised by the exception's class (and its causes), a message
+    that only names one is not."""
+    import sqlalchemy.exc
+
+    from attnlab_grader.records.course import is_connection_loss
+    assert is_connection_loss(sqlalchemy.exc.OperationalError("x", {}, Exception("gone")))
+    assert is_connection_loss(ConnectionRefusedError("refused"))
+    assert not is_connection_loss(ValueError("OperationalError: server closed the connection"))
+    assert not is_connection_loss(None)
 
 
 class _DeepCheck:
