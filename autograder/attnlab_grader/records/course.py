@@ -168,6 +168,10 @@ def api_for(root, db_url=None, item_timeout=None, slot=None, mechanism=None):
     from nbgrader.apps import NbGraderAPI
     for name in ("traitlets", "NbGraderAPI", "nbgrader"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # nbgrader's gradebook logs a failed commit to tornado's app_log with its traceback and SQL ("Rolling back
+    # session due to database error"); the exception itself reaches the grader, which says what happened in one
+    # sentence per submission, so that log would only print a traceback on the instructor's terminal
+    logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
     import warnings
     warnings.filterwarnings("ignore", message=".*not in session.*")  # SQLAlchemy 2 noise, harmless
     return NbGraderAPI(config=load_config(root, db_url, item_timeout, slot, mechanism))
