@@ -177,6 +177,35 @@ def soft_wrong_axis(q, k, v, temperature):
     return w @ t64(v), w
 
 
+LOOKUP_SETUP = """
+def _lookup_call(f, I):
+    out, w = f(I['q'], I['k'], I['v'], temperature=I['temperature'])
+    raised = []
+    for bad in (0.0, -I['temperature']):  # the docstring's Raises: temperature <= 0, both branches
+        try:
+            f(I['q'], I['k'], I['v'], temperature=bad)
+            raised.append(False)
+        except ValueError:
+            raised.append(True)
+        except Exception:  # noqa: BLE001 - another error is not the documented ValueError
+            raised.append(False)
+    return out, w, all(raised)
+"""
+
+
+def ref_lookup(q, k, v, temperature, raises=True):
+    """The lookup's output and weights, and whether ``temperature`` 0 and ``-temperature`` both raised."""
+    return (*ref_soft(q, k, v, temperature), raises)
+
+
+def lookup_mistake(model):
+    """A mistake model of the lookup's values, with the temperature check kept or left out (two models:
+    the values name the mistake whether or not the answer also raises)."""
+    models = model if isinstance(model, tuple) else (model,)
+    return tuple(lambda q, k, v, temperature, m=m, flag=flag: (*m(q, k, v, temperature), flag)
+                 for m in models for flag in (True, False))
+
+
 def ref_hard(q, k, v, pick=torch.argmax):
     scores = t64(q) @ t64(k).transpose(-2, -1)  # (..., L, S)
     one_hot = torch.nn.functional.one_hot(pick(scores, dim=-1), scores.shape[-1]).to(torch.float64)
@@ -219,17 +248,18 @@ CHECKS = [
                       logits, temperature, multiply=True)}),
     FunctionCheck(
         "test_soft_lookup", target="soft_lookup", inputs=lookup_inputs,
-        call="soft_lookup(_I['q'], _I['k'], _I['v'], temperature=_I['temperature'])",
-        reference=ref_soft, trials=3, atol=1e-4,
-        mistakes={"temperature_ignored": lambda q, k, v, temperature: ref_soft(q, k, v, 1.0),
-                  "temperature_multiplies":
-                      lambda q, k, v, temperature: ref_soft(q, k, v, 1 / temperature),
-                  "scaled_lookup": lambda q, k, v, temperature: ref_soft(
-                      q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
-                  "softmax_wrong_axis": soft_wrong_axis,
-                  "softmax_no_max_shift": (soft_no_max_shift(torch.float32), soft_no_max_shift(torch.float64)),
-                  "softmax_max_shift_global": soft_global_max_shift,
-                  "scores_clamped": tuple(soft_clamped(c) for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
+        call="_lookup_call(soft_lookup, _I)", setup=LOOKUP_SETUP,
+        reference=ref_lookup, trials=3, atol=1e-4,
+        mistakes={"temperature_not_checked": lambda q, k, v, temperature: ref_lookup(q, k, v, temperature, False),
+                  **{name: lookup_mistake(model) for name, model in {
+                      "temperature_ignored": lambda q, k, v, temperature: ref_soft(q, k, v, 1.0),
+                      "temperature_multiplies": lambda q, k, v, temperature: ref_soft(q, k, v, 1 / temperature),
+                      "scaled_lookup": lambda q, k, v, temperature: ref_soft(
+                          q, k, v, temperature, lambda d, t: t * math.sqrt(d)),
+                      "softmax_wrong_axis": soft_wrong_axis,
+                      "softmax_no_max_shift": (soft_no_max_shift(torch.float32), soft_no_max_shift(torch.float64)),
+                      "softmax_max_shift_global": soft_global_max_shift,
+                      "scores_clamped": tuple(soft_clamped(c) for c in (30.0, 50.0, 80.0, 85.0, 88.0))}.items()}},
         forbid_attrs=("scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"),
         forbid_ops=("scaled_dot_product",)),
     FunctionCheck(

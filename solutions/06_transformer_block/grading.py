@@ -190,7 +190,14 @@ def _build_module_here(I):
 COUNT_SETUP = _MODULES + """
 def _count_call(f, I):
     m = _build_module(I)
-    return [f(m), f(m, trainable_only=True)]
+    try:  # the docstring's Raises: a module that is not an nn.Module (a tensor) is a TypeError
+        f(torch.zeros(2, 3))
+        raised = 0.0
+    except TypeError:
+        raised = 1.0
+    except Exception:  # noqa: BLE001 - another error is not the documented TypeError
+        raised = 0.0
+    return [f(m), f(m, trainable_only=True), raised]
 """
 _grader_ns = {"nn": nn, "torch": torch}
 exec(_MODULES, _grader_ns)  # the same builder in the grader, for attnlab's count_parameters
@@ -204,7 +211,21 @@ def count_inputs(rng, trial):
             "meta": trial == 2}
 
 
-def ref_counts(spec, frozen, meta=False, mistake=None):
+def ref_counts(spec, frozen, meta=False, mistake=None, raises=True):
+    """Both counts (all parameters, trainable only), then 1.0 if a tensor raised TypeError (``raises``)."""
+    return [*_counts(spec, frozen, meta, mistake), float(raises)]
+
+
+def count_mistake(mistake):
+    """The counts of ``mistake``, with the TypeError check kept or left out (the counts name the mistake)."""
+    return tuple(_count_model(mistake, flag) for flag in (True, False))
+
+
+def _count_model(mistake, flag):
+    return lambda **r: ref_counts(**r, mistake=mistake, raises=flag)
+
+
+def _counts(spec, frozen, meta, mistake):
     m = _grader_ns["_build_module"]({"spec": spec, "frozen": frozen, "meta": meta})
     if mistake == "tensors":
         return [float(len(list(m.parameters()))), float(sum(1 for p in m.parameters() if p.requires_grad))]
@@ -292,13 +313,12 @@ CHECKS = [
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=count_inputs, setup=COUNT_SETUP,
         call="_count_call(count_parameters, _I)", reference=ref_counts, trials=3, atol=0.0, rtol=0.0,
-        mistakes={"count_tensors_not_scalars": lambda **r: ref_counts(**r, mistake="tensors"),
-                  "count_ignores_trainable_only": (lambda **r: ref_counts(**r, mistake="ignores_trainable"),
-                                                   lambda **r: ref_counts(**r, mistake="always_trainable")),
-                  "tied_head_counted_twice": lambda **r: ref_counts(**r, mistake="tied_twice"),
-                  "params_without_bias": lambda **r: ref_counts(**r, mistake="weights_only"),
-                  "count_state_dict":
-                      lambda **r: ref_counts(**r, mistake="state_dict")}),
+        mistakes={"module_type_not_checked": lambda **r: ref_counts(**r, raises=False),
+                  "count_tensors_not_scalars": count_mistake("tensors"),
+                  "count_ignores_trainable_only": count_mistake("ignores_trainable") + count_mistake("always_trainable"),
+                  "tied_head_counted_twice": count_mistake("tied_twice"),
+                  "params_without_bias": count_mistake("weights_only"),
+                  "count_state_dict": count_mistake("state_dict")}),
     FunctionCheck(
         "test_count_block_parameters", target="count_block_parameters", inputs=block_count_inputs,
         call="[count_block_parameters(*c[:3], bias=c[3]) for c in _I['cases']]", reference=ref_block_counts,

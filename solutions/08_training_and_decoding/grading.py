@@ -51,7 +51,8 @@ def _greedy_draw(rng, trial):
     B = int(rng.integers(1, 4)) if trial != 2 else 3
     T = int(rng.integers(1, block_size + 1)) if trial != 2 else block_size  # trial 2 slides the window every step
     inp["idx"] = rng.integers(0, V, size=(B, T))
-    inp["n"] = [0 if rng.random() < 0.2 else int(rng.integers(1, 4)), int(rng.integers(3, 8)), int(rng.integers(5, 8))][trial]
+    # trial 3: n = 0, the boundary the docstring allows (the prompt comes back unchanged)
+    inp["n"] = [int(rng.integers(1, 4)), int(rng.integers(3, 8)), int(rng.integers(5, 8)), 0][trial]
     return inp
 
 
@@ -123,13 +124,16 @@ def loss_ref(logits, targets, reduce="mean"):
 
 
 def top_k_inputs(rng, trial):
-    """Trial 2: k > V (a k not clamped to V crashes); trial 3: the k-th largest logit of every row is
+    """Trial 1: k = 1 (only the largest logit of a row, with its ties, is kept); trial 2: k > V (a k not
+    clamped to V crashes); trial 3: the k-th largest logit of every row is
     tied with the next one (all ties are kept), in a 3-D batch; trial 4: k = V exactly (nothing is
     filtered; indexing the first dropped logit, at k, crashes)."""
     shape = (int(rng.integers(1, 4)), int(rng.integers(3, 10)))
     if trial == 3:
         shape = (int(rng.integers(1, 3)),) + shape
     k = int(rng.integers(1, shape[-1])) if trial != 2 else shape[-1] + int(rng.integers(1, 4))
+    if trial == 1:
+        k = 1
     if trial == 4:
         k = shape[-1]
     logits = rng.standard_normal(shape) * 2
@@ -226,7 +230,7 @@ CHECKS = [
                   "loss_missing_minus": lambda logits, targets: -loss_ref(logits, targets)},
         forbid_attrs=("cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"), forbid_ops=("nll_loss",)),
     FunctionCheck(
-        "test_greedy_decode", target="greedy_decode", inputs=greedy_inputs, trials=3, setup=GREEDY_SETUP,
+        "test_greedy_decode", target="greedy_decode", inputs=greedy_inputs, trials=4, setup=GREEDY_SETUP,
         call="_grader_greedy(_I)", reference=greedy_ref, atol=0.0, rtol=0.0,
         mistakes={"next_token_from_first_position": greedy_first_position},
         forbid_attrs=("generate", "sample_next_token")),

@@ -195,8 +195,9 @@ attention_ref, block_ref, model_ref = _parts.attention_ref, _parts.block_ref, _p
 def sample_inputs(rng, trial):
     """One option per trial: a temperature below 1 alone, with top-k, above 1 with top-p, with both
     filters (sampled: the order top-k then top-p shows), and greedy with a temperature and both filters
-    (which it ignores), and the boundaries: ``top_k >= V`` (``top_k = V`` included: nothing is
-    filtered) with ``top_p = 1`` (nothing is filtered either).  Temperatures on both sides of 1: a
+    (which it ignores), and the boundaries, each on a trial of its own: ``top_k = V`` (an index at k
+    crashes) and ``top_k > V`` (a k not clamped crashes), both with ``top_p = 1`` (nothing is filtered), and
+    ``top_k = 1`` (only the most probable token can be drawn).  Temperatures on both sides of 1: a
     temperature applied only one way shows."""
     B, V = 200, int(rng.integers(4, 16))
     opts = [{"temperature": float(rng.uniform(0.3, 0.9)), "top_k": None, "top_p": None, "greedy": False},  # T < 1
@@ -207,8 +208,10 @@ def sample_inputs(rng, trial):
              "top_p": float(rng.uniform(0.3, 0.9)), "greedy": False},
             {"temperature": float(rng.uniform(0.3, 3.0)), "top_k": int(rng.integers(2, V)),
              "top_p": float(rng.uniform(0.3, 0.9)), "greedy": True},
-            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": V + int(rng.integers(0, 3)), "top_p": 1.0,
-             "greedy": False}][trial]
+            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": V, "top_p": 1.0, "greedy": False},  # k = V
+            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": V + int(rng.integers(1, 4)), "top_p": 1.0,
+             "greedy": False},  # k > V
+            {"temperature": float(rng.uniform(0.5, 2.0)), "top_k": 1, "top_p": None, "greedy": False}][trial]  # k = 1
     return {"logits": rng.standard_normal((B, V)) * 2, "seed": int(rng.integers(1 << 30)), **opts}
 
 
@@ -243,7 +246,7 @@ CHECKS = [
                 ok_message=f"training run: after {STEPS} steps your loop produced the course run's weights from the "
                            f"grader's initial weights and batches, within {TOLERANCE} nats of its held-out loss"),
     FunctionCheck(
-        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=6, setup="",
+        "test_sample_next_token", target="sample_next_token", inputs=sample_inputs, trials=8, setup="",
         call="sample_next_token(_I['logits'], temperature=_I['temperature'], top_k=_I['top_k'], top_p=_I['top_p'], "
              "greedy=_I['greedy'], generator=torch.Generator().manual_seed(_I['seed']))",
         reference=sample_ref, atol=0, rtol=0,

@@ -111,6 +111,29 @@ def params_inputs(rng, trial):
             "meta": trial == 0}
 
 
+PARAMS_CALL = '''
+def _params_call(f, I):
+    n = f(_grader_module(I), trainable_only=I['trainable_only'])
+    try:  # the docstring's Raises: a module that is not an nn.Module (a tensor) is a TypeError
+        f(torch.zeros(2, 3))
+        raised = False
+    except TypeError:
+        raised = True
+    except Exception:  # noqa: BLE001 - another error is not the documented TypeError
+        raised = False
+    return n, raised
+'''
+
+
+def either_raise(model):
+    """``model``'s count with the TypeError check kept or left out (the count names the mistake)."""
+    return tuple(_with_flag(model, flag) for flag in (True, False))
+
+
+def _with_flag(model, flag):
+    return lambda **i: (model(**i), flag)
+
+
 def params_ref(trainable=None, weights_only=False, **inp):
     """The course's count; ``trainable`` True/False: the count as if trainable_only were that value;
     ``weights_only``: only the tensors named ``*weight`` (the biases forgotten)."""
@@ -152,13 +175,14 @@ CHECKS = [
         forbid_attrs=("FlopCounterMode", "flop_counter")),
     FunctionCheck(
         "test_count_parameters", target="count_parameters", inputs=params_inputs, trials=3, rtol=0, atol=0,
-        setup=MODULE_SETUP, call="count_parameters(_grader_module(_I), trainable_only=_I['trainable_only'])",
-        reference=params_ref,
-        mistakes={"count_state_dict":
-                  lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values())),
-                  "count_ignores_trainable_only": (lambda **i: params_ref(trainable=False, **i),   # never skips
-                                                   lambda **i: params_ref(trainable=True, **i)),  # always skips
-                  "params_without_bias": lambda **i: params_ref(weights_only=True, **i)}),
+        setup=MODULE_SETUP + PARAMS_CALL, call="_params_call(count_parameters, _I)",
+        reference=lambda **i: (params_ref(**i), True),
+        mistakes={"module_type_not_checked": lambda **i: (params_ref(**i), False),
+                  "count_state_dict": either_raise(
+                      lambda **i: as_int(sum(t.numel() for t in _module(i).state_dict().values()))),
+                  "count_ignores_trainable_only": (either_raise(lambda **i: params_ref(trainable=False, **i))  # never skips
+                                                   + either_raise(lambda **i: params_ref(trainable=True, **i))),  # always
+                  "params_without_bias": either_raise(lambda **i: params_ref(weights_only=True, **i))}),
 ]
 TIMEOUT = 10
 

@@ -42,12 +42,14 @@ for _set, _name in [("05_multi_head_attention", "by_hand_params_huge_factors"),
                     ("09_capstone", "by_hand_params_nested_powers"),
                     ("10_costs_and_limits", "by_hand_memory_long_digits")]:
     UNNAMED.setdefault(_set, []).append(_name)
-#: a crash at a boundary (top_k = V), a contract kept on one branch only, and set 09's training loops that
+#: a crash at a boundary (top_k = V, n = 0), a contract kept on one branch only, and set 09's training loops that
 #: under-train or return weights from elsewhere: the trials and the training run's provenance rule catch them,
 #: and the verdict says what happened in words; no concept of the catalogue is mistaken
 #: ... and softmaxes shifted by the minimum or not at all in a hand-written loss, whose overflow the trials catch
 #: on every draw but whose output no mistake model reproduces on every draw (the no-shift model matches on some)
 for _set, _name in [("08_training_and_decoding", "top_k_threshold_index_crashes_at_k_eq_v"),
+                    ("09_capstone", "sample_top_k_index_crashes_at_k_eq_v"),
+                    ("08_training_and_decoding", "greedy_crashes_at_n_0"),
                     ("01_routing_and_soft_lookup", "soft_lookup_min_shift"),
                     ("02_scaled_dot_product_attention", "softmax_min_shift"),
                     ("08_training_and_decoding", "loss_log_of_softmax_by_hand"),

@@ -385,6 +385,8 @@ _ENTRIES = [
      "state_dict also holds buffers (e.g. a causal-mask table) and lists a tied weight under both names; model.parameters() yields each shared parameter once and no buffers."),
     ("count_bias_when_disabled", "you counted biases although bias=False",
      "With bias=False the layers have no biases: each linear layer counts in·out weights only and each LayerNorm only its d_model gain."),
+    ("module_type_not_checked", "you accepted an object that is not an nn.Module without raising TypeError",
+     "count_parameters counts the parameters of a module; anything else (a tensor, a list) is a caller's error: check isinstance(module, nn.Module) and raise TypeError with a clear message."),
     ("lengths_not_checked", "you accepted invalid lengths without raising ValueError",
      "A real length must be between 1 and S; anything else is a caller's error: raise ValueError with a clear message."),
     ("leak_probe_one_position", "you perturbed only position t",
