@@ -16,6 +16,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from attnlab_grader.records.course import _quiet_imports
+
+# A new gradebook reads its schema revision in-process, as the grader's does (nbgrader's own lookup runs
+# the `alembic` script, found on PATH only in an activated environment).
+_quiet_imports()
+
 FILES = Path(__file__).resolve().parent / "files"
 ASSIGNMENT = "ps1"
 NOTEBOOK = "small"
@@ -72,9 +78,6 @@ def course(tmp_path) -> Course:
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveCells
     from traitlets.config import Config
-
-    from attnlab_grader.records.course import _quiet_imports
-    _quiet_imports()  # a new gradebook reads its schema revision in-process, as the grader does
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(db) as gb:
         gb.update_or_create_assignment(ASSIGNMENT)
