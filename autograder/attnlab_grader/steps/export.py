@@ -11,7 +11,8 @@ writes ``<course>/grades.csv`` with these columns.
 answers are not graded yet, so ``score`` is not final); ``flagged`` (the grader withheld
 credit for review, see ``flags``; ``python -m attnlab_grader clear-flag``; or flagged by a person in
 formgrader: nbgrader's own ``flagged`` decides, so unflagging there is seen here too); ``error``
-(not graded, ``reason`` says why; ``score`` empty); ``missing`` (in the gradebook, nothing submitted).  The export *merges* into the sheet
+(not graded, ``reason`` says why; ``score`` empty).  A student the gradebook knows who submitted nothing and has
+no report gets no row (:func:`status_of` calls that case ``missing``).  The export *merges* into the sheet
 (:mod:`attnlab_grader.records.gradesheet`: rows keyed by assignment and student, written
 atomically under a file lock), so the sheet holds every assignment exported so far.
 ``reason`` is in words for people (:mod:`attnlab_grader.records.reasons`).  Deadlines
