@@ -142,7 +142,7 @@ def settings_markdown() -> str:
     rows: list[str] = []
     for role in ROLES:
         module = role.load()
-        rows += [f"### {role.name}", "", f"Read by {role.title}; declared in `{role.home}`.", "",
+        rows += [f"## {role.name}", "", f"Read by {role.title}; declared in `{role.home}`.", "",
                  "| variable | type | default | meaning | also read by |", "|---|---|---|---|---|"]
         for v in sorted(module.VARIABLES, key=lambda v: v.name):
             also = ", ".join(r for r in decl[v.name] if r != role.name) or "-"
@@ -153,9 +153,9 @@ def settings_markdown() -> str:
                      "operating system):", ""]
             rows += [f"- `{name}`: {why}" for name, why in sorted(platform.items())]
         rows.append("")
-    rows += ["### Not settings", "", "Ignored on purpose; tests set them to prove it:", ""]
+    rows += ["## Not settings", "", "Ignored on purpose; tests set them to prove it:", ""]
     rows += [f"- `{name}`: {why}" for name, why in sorted(ignored().items())]
-    rows += ["", "### Files that read `ATTNLAB_*` variables from the environment directly", "",
+    rows += ["", "## Files that read `ATTNLAB_*` variables from the environment directly", "",
              "Each name they read is declared by their role:", ""]
     rows += [f"- `{path}`: {why}" for path, why in sorted(direct_readers().items())]
     return "\n".join(rows) + "\n"
