@@ -101,7 +101,7 @@ def test_docs_settings_table_is_generated_from_the_declarations():
     for name, by_role in settings_catalog.declarations().items():
         assert f"`{name}`" in doc and all(v.meaning and v.type and v.default for v in by_role.values())
     for role in settings_catalog.ROLES:  # one table per role
-        assert f"### {role.name}\n" in doc and f"`{role.home}`" in doc
+        assert f"## {role.name}\n" in doc and f"`{role.home}`" in doc
 
 
 def test_settings_read_the_environment_and_a_flag_overrides_it(monkeypatch, tmp_path):
