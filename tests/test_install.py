@@ -262,8 +262,11 @@ def test_the_grader_only_packages_are_the_graders_distribution_and_the_learners_
 def test_this_environment_has_both_distributions_editable_and_one_regular_package():
     """./test.sh's route (scripts/setup.sh --extras grader): both distributions editable from the clone,
     and ``attnlab_grader`` one regular package there (its ``__init__`` run, every layer found)."""
+    # the installed record in site-packages (an editable install in compat mode also leaves the project's own
+    # egg-info on sys.path, which importlib.metadata may meet first)
+    installed = {d.metadata["Name"]: d for d in md.distributions(path=[sysconfig.get_path("purelib")])}
     for name, where in (("attnlab", ROOT), ("attnlab-grader", ROOT / "autograder")):
-        direct = json.loads(md.distribution(name).read_text("direct_url.json") or "{}")
+        direct = json.loads(installed[name].read_text("direct_url.json") or "{}")
         assert direct.get("dir_info", {}).get("editable") and direct["url"] == where.as_uri(), (name, direct)
     code = ("import attnlab_grader, attnlab_grader.classroom.cli as c, attnlab_grader.judging as j; "
             "print(attnlab_grader.__file__); print(c.__file__); print(j.__file__)")

@@ -512,6 +512,7 @@ cat > "$GH/.bashrc" <<EOF
 export PATH="$HUB_HOME/course-env/bin:/usr/local/bin:/usr/bin:/bin"
 export PYTHONPATH="$GRADER_SITE"  # the grader's distribution and packages (students' servers do not have them)
 export ATTNLAB_CLONE="$CLONE" ATTNLAB_COURSE="$GH/course" ATTNLAB_COURSE_ID="$COURSE"
+export ATTNLAB_SOLUTIONS="$CLONE/solutions"  # the grading specs: the installed grader has no clone around it
 export ATTNLAB_EXCHANGE="$SRV/exchange" ATTNLAB_DB="$DB"
 umask 077
 EOF
