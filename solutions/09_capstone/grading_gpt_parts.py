@@ -92,7 +92,7 @@ def _run_attention(I):
         try:  # the long trial: an error only here is the signature of a fixed-size mask table
             return m(I["x"])
         except (RuntimeError, IndexError, ValueError) as err:
-            return "raised " + type(err).__name__ + ": " + str(err)[:300]
+            return {"raised": type(err).__name__, "message": str(err)[:300]}
 '''
 
 BLOCK_SETUP = PARTS_SETUP + '''
@@ -318,13 +318,14 @@ class PartCheck(FunctionCheck):
     returns no loss, an extra ``(V, d_model)`` parameter (an untied output layer)."""
 
     def judge(self, value, raw, student):
-        if isinstance(value, str):
-            if raw.get("long") and value.startswith("raised"):
+        if isinstance(value, dict) and set(value) == {"raised", "message"}:  # the long trial's error, as a record
+            what = f"raised {value['raised']}: {value['message']}"
+            if raw.get("long"):
                 out = mistake_verdict(self.target, ("fixed_size_mask_buffer",))
                 return replace(out, reason=f"{out.message} (it worked on short sequences and on {raw['L']} positions "
-                                           f"it {value}; a table of at least block_size positions, or a mask built "
+                                           f"it {what}; a table of at least block_size positions, or a mask built "
                                            "for L, is right)")
-            return Verdict(False, f"{self.target}: {value}")
+            return Verdict(False, f"{self.target}: {what}")
         if isinstance(value, tuple) and len(value) == 4:  # the model: (logits, loss, no-target loss is None, extras)
             logits, loss, plain_none, extra = value
             if loss is None:
