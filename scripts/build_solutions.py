@@ -53,6 +53,11 @@ solution body below it stays the exercise's own. A change to such a docstring in
 makes ``--check`` fail until the notebooks (and ``exercises/``) are rebuilt.
 ``--from-notebooks`` puts the markers of the existing text source back, and refuses when the notebook
 changed a by-hand item (change its marker) or a docstring that comes from ``attnlab.nn`` (change it there).
+
+``# docstring from attnlab.nn.masks.causal_mask, without Raises`` takes the docstring without its
+``Raises:`` section and puts :data:`NOT_ASKED` in its place: for an exercise that does not ask for the
+library's argument checks, so that every ``Raises:`` a graded function's docstring shows is one the
+grader tries (autograder/AUTHORING.md, "Every documented contract is tested as written").
 """
 from __future__ import annotations
 
@@ -87,8 +92,14 @@ _spec.loader.exec_module(build_lessons)
 notebook_text = build_lessons.notebook_text
 
 
-# "# docstring from attnlab.nn.<module>.<qualname>" on its own line, right under a def or class line
-DOCSTRING_MARKER = re.compile(r"^(?P<indent>[ \t]*)# docstring from (?P<target>attnlab(?:\.\w+)+)[ \t]*$", re.M)
+# "# docstring from attnlab.nn.<module>.<qualname>[, without Raises]" on its own line, right under a def or class line
+DOCSTRING_MARKER = re.compile(r"^(?P<indent>[ \t]*)# docstring from (?P<target>attnlab(?:\.\w+)+)"
+                              r"(?P<without>,[ \t]*without Raises)?[ \t]*$", re.M)
+
+#: What stands in a docstring taken ``without Raises`` where the library's ``Raises:`` section was
+#: (``{target}``: the library's function, whose own docstring lists its checks).
+NOT_ASKED = ("Argument checks: not asked in this exercise and not graded;\n"
+             "``{target}`` makes them (its docstring's Raises).")
 
 
 def _reference(target: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, list[str]]:
@@ -130,8 +141,28 @@ def _signature(node: ast.AST) -> str:
     return ast.dump(node.args) + "->" + (ast.dump(node.returns) if node.returns else "")
 
 
-def reference_docstring(target: str, indent: str = "") -> str:
-    """The docstring of ``target`` in attnlab as its source file writes it, re-indented to ``indent``."""
+def _drop_raises(text: str, target: str) -> str:
+    """``text`` (a docstring as written) with its ``Raises:`` section (the header line and every line
+    indented deeper, up to the next line indented as the header or less) replaced by :data:`NOT_ASKED`.
+    Raises ValueError when it has no ``Raises:`` section (the marker would promise a removal that
+    does not happen)."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.strip() == "Raises:"), None)
+    if at is None:
+        raise ValueError(f"{target}: its docstring has no 'Raises:' section to leave out; drop ', without Raises'")
+    pad = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    end = at + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > len(pad)):
+        end += 1
+    while end > at + 1 and not lines[end - 1].strip():  # keep the blank line before the next section
+        end -= 1
+    note = [pad + line for line in NOT_ASKED.format(target=target).split("\n")]
+    return "\n".join(lines[:at] + note + lines[end:])
+
+
+def reference_docstring(target: str, indent: str = "", without_raises: bool = False) -> str:
+    """The docstring of ``target`` in attnlab as its source file writes it, re-indented to ``indent``;
+    with ``without_raises``, its ``Raises:`` section replaced by :data:`NOT_ASKED` (:func:`_drop_raises`)."""
     node, lines = _reference(target)
     first = node.body[0] if node.body else None
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
@@ -141,7 +172,14 @@ def reference_docstring(target: str, indent: str = "") -> str:
     col = first.col_offset
     text = "\n".join(line[col:] if not line[:col].strip() else line
                      for line in lines[first.lineno - 1:first.end_lineno])
+    if without_raises:
+        text = _drop_raises(text, target)
     return textwrap.indent(text, indent)
+
+
+def _marker_docstring(m: re.Match, indent: str | None = None) -> str:
+    """The docstring a :data:`DOCSTRING_MARKER` match stands for (indented as the marker unless ``indent``)."""
+    return reference_docstring(m["target"], m["indent"] if indent is None else indent, bool(m["without"]))
 
 
 def expand_docstrings(text: str, name: str = "<text>") -> str:
@@ -154,7 +192,7 @@ def expand_docstrings(text: str, name: str = "<text>") -> str:
     markers = list(DOCSTRING_MARKER.finditer(text))
     if not markers:
         return text
-    expanded = DOCSTRING_MARKER.sub(lambda m: reference_docstring(m["target"], m["indent"]), text)
+    expanded = DOCSTRING_MARKER.sub(_marker_docstring, text)
     try:
         tree = ast.parse(expanded)
     except SyntaxError as err:
@@ -164,7 +202,7 @@ def expand_docstrings(text: str, name: str = "<text>") -> str:
     for m in markers:
         line = text.count("\n", 0, m.start()) + 1 + shift
         line_of[line] = m["target"]
-        shift += reference_docstring(m["target"]).count("\n")
+        shift += _marker_docstring(m, "").count("\n")
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
@@ -191,7 +229,7 @@ def collapse_docstrings(text: str, source: str, name: str = "<notebook>") -> str
     """
     start = 0
     for m in DOCSTRING_MARKER.finditer(source):
-        docstring = reference_docstring(m["target"], m["indent"]) + "\n"
+        docstring = _marker_docstring(m) + "\n"
         at = text.find(docstring, start)
         while at > 0 and text[at - 1] != "\n":
             at = text.find(docstring, at + 1)

@@ -158,7 +158,7 @@ print("softmax: visible checks passed")
 # %% nbgrader={"grade": false, "grade_id": "sdpa", "locked": false, "schema_version": 3, "solution": true}
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
                                  dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
-    # docstring from attnlab.nn.attention.scaled_dot_product_attention
+    # docstring from attnlab.nn.attention.scaled_dot_product_attention, without Raises
     ### BEGIN SOLUTION
     scores = attention_scores(q, k)  # (..., L, S)
     if mask is not None:

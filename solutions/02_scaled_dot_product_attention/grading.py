@@ -54,6 +54,14 @@ def softmax_inputs(rng, trial):
         dim = int(rng.integers(0, len(shape) - 1))
     if trial == 2:  # the last axis, given as -1: catches a softmax over a fixed other axis
         dim = -1
+    if trial == 3:  # masked scores: about a third of the entries -inf (never a whole slice along dim); the
+        # contract gives them probability 0, and a shift by the minimum or -inf replaced by 0 shows
+        blocked = rng.random(shape) < 0.35
+        along = np.moveaxis(blocked, dim, -1)  # a view: writes reach `blocked`
+        keep = int(rng.integers(shape[dim]))
+        along[..., keep] = False
+        along[(0,) * (along.ndim - 1) + ((keep + 1) % shape[dim],)] = True  # at least one -inf
+        x = np.where(blocked, -np.inf, x)
     return {"x": x, "dim": dim}
 
 

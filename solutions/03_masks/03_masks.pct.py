@@ -68,11 +68,12 @@ print(learner_note())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · The mask functions
 #
-# Same names, signatures and docstrings as in `attnlab.nn`. Return **bool** tensors.
+# Same names, signatures and docstrings as in `attnlab.nn`, without its argument checks (not asked, not graded).
+# Return **bool** tensors.
 
 # %% nbgrader={"grade": false, "grade_id": "causal_mask", "locked": false, "schema_version": 3, "solution": true}
 def causal_mask(L: int, S: int | None = None, device: torch.device | str | None = None) -> Tensor:
-    # docstring from attnlab.nn.masks.causal_mask
+    # docstring from attnlab.nn.masks.causal_mask, without Raises
     ### BEGIN SOLUTION
     S = L if S is None else S
     return torch.ones(L, S, dtype=torch.bool, device=device).tril(diagonal=S - L)  # (L, S)
@@ -100,7 +101,7 @@ print("causal_mask: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "padding_mask", "locked": false, "schema_version": 3, "solution": true}
 def padding_mask(lengths: Tensor | list[int], S: int) -> Tensor:
-    # docstring from attnlab.nn.masks.padding_mask
+    # docstring from attnlab.nn.masks.padding_mask, without Raises
     ### BEGIN SOLUTION
     lengths = torch.as_tensor(lengths)
     positions = torch.arange(S, device=lengths.device)  # (S,)
@@ -124,7 +125,7 @@ print("padding_mask: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "combine_masks", "locked": false, "schema_version": 3, "solution": true}
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
-    # docstring from attnlab.nn.masks.combine_masks
+    # docstring from attnlab.nn.masks.combine_masks, without Raises
     ### BEGIN SOLUTION
     result = None
     for m in masks:

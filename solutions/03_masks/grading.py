@@ -47,9 +47,12 @@ def combine_inputs(rng):
     return {"a": a, "b": b, "c": c}
 
 
-def future_inputs(rng):
+def future_inputs(rng, trial):
+    """The contract's ``0 <= t < L - 1`` at both ends and inside: trial 0 ``t = 0``, trial 1 ``t = L - 2``
+    (one future position), trial 2 ``t`` drawn in ``1 .. L - 3``."""
     L = int(rng.integers(5, 9))
-    return {"L": L, "t": int(rng.integers(1, L - 2))}
+    t = {0: 0, 1: L - 2}.get(trial, int(rng.integers(1, L - 2)))
+    return {"L": L, "t": t}
 
 
 def _lengths(lengths):

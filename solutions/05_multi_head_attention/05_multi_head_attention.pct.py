@@ -75,12 +75,13 @@ print(learner_note())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "heads_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2 · Splitting and merging heads
 #
-# Same names, signatures and docstrings as in `attnlab.nn`. Mind the difference between `view`/`reshape` (which
-# regroup numbers in memory order) and `transpose` (which moves an axis).
+# Same names, signatures and docstrings as in `attnlab.nn`, without its argument checks (not asked, not graded).
+# Mind the difference between `view`/`reshape` (which regroup numbers in memory order) and `transpose` (which moves
+# an axis).
 
 # %% nbgrader={"grade": false, "grade_id": "split_heads", "locked": false, "schema_version": 3, "solution": true}
 def split_heads(x: Tensor, n_heads: int) -> Tensor:
-    # docstring from attnlab.nn.mha.split_heads
+    # docstring from attnlab.nn.mha.split_heads, without Raises
     ### BEGIN SOLUTION
     B, L, d_model = x.shape
     x = x.reshape(B, L, n_heads, d_model // n_heads)  # (B, L, H, d_k)
@@ -106,7 +107,7 @@ print("split_heads: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "merge_heads", "locked": false, "schema_version": 3, "solution": true}
 def merge_heads(x: Tensor) -> Tensor:
-    # docstring from attnlab.nn.mha.merge_heads
+    # docstring from attnlab.nn.mha.merge_heads, without Raises
     ### BEGIN SOLUTION
     B, H, L, d_k = x.shape
     return x.transpose(1, 2).reshape(B, L, H * d_k)  # (B, L, H, d_k) -> (B, L, d_model)
@@ -191,7 +192,7 @@ class MultiHeadAttention(nn.Module):
                 attn_mask: Tensor | None = None, key_padding_mask: Tensor | None = None, need_weights: bool = False,
                 cache: KVCache | None = None,  # noqa: F821 (lesson 08 defines KVCache; the annotation is a string here)
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        # docstring from attnlab.nn.mha.MultiHeadAttention.forward
+        # docstring from attnlab.nn.mha.MultiHeadAttention.forward, without Raises
         ### BEGIN SOLUTION
         if cache is not None:
             raise NotImplementedError("the KV cache is built in lesson 08: call forward with cache=None")

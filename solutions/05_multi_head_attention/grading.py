@@ -81,14 +81,30 @@ def mha_inputs(rng, trial):
 
 MHA_SETUP = """
 def _run_mha(I):
+    try:  # the class docstring's Raises: n_heads that does not divide d_model is a ValueError
+        MultiHeadAttention(I["d_model"], I["d_model"] + 1)
+        raised = 0.0
+    except ValueError:
+        raised = 1.0
+    except Exception:  # noqa: BLE001 - another error is not the documented ValueError
+        raised = 0.0
     m = MultiHeadAttention(I["d_model"], I["n_heads"], dropout=I["dropout"])
     m.load_state_dict({k: I[k] for k in %r})
     m.eval()
     with torch.no_grad():
-        return m(I["query"], I["key"], I["value"], attn_mask=I["attn_mask"],
-                 key_padding_mask=I["key_padding_mask"], need_weights=I["need_weights"],
-                 is_causal=I["is_causal"])
+        out, w = m(I["query"], I["key"], I["value"], attn_mask=I["attn_mask"],
+                   key_padding_mask=I["key_padding_mask"], need_weights=I["need_weights"],
+                   is_causal=I["is_causal"])
+    return out, w, raised
 """ % (PARAMS,)
+
+
+def with_raised(model):
+    """``model(**inputs) -> (out, weights)`` as ``_run_mha`` returns it: ``(out, weights, 1.0)``, the 1.0
+    saying that ``MultiHeadAttention(d_model, d_model + 1)`` raised ValueError as the docstring promises."""
+    def run(**inp):
+        return (*model(**inp), 1.0)
+    return run
 
 
 def ref_mha(**inp):
@@ -146,7 +162,7 @@ def mha_model(scale_by_d_model=False, w_o=True, k_proj="w_k", v_proj="w_v", valu
     return model
 
 
-#: Known mistakes of MultiHeadAttention.forward, each a model of what it computes.
+#: Known mistakes of MultiHeadAttention.forward, each a model of what it computes (wrapped by :func:`with_raised`).
 MHA_MISTAKES = {
     "forget_w_o": mha_model(w_o=False),
     "scale_by_d_model": mha_model(scale_by_d_model=True),
@@ -179,7 +195,9 @@ CHECKS = [
         forbid_attrs=("rearrange",)),
     FunctionCheck(
         "test_mha_forward", target="MultiHeadAttention", inputs=mha_inputs, trials=7, setup=MHA_SETUP,
-        call="_run_mha(_I)", reference=ref_mha, atol=1e-4, mistakes=MHA_MISTAKES,
+        call="_run_mha(_I)", reference=with_raised(ref_mha), atol=1e-4,
+        mistakes={"heads_not_checked": lambda **inp: (*ref_mha(**inp), 0.0),
+                  **{name: with_raised(model) for name, model in MHA_MISTAKES.items()}},
         forbid_attrs=("MultiheadAttention", "multi_head_attention_forward"),
         forbid_ops=("multi_head_attention",)),
 ]

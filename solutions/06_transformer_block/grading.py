@@ -37,23 +37,31 @@ def ffn_inputs(rng, trial):
 FFN_SETUP = """
 def _ffn_call(cls, I):
     d_ff, d = I['w1'].shape
+    try:  # the docstring's Raises: another activation is a ValueError
+        cls(d, d_ff, activation='tanh')
+        raised = 0.0
+    except ValueError:
+        raised = 1.0
+    except Exception:  # noqa: BLE001 - another error is not the documented ValueError
+        raised = 0.0
     ffn = cls(d, d_ff, activation=I['activation'])
     with torch.no_grad():
         ffn.w_1.weight.copy_(I['w1']); ffn.w_1.bias.copy_(I['b1'])
         ffn.w_2.weight.copy_(I['w2']); ffn.w_2.bias.copy_(I['b2'])
-        return ffn(I['x'])
+        return [ffn(I['x']), raised]
 """
 
 
-def ref_ffn(x, w1, b1, w2, b2, activation, act=None):
+def ref_ffn(x, w1, b1, w2, b2, activation, act=None, raises=True):
+    """``[output, 1.0 if activation='tanh' raised ValueError else 0.0]`` (what ``_ffn_call`` returns)."""
     if act is not None:
         h = act(t64(x) @ t64(w1).T + t64(b1))
-        return h @ t64(w2).T + t64(b2)
+        return [h @ t64(w2).T + t64(b2), float(raises)]
     ffn = RefFeedForward(w1.shape[1], w1.shape[0], activation=activation).double()
     with torch.no_grad():
         ffn.w_1.weight.copy_(t64(w1)), ffn.w_1.bias.copy_(t64(b1))
         ffn.w_2.weight.copy_(t64(w2)), ffn.w_2.bias.copy_(t64(b2))
-        return ffn(t64(x))
+        return [ffn(t64(x)), float(raises)]
 
 
 # ------------------------------------------------------------------ block_forward
@@ -289,7 +297,8 @@ CHECKS = [
     FunctionCheck(
         "test_feed_forward", target="FeedForward", inputs=ffn_inputs, setup=FFN_SETUP,
         call="_ffn_call(FeedForward, _I)", reference=ref_ffn, trials=4, atol=1e-4,
-        mistakes={"ffn_no_activation": lambda **r: ref_ffn(**r, act=lambda h: h),
+        mistakes={"activation_not_checked": lambda **r: ref_ffn(**r, raises=False),
+                  "ffn_no_activation": lambda **r: ref_ffn(**r, act=lambda h: h),
                   "ffn_activation_ignored": (lambda **r: ref_ffn(**r, act=F.relu),   # always ReLU
                                              lambda **r: ref_ffn(**r, act=F.gelu)),  # always GELU
                   "gelu_tanh_approximation":

@@ -104,10 +104,13 @@ _KINDS = ["causal", "open", "peek_next", "peek_last", "ffn", "causal_stack", "le
           "open_pre_ln", "peek_at_t"]
 
 
-def future_inputs(rng):
+def future_inputs(rng, trial):
+    """The contract's ``t`` in ``1 .. L - 1`` at both ends and inside: trial 0 ``t = 1``, trial 1
+    ``t = L - 1`` (only the last input perturbed), trial 2 ``t`` drawn in ``2 .. L - 2``."""
     d, L, B = int(rng.choice([4, 6, 8])), int(rng.integers(4, 8)), int(rng.integers(1, 3))
     g = lambda *s: rng.standard_normal(s) / math.sqrt(s[0])  # noqa: E731
-    return {"x": rng.standard_normal((B, L, d)), "t": int(rng.integers(1, L - 1)),  # t <= L - 2
+    t = {0: 1, 1: L - 1}.get(trial, int(rng.integers(2, L - 1)))
+    return {"x": rng.standard_normal((B, L, d)), "t": t,
             "wq": g(d, d), "wk": g(d, d), "wv": g(d, d), "w1": g(d, 2 * d), "w2": g(2 * d, d)}
 
 

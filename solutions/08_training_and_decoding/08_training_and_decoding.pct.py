@@ -212,12 +212,12 @@ print("greedy_decode: visible checks passed")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "filters_intro", "locked": true, "schema_version": 3, "solution": false}
 # **Top-k** and **top-p** keep a subset of the tokens and set the other logits to `-inf`, so a softmax afterwards
-# renormalises over the kept tokens. Same names, signatures and contracts as `attnlab.nn` (the error checks in the
-# docstrings are good practice but are not graded). `torch.topk`, `torch.sort`, `cumsum`, `scatter` are allowed.
+# renormalises over the kept tokens. Same names, signatures and contracts as `attnlab.nn`, without its argument
+# checks (not asked, not graded). `torch.topk`, `torch.sort`, `cumsum`, `scatter` are allowed.
 
 # %% nbgrader={"grade": false, "grade_id": "top_k_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_k_filter(logits: Tensor, k: int) -> Tensor:
-    # docstring from attnlab.nn.sampling.top_k_filter
+    # docstring from attnlab.nn.sampling.top_k_filter, without Raises
     ### BEGIN SOLUTION
     if logits.dim() == 0 or k < 1:
         raise ValueError(f"need logits (..., V) and k >= 1, got shape {tuple(logits.shape)} and k={k}")
@@ -246,7 +246,7 @@ print("top_k_filter: visible checks passed")
 
 # %% nbgrader={"grade": false, "grade_id": "top_p_filter", "locked": false, "schema_version": 3, "solution": true}
 def top_p_filter(logits: Tensor, p: float) -> Tensor:
-    # docstring from attnlab.nn.sampling.top_p_filter
+    # docstring from attnlab.nn.sampling.top_p_filter, without Raises
     ### BEGIN SOLUTION
     if not 0.0 < p <= 1.0:
         raise ValueError(f"p must be in (0, 1], got {p}")

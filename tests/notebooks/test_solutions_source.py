@@ -164,24 +164,47 @@ def test_docstrings_come_from_attnlab_nn():
     """A marker takes the reference's docstring from its source file: the notebooks carry attnlab.nn's own
     text, a drifted signature or a wrong target is refused, and a notebook edit of such a docstring is not
     silently copied back into the text source."""
-    text = (SOLUTIONS / "03_masks" / f"03_masks{build_solutions.SUFFIX}").read_text(encoding="utf-8")
-    marker = "    # docstring from attnlab.nn.masks.causal_mask\n"
-    assert marker in text and '"""Causal (look-ahead) mask' not in text
-    nb = build_solutions.notebook_from_text(text, "03_masks")
-    from attnlab.nn import masks
-    cell = next(c for c in nb.cells if c.source.startswith("def causal_mask("))
-    assert masks.causal_mask.__doc__ in cell.source
-    drifted = text.replace("def causal_mask(L: int, S: int | None = None,", "def causal_mask(L: int, S: int = 0,", 1)
+    text = (SOLUTIONS / "04_positional_encoding" / f"04_positional_encoding{build_solutions.SUFFIX}"
+            ).read_text(encoding="utf-8")
+    marker = "    # docstring from attnlab.nn.positional.sinusoidal_encoding\n"
+    assert marker in text and '"""The sinusoidal position table' not in text
+    nb = build_solutions.notebook_from_text(text, "04_positional_encoding")
+    from attnlab.nn import positional
+    cell = next(c for c in nb.cells if "def sinusoidal_encoding(" in c.source)
+    assert positional.sinusoidal_encoding.__doc__ in cell.source
+    drifted = text.replace("base: float = 10000.0, device=None", "base: float = 100.0, device=None", 1)
     with pytest.raises(ValueError, match="signature differs"):
-        build_solutions.notebook_from_text(drifted, "03_masks")
-    with pytest.raises(ValueError, match="defines no no_such_mask"):
-        build_solutions.notebook_from_text(text.replace("masks.causal_mask\n", "masks.no_such_mask\n", 1))
+        build_solutions.notebook_from_text(drifted, "04_positional_encoding")
+    with pytest.raises(ValueError, match="defines no no_such_encoding"):
+        build_solutions.notebook_from_text(text.replace("positional.sinusoidal_encoding\n",
+                                                        "positional.no_such_encoding\n", 1))
     with pytest.raises(ValueError, match="first line under a def"):
-        build_solutions.notebook_from_text(text.replace(marker, "", 1).replace(
-            "# %% nbgrader", marker.strip() + "\n\n# %% nbgrader", 1))
-    edited = build_solutions.text_from_notebook(nb, "03_masks").replace("Causal (look-ahead) mask", "Causal mask", 1)
-    with pytest.raises(ValueError, match="causal_mask supplies was changed"):
-        build_solutions.collapse_docstrings(edited, text, "03_masks")
+        build_solutions.notebook_from_text(text.replace(marker, "", 1).replace(  # above the def, not under it
+            "def sinusoidal_encoding(", marker.strip() + "\ndef sinusoidal_encoding(", 1))
+    edited = build_solutions.text_from_notebook(nb, "04_positional_encoding").replace(
+        "The sinusoidal position table of", "The sine table of", 1)
+    with pytest.raises(ValueError, match="sinusoidal_encoding supplies was changed"):
+        build_solutions.collapse_docstrings(edited, text, "04_positional_encoding")
+
+
+def test_without_raises_leaves_out_only_the_raises_section():
+    """``, without Raises`` takes the library's docstring with its ``Raises:`` section (and nothing else)
+    replaced by the sentence that the checks are not asked (the round trip back to the marker:
+    test_from_notebooks_keeps_the_docstring_markers, on set 05's such markers); a docstring with no such section is refused (the marker would promise a removal that does not happen)."""
+    from attnlab.nn import masks
+    text = (SOLUTIONS / "03_masks" / f"03_masks{build_solutions.SUFFIX}").read_text(encoding="utf-8")
+    marker = "    # docstring from attnlab.nn.masks.causal_mask, without Raises\n"
+    assert marker in text
+    nb = build_solutions.notebook_from_text(text, "03_masks")
+    cell = next(c for c in nb.cells if c.source.startswith("def causal_mask("))
+    library = masks.causal_mask.__doc__
+    head, _, rest = library.partition("    Raises:\n")
+    tail = rest[rest.index("\n\n"):]  # from the blank line that ends the section
+    assert "Raises:" in library and "Raises:" not in cell.source
+    assert head in cell.source and tail in cell.source
+    assert "not asked in this exercise and not graded" in cell.source and "attnlab.nn.masks.causal_mask" in cell.source
+    with pytest.raises(ValueError, match="no 'Raises:' section"):
+        build_solutions.reference_docstring("attnlab.nn.sampling.sample_next_token", "", without_raises=True)
 
 
 def test_from_notebooks_keeps_the_docstring_markers(tmp_path):
