@@ -231,6 +231,7 @@ CHECKS = [
                   "softmax_wrong_axis": softmax_over(0),  # a softmax written for a fixed first axis
                   "softmax_max_shift_global": softmax_global_shift,
                   "softmax_no_max_shift": (softmax_no_shift(torch.float32), softmax_no_shift(torch.float64)),
+                  "softmax_inf_not_zero": lambda x, dim: ref_softmax(np.where(np.isinf(x), 0.0, x), dim),
                   "scores_clamped": tuple((lambda x, dim, c=c: ref_softmax(np.minimum(x, c), dim))
                                           for c in (30.0, 50.0, 80.0, 85.0, 88.0))},
         forbid_attrs=("softmax", "log_softmax", "softmin"), forbid_ops=("softmax",)),

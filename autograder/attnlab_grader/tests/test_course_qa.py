@@ -123,10 +123,26 @@ def _ref_params(fn) -> list[tuple[str, str]]:
 DOCSTRING_CLASSES = ("MultiHeadAttention",)
 
 
+#: Graded functions whose exercise writes its own docstring (a narrower contract than attnlab.nn's), and why.
+OWN_DOCSTRING = {
+    ("07_encoder_decoder", "padding_mask"): "asks for the range check only, not the library's type and rank checks",
+}
+
+
+def _paragraphs_without_checks(doc: str) -> list[str]:
+    """``doc``'s paragraphs (split at blank lines) less the ``Raises:`` section and the ``Argument checks:``
+    sentence that scripts/build_solutions.py puts in its place for a docstring taken ``without Raises``."""
+    return [p for p in doc.split("\n\n") if not p.lstrip().startswith(("Raises:", "Argument checks:"))]
+
+
 def _same_api(assignment, name, node, ref, docstring=True):
-    if docstring:
-        assert ast.get_docstring(node, clean=True) == inspect.getdoc(ref), \
-            f"{assignment}: docstring of {name} differs from attnlab.nn"
+    if docstring and (assignment, name) not in OWN_DOCSTRING:
+        mine, theirs = ast.get_docstring(node, clean=True), inspect.getdoc(ref)
+        if "Argument checks: not asked" in mine:  # taken `without Raises`: the rest word for word
+            assert _paragraphs_without_checks(mine) == _paragraphs_without_checks(theirs), \
+                f"{assignment}: docstring of {name} differs from attnlab.nn (apart from its Raises)"
+        else:
+            assert mine == theirs, f"{assignment}: docstring of {name} differs from attnlab.nn"
     got, want = _ast_params(node), _ref_params(ref)
     assert got == want, f"{assignment}: {name}{got} vs attnlab.nn {want}"
 

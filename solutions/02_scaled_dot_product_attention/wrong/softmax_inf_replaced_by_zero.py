@@ -1,4 +1,5 @@
 # breaks: test_softmax, test_sdpa
+# mistake: softmax_inf_not_zero
 # Replaces -inf by 0 "to avoid inf - inf": a blocked entry then gets the weight of a score of 0,
 # where the contract gives it probability exactly 0 (and the masked scores of attention need that).
 # %% cell: softmax

@@ -387,6 +387,8 @@ _ENTRIES = [
      "With bias=False the layers have no biases: each linear layer counts in·out weights only and each LayerNorm only its d_model gain."),
     ("module_type_not_checked", "you accepted an object that is not an nn.Module without raising TypeError",
      "count_parameters counts the parameters of a module; anything else (a tensor, a list) is a caller's error: check isinstance(module, nn.Module) and raise TypeError with a clear message."),
+    ("softmax_inf_not_zero", "your softmax gave a -inf score a probability above 0",
+     "A score of -inf (a masked position) must get probability exactly 0: exp(-inf - max) is 0 already, so subtract the maximum and leave -inf alone; replacing it by 0 or a finite number gives the blocked entry weight."),
     ("activation_not_checked", "you accepted an activation other than \"relu\" or \"gelu\" without raising ValueError",
      "The given __init__ refuses any other activation name, as the docstring promises; keep that check (a typo such as \"Relu\" would otherwise build a layer with another activation and no error)."),
     ("heads_not_checked", "you accepted n_heads that does not divide d_model without raising ValueError",
