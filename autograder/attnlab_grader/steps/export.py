@@ -82,9 +82,11 @@ class AttnlabCsvExport(ExportPlugin):
                 continue
             reapply_in(gradebook, assignment.name)  # penalties from the scores as they are now
             gradebook.db.commit()
-            # students the gradebook knows, and those refused before nbgrader saw them
+            # students with a submission in the gradebook, and those refused before nbgrader saw them (a student
+            # with neither gets no row, so the gradebook's other students need no look-up: the cost follows the
+            # submissions, not students x assignments)
             reports = os.path.join(root, "reports", assignment.name)
-            ids = {s.id for s in gradebook.students} | (
+            ids = {sub.student_id for sub in assignment.submissions} | (
                 {n[:-5] for n in os.listdir(reports) if n.endswith(".json")} if os.path.isdir(reports) else set())
             for student_id in sorted(ids):
                 if self.student and student_id not in self.student:

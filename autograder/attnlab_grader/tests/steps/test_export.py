@@ -134,3 +134,16 @@ def test_a_student_who_submitted_nothing_has_no_row(course):
     """Documented: a student the gradebook knows who submitted nothing (and has no report) gets no row."""
     _, _, rows = export(course)
     assert "alice" not in rows
+
+
+def test_a_submission_without_a_report_still_has_its_row(course):
+    """A submission nbgrader holds but attnlab wrote no report for (graded with plain ``nbgrader autograde``)
+    gets its row from the gradebook: the rows come from the assignment's submissions and the reports, and only
+    a student with neither is left out."""
+    with Gradebook(course.db) as gb:
+        for s in ("frank", "gina"):
+            gb.update_or_create_student(s)
+    scored(course, "gina", 1.0, 2.0)
+    _, _, rows = export(course)
+    assert sorted(rows) == ["gina"]
+    assert rows["gina"]["status"] == "graded" and float(rows["gina"]["score"]) == 3.0
