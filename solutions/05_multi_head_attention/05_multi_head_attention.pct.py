@@ -134,7 +134,8 @@ print("merge_heads: visible checks passed")
 # %% [markdown] nbgrader={"grade": false, "grade_id": "mha_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 3 · `MultiHeadAttention.forward`
 #
-# `__init__` and an `attention` helper (your function from exercise 02) are given. Write `forward`: project, split,
+# `__init__` and an `attention` helper (your function from exercise 02) are given; keep `__init__` as it is (the
+# grader also checks that `n_heads` not dividing `d_model` raises its ValueError). Write `forward`: project, split,
 # build one bool mask from `attn_mask`, `key_padding_mask` and `is_causal` (True = may attend; add the head axis
 # explicitly), attend, merge, and apply `w_o`. The KV cache comes in lesson 08: raise `NotImplementedError` if `cache`
 # is given.

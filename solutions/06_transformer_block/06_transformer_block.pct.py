@@ -77,7 +77,8 @@ print(learner_note())
 # ### The position-wise feed-forward network
 #
 # `FFN(x) = act(x W_1 + b_1) W_2 + b_2` (Vaswani et al. 2017, §3.3, Eq. 2), applied to every position on its own.
-# The constructor is given: **do not change it** (the grader loads its own weights into `w_1` and `w_2`).
+# The constructor is given: **do not change it** (the grader loads its own weights into `w_1` and `w_2`, and checks
+# that another `activation` raises its ValueError).
 # Write `forward`. `activation` is `"relu"` (the paper) or `"gelu"` (GPT-2, the exact erf form: `F.gelu(h)`).
 
 # %% id="10" nbgrader={"grade": false, "grade_id": "feed_forward", "locked": false, "schema_version": 3, "solution": true}
