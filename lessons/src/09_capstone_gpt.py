@@ -330,10 +330,12 @@ buggy = Components(attention=attention_without_mask)
 for problem in check_components(buggy):
     print("check_components:", problem)
 leak_cfg = dataclasses.replace(ladder_cfg, steps=600)  # long enough for the copying to be learned
+t0 = time.perf_counter()
 correct = train_ladder(train_data, val_data, leak_cfg, rungs=("residual_ln",))["residual_ln"]
 leaky = train_ladder(train_data, val_data, leak_cfg, buggy, rungs=("residual_ln",))["residual_ln"]
 print(f"'+ residual & LN' rung, {leak_cfg.steps} steps: buggy attention {leaky.val_loss:.3f}, "
-      f"correct attention {correct.val_loss:.3f}; the buggy one reads the future: {leaky.leaks_future}")
+      f"correct attention {correct.val_loss:.3f}; the buggy one reads the future: {leaky.leaks_future} "
+      f"({time.perf_counter() - t0:.0f} s for the two rungs)")
 claim(leaky.leaks_future and not correct.leaks_future and leaky.val_loss < correct.val_loss - 1.0,
       "attention that ignores the mask reads the future and scores a validation loss more than a nat "
       "below the correct rung's",
