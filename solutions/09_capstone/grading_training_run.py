@@ -26,9 +26,9 @@ GRAD_CLIP = 1e4
 #: every score of a query equally) are float noise that Adam scales up to steps of about lr, the run is
 #: chaotic, and two correct loops (the course's GPT, the learner's TinyGPT) ended up to 30 % of the run's
 #: whole change apart after 80 steps; at lr 0.006 one slice in 20 still did (13 %).  With eps 1e-5 and
-#: lr 0.004 they stay within 3e-4, the weights themselves can be compared with the course's run
-#: (:data:`TRAJECTORY_TOLERANCE`), and the run reaches a lower held-out loss; a slice where the run is
-#: still chaotic is not used (:func:`well_posed`).
+#: lr 0.004 they stay within 1.2e-3 on every draw the grader admits, the weights themselves can be
+#: compared with the course's run (:data:`TRAJECTORY_TOLERANCE`), and the run reaches a lower held-out
+#: loss; a slice where the run is still chaotic is not used (:func:`well_posed`).
 ADAM_EPS = 1e-5
 #: Provenance: the weights that come back must be the ones the contract's step produces from the
 #: grader's initial weights on the grader's batches.  Distance to the course's run on the same
@@ -36,11 +36,12 @@ ADAM_EPS = 1e-5
 #: ``|W - W_course| / |W_course - W_initial|`` over all parameters.  Measured over 4 draws (slice,
 #: seed) with ``python -m benchmarks.training_run_spread --draws 4`` (and the audit's 20 draws): every
 #: correct loop (the reference, every honest/ case, the learner's TinyGPT in float32 or float64) below
-#: 1e-5 (3e-4 on the hardest slice seen); the nearest wrong loops (backward called twice, an L2 penalty
+#: 1e-5 on most draws, and at most 1.2e-3 over the 384 admitted draws of 400 measured for
+#: :data:`WELL_POSED_DISTANCE`; the nearest wrong loops (backward called twice, an L2 penalty
 #: of 1e-4 added to the loss, a clip fixed at 1.0, training on 70 of the 80 calls) 0.07-0.14; a loss
 #: divided by the batch, a learning rate scaled, frozen parameters, updates every k calls 0.26-1.1;
 #: weights trained elsewhere (the same recipe from other initial weights) about 1.5.  The tolerance sits
-#: between: 60 times the correct loops' largest distance, a quarter of the nearest wrong loop's.
+#: between: 16 times the correct loops' largest distance, a quarter of the nearest wrong loop's.
 TRAJECTORY_TOLERANCE = 0.02
 
 
@@ -155,11 +156,13 @@ def run_inputs(rng):
     ids = _ids()
     V = int(ids.max()) + 1
     if "draw" not in _RUN_DRAW:
+        tried = []  # (chaos, draw): if no draw is well posed, the least chaotic one is used
         for _ in range(WELL_POSED_DRAWS):
             draw = (int(rng.integers(0, len(ids) - 24_000)), int(rng.integers(1 << 30)))
-            if well_posed(draw[0], draw[1], V):
+            tried.append((chaos(draw[0], draw[1], V), draw))
+            if tried[-1][0] < WELL_POSED_DISTANCE:
                 break
-        _RUN_DRAW["draw"] = draw
+        _RUN_DRAW["draw"] = min(tried)[1]
     start, seed = _RUN_DRAW["draw"]
     return {"train": ids[start:start + 20_000], "start": start, "V": V, "steps": STEPS,
             "B": BATCH, "seed": seed, "cfg": dict(RUN_CFG)}
@@ -167,17 +170,31 @@ def run_inputs(rng):
 
 #: How many slices run_inputs may draw to find a well-posed one (see :func:`well_posed`).
 WELL_POSED_DRAWS = 8
+#: A draw is well posed when the course's run in float64 ends within this distance of the float32 one
+#: (:func:`chaos`).  Measured over 400 draws with ``python -m benchmarks.training_run_chaos --draws 400``
+#: (benchmarks/RESULTS.md), with two correct loops run through the sandbox's code (the learner's TinyGPT
+#: in float32 and in float64): 16 draws in 400 are above TRAJECTORY_TOLERANCE / 40 and are redrawn; on
+#: the other 384 every correct loop ends at most 1.2e-3 from the course's run, 16 times inside
+#: TRAJECTORY_TOLERANCE.  The distance is heavy-tailed: on the redrawn draws correct loops reached 3.4e-3
+#: with a chaos under a tenth of the tolerance, and 0.20 (a correct loop refused) at a chaos of 0.26.
+WELL_POSED_DISTANCE = TRAJECTORY_TOLERANCE / 40
+
+
+def chaos(start, seed, V):
+    """How far rounding alone moves the course's run on this slice and seed: the
+    :func:`trajectory_distance` of the same run in float64 from the float32 one (dimensionless, relative
+    to the run's own change).  Rounding differences are what tell two correct loops apart (the course's
+    GPT, the learner's TinyGPT); on a chaotic slice they grow towards the tolerance."""
+    reference_run(start, seed, V)
+    _, m = _course_run(start, seed, V, STEPS, BATCH, _reference_train_step, dtype=torch.float64)
+    return trajectory_distance(dict(m.named_parameters()), start, seed, V)
 
 
 def well_posed(start, seed, V):
-    """True when the course's run on this slice and seed is not chaotic: the same run in float64 ends
-    within a tenth of TRAJECTORY_TOLERANCE of the float32 one.  Rounding differences are what tell two
-    correct loops apart (the course's GPT, the learner's TinyGPT); a slice where they grow to the
-    tolerance would refuse correct loops, so the grader draws another."""
-    reference_run(start, seed, V)
-    key = (start, seed, V, STEPS, BATCH)
-    _, m = _course_run(start, seed, V, STEPS, BATCH, _reference_train_step, dtype=torch.float64)
-    return trajectory_distance(dict(m.named_parameters()), start, seed, V) < TRAJECTORY_TOLERANCE / 10 and key in _REFERENCE
+    """True when the course's run on this slice and seed is not chaotic: :func:`chaos` below
+    :data:`WELL_POSED_DISTANCE`.  A slice where rounding differences grow would refuse correct loops,
+    so the grader draws another."""
+    return chaos(start, seed, V) < WELL_POSED_DISTANCE
 
 
 def _run_model(V):
@@ -296,7 +313,7 @@ def trajectory_distance(weights, start, seed, V, steps=STEPS, B=BATCH, **_):
     """Provenance: ``|W - W_course| / |W_course - W_initial|`` (all parameters as one vector, float64)
     of the weights ``{name: array}`` (``attnlab.nn.GPT``'s names, the tied head left out) that came
     back, against the course's run from the same initial weights on the same batches and steps.
-    About 0.001 for any correct loop; see :data:`TRAJECTORY_TOLERANCE`."""
+    At most about 0.001 for a correct loop on a well-posed draw; see :data:`TRAJECTORY_TOLERANCE`."""
     reference_run(start, seed, V, steps, B)
     key = (start, seed, V, steps, B)
     ref, init = _flat(_REFERENCE_WEIGHTS[key]), _INITIAL_WEIGHTS[key]
