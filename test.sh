@@ -28,7 +28,7 @@ fi
 .venv/bin/mypy
 .venv/bin/lint-imports  # the layer contracts of ARCHITECTURE.md ([tool.importlinter] in pyproject.toml)
 set +e
-.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"  # a later -n (in "$@") wins
+.venv/bin/python -m pytest -n 2 --dist loadgroup --durations=25 "$@"  # a later -n (in "$@") wins; the 25 slowest are listed
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "test.sh: pytest collected no tests" >&2; exit 1; fi
