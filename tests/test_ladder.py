@@ -99,6 +99,25 @@ def test_same_seed_same_batches_same_losses(data):
     assert all(len(r.history["val"]) == 3 for r in a.values())  # steps 0, 3 and the final evaluation
 
 
+def test_a_rung_trains_on_a_fixed_thread_count_whatever_the_caller_set(data):
+    """The ladder fixes torch's thread count for the whole run (no load-driven switching), so the
+    lesson's comparisons come out the same on a busy and a quiet machine: the rung's losses are equal
+    with 1 or 2 threads set by the caller, and the caller's count is restored."""
+    assert CFG.train_config().threads == 1
+    before = torch.get_num_threads()
+    runs = []
+    try:
+        for outer in (1, 2):
+            torch.set_num_threads(outer)
+            runs.append(train_ladder(*data, CFG, rungs=("residual_ln",))["residual_ln"].history["val"])
+            assert torch.get_num_threads() == outer
+        torch.set_num_threads(2)
+        assert LadderConfig(V, num_threads=None).train_config().threads == 2
+    finally:
+        torch.set_num_threads(before)
+    assert runs[0] == runs[1]
+
+
 def test_training_lowers_the_loss(data):
     cfg = LadderConfig(V, block_size=8, d_model=16, n_heads=2, n_layers=1, steps=40, batch_size=8,
                        learning_rate=1e-2, eval_interval=40, eval_iters=2, seed=0)

@@ -77,7 +77,10 @@ class LadderConfig:
     eval_interval: int = 50
     eval_iters: int = 8
     seed: int = 1337
-    num_threads: int | None = 1  # torch threads while training (tiny models run fastest on one); None = leave as is
+    #: torch threads while training (tiny models run fastest on one); None = the count in force when the
+    #: ladder trains.  Either way the count is fixed for the whole run (the training loop's load-driven
+    #: thread governor is off): a rung's losses do not depend on how busy the machine is.
+    num_threads: int | None = 1
 
     def gpt_config(self, n_layers: int | None = None, n_heads: int | None = None) -> GPTConfig:
         """The :class:`GPTConfig` of a rung (no dropout, biases, pre-LN, learned positions)."""
@@ -85,11 +88,12 @@ class LadderConfig:
                          n_layers or self.n_layers, dropout=0.0, bias=True)
 
     def train_config(self) -> TrainConfig:
-        """The :class:`TrainConfig` every rung is trained with (CPU, fp32)."""
+        """The :class:`TrainConfig` every rung is trained with (CPU, fp32, a fixed thread count)."""
+        threads = self.num_threads if self.num_threads is not None else torch.get_num_threads()
         return TrainConfig(max_iters=self.steps, batch_size=self.batch_size, learning_rate=self.learning_rate,
                            min_lr=self.learning_rate / 10, warmup_iters=min(self.warmup_iters, self.steps - 1),
                            eval_interval=self.eval_interval, eval_iters=self.eval_iters, seed=self.seed,
-                           device="cpu", precision="fp32")
+                           device="cpu", precision="fp32", threads=threads)
 
 
 @dataclass(frozen=True)
